@@ -1,0 +1,159 @@
+// evo profiles | check | compile: everything that needs no GPU.
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <random>
+
+#include "cli/commands.h"
+#include "cli/table.h"
+#include "engine/compiler.h"
+#include "engine/error.h"
+#include "engine/evaluation_json.h"
+#include "engine/profile.h"
+#include "engine/space.h"
+#include "gates/static_gate.h"
+
+namespace evo::cli {
+
+namespace {
+
+// A profile with a space that holds at least one configuration, or a UserError saying why not.
+struct LoadedProfile {
+  Profile profile;
+  KnobSpace space;
+};
+
+LoadedProfile load_checked(const std::string& name) {
+  Profile p = load_profile(resolve_profile(name));
+  KnobSpace s(p);
+  std::mt19937_64 rng(0);
+  if (!s.sample(rng))
+    throw UserError(p.path.string() + ": constraints: no configuration satisfies them (space of " +
+                    std::to_string(s.size()) + " combinations)");
+  return {std::move(p), std::move(s)};
+}
+
+}  // namespace
+
+int cmd_profiles(const Globals& g) {
+  nlohmann::json out = nlohmann::json::array();
+  Table t({"profile", "knobs", "space", "valid", "problems", "objective", "description"});
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(profiles_dir()))
+    if (e.path().extension() == ".json") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) {
+    Profile p = load_profile(f);
+    KnobSpace s(p);
+    const auto valid = s.enumerate_valid().size();
+    std::string problems;
+    for (const auto& pr : p.problems) problems += (problems.empty() ? "" : ",") + pr.name;
+    t.add({p.name, std::to_string(p.knobs.size()), std::to_string(s.size()), std::to_string(valid), problems,
+           p.objective, p.description});
+    out.push_back({{"name", p.name}, {"path", f.string()}, {"knobs", p.knobs.size()}, {"space", s.size()},
+                   {"valid", valid}, {"problems", problems}, {"objective", p.objective},
+                   {"description", p.description}});
+  }
+  if (g.json) std::cout << out.dump(2) << '\n';
+  else t.print(std::cout);
+  return 0;
+}
+
+int cmd_check(const Globals& g, const std::string& name) {
+  auto [p, space] = load_checked(name);
+  const auto valid = space.enumerate_valid();
+  auto why = space.why_invalid(p.baseline);
+  if (g.json) {
+    nlohmann::json j{{"profile", p.name},       {"path", p.path.string()}, {"space", space.size()},
+                     {"valid", valid.size()},   {"baseline", p.baseline},  {"baseline_valid", !why},
+                     {"baseline_reason", why ? *why : ""}, {"objective", p.objective}};
+    std::cout << j.dump(2) << '\n';
+  } else {
+    std::cout << "profile   " << p.name << "  (" << p.path.string() << ")\n"
+              << "template  " << p.kernel.source.string() << "  kernel " << p.kernel.name << "\n"
+              << "reference " << p.reference.source.string() << "  kernel " << p.reference.name << "\n"
+              << "knobs     ";
+    for (const auto& k : p.knobs) {
+      std::cout << k.name << "{";
+      for (std::size_t i = 0; i < k.values.size(); ++i) std::cout << (i ? "," : "") << k.values[i];
+      std::cout << "} ";
+    }
+    std::cout << "\nspace     " << space.size() << " combinations, " << valid.size()
+              << " pass the constraints (" << p.constraints.size() << " constraints)\n"
+              << "problems  ";
+    for (const auto& pr : p.problems) std::cout << pr.name << (pr.name == p.objective ? "* " : " ");
+    std::cout << " (* objective)\nbaseline  " << config_text(p.baseline) << "  "
+              << (why ? "INVALID: " + *why : std::string("valid")) << "\n";
+  }
+  return why ? 1 : 0;
+}
+
+int cmd_compile(const Globals& g, const CompileArgs& a) {
+  auto [p, space] = load_checked(a.profile);
+  const std::string arch = a.arch.empty() ? p.arch : a.arch;
+  const ArchLimits limits = arch_limits(arch);
+  std::vector<Config> configs;
+  if (a.all) {
+    configs = space.enumerate_valid();
+  } else if (a.sample > 0) {
+    auto all = space.enumerate_valid();
+    std::mt19937_64 rng(a.seed);
+    std::shuffle(all.begin(), all.end(), rng);
+    all.resize(std::min<std::size_t>(all.size(), a.sample));
+    configs = std::move(all);
+  } else {
+    Config c = space.parse(a.knobs, p.baseline);
+    if (auto why = space.why_invalid(c)) throw UserError("--knobs: " + *why);
+    configs.push_back(c);
+  }
+  std::vector<CompileRequest> reqs;
+  for (const auto& c : configs) reqs.push_back(candidate_request(p, c, arch));
+  const auto t0 = std::chrono::steady_clock::now();
+  CompilePool pool(g.jobs, g.cache.empty() ? default_cache_dir() : std::filesystem::path(g.cache));
+  auto builds = pool.compile_all(reqs);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  int passed = 0, failed_compile = 0, rejected = 0, cached = 0;
+  nlohmann::json out = nlohmann::json::array();
+  Table t({"config", "knobs", "compile", "regs", "spill", "stack", "smem", "threads", "static", "reason"});
+  for (std::size_t i = 0; i < configs.size(); ++i) {
+    const Build& b = builds[i];
+    cached += b.from_cache;
+    StaticVerdict v = static_gate(p, configs[i], b, limits);
+    std::string reason = v.reason;
+    if (!b.ok) {
+      ++failed_compile;
+      // The first error line of the NVRTC log says what went wrong (often a knob's static_assert).
+      auto pos = b.log.find("error");
+      std::string first = pos == std::string::npos ? b.log : b.log.substr(pos);
+      reason = "compile error: " + first.substr(0, first.find('\n'));
+    } else if (v.outcome == Outcome::Passed) {
+      ++passed;
+    } else {
+      ++rejected;
+    }
+    t.add({config_hash(configs[i]), config_text(configs[i]),
+           b.ok ? fmt_num(b.compile_ms, 0) + (b.from_cache ? " ms*" : " ms") : "failed",
+           b.ok ? std::to_string(b.ptxas.registers) : "", b.ok ? std::to_string(b.ptxas.spill_stores + b.ptxas.spill_loads) : "",
+           b.ok ? std::to_string(b.ptxas.stack_bytes) : "", b.ok ? std::to_string(v.total_smem) : "",
+           std::to_string(v.threads_per_block), b.ok ? outcome_name(v.outcome) : "compile_error", reason});
+    nlohmann::json j{{"config", configs[i]}, {"config_hash", config_hash(configs[i])}, {"build", b}, {"static", v}};
+    j["build"].erase("log");
+    if (!b.ok) j["build"]["log"] = b.log;
+    out.push_back(std::move(j));
+  }
+  if (g.json) {
+    std::cout << nlohmann::json{{"profile", p.name}, {"arch", arch}, {"wall_s", wall}, {"results", out}}.dump(2) << '\n';
+  } else {
+    t.print(std::cout);
+    std::cout << configs.size() << " configs for " << arch << " in " << fmt_num(wall, 1) << " s (" << cached
+              << " from cache, * in the table): " << passed << " passed, " << rejected << " rejected by the static gate, "
+              << failed_compile << " failed to compile\n";
+  }
+  return failed_compile ? 1 : 0;
+}
+
+}  // namespace evo::cli

@@ -1,0 +1,66 @@
+// The `evo` subcommands. Each returns the process exit code; each throws UserError for the
+// user's mistakes, which main() prints as one line "evo: <what>" with exit code 2.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace evo::cli {
+
+struct Globals {
+  std::string db = "evo.db";
+  std::string cache;        // compile cache dir; "" = default_cache_dir()
+  int jobs = 0;             // compile workers; 0 = cores
+  int device = 0;           // GPU ordinal for the worker
+  bool json = false;
+};
+
+int cmd_profiles(const Globals& g);
+int cmd_check(const Globals& g, const std::string& profile);
+
+struct CompileArgs {
+  std::string profile, knobs, arch;
+  bool all = false;
+  std::int64_t sample = 0;
+  std::uint64_t seed = 0;
+};
+int cmd_compile(const Globals& g, const CompileArgs& a);
+
+struct EvalArgs {
+  std::string profile, knobs;
+  bool baseline = false, sanitize = false, no_metrics = false;
+};
+int cmd_eval(const Globals& g, const EvalArgs& a);
+int cmd_worker(int device, const std::string& one_shot_job);
+
+struct RunArgs {
+  std::string profile = "sdpa_fp8", strategy = "evo", replay, proposer;
+  std::vector<std::string> options;   // strategy options K=V
+  std::int64_t budget = 200;
+  double time_limit_s = 0;
+  std::uint64_t seed = 0;
+  std::optional<std::int64_t> resume;
+  std::size_t batch = 0;              // 0 = the strategy's choice
+  bool sanitize_elites = true, no_metrics = false, quiet = false;
+};
+int cmd_run(const Globals& g, const RunArgs& a);
+int cmd_runs(const Globals& g);
+int cmd_compare(const Globals& g, std::int64_t run_a, std::int64_t run_b);
+
+struct ElitesArgs {
+  std::string profile, problem;
+  std::size_t top = 10;
+  bool lineage = false;
+  std::optional<std::int64_t> run;
+};
+int cmd_show_elites(const Globals& g, const ElitesArgs& a);
+
+struct ExportArgs {
+  std::string what = "best", to = "kernels", profile;
+};
+int cmd_export(const Globals& g, const ExportArgs& a);
+int cmd_export_landscape(const Globals& g, std::int64_t run, const std::string& to);
+int cmd_db_check(const Globals& g);
+
+}  // namespace evo::cli

@@ -1,0 +1,158 @@
+// evo: the command line. Parsing and dispatch only; the work is in the cmd_* functions.
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "engine/error.h"
+
+int main(int argc, char** argv) {
+  using namespace evo::cli;
+  CLI::App app{"evo: evolutionary search for fast, verified CUDA kernels.\n"
+               "  evo run --budget 200            search the default profile (sdpa_fp8) on GPU 0\n"
+               "  evo show-elites                 the best configurations found, with their evidence\n"
+               "  evo export best --to kernels/   the winner as a standalone .cu + provenance JSON",
+               "evo"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("evo ") + EVO_VERSION);
+  Globals g;
+  app.add_option("--db", g.db, "population database (SQLite)")->capture_default_str();
+  app.add_option("--cache", g.cache, "compile cache folder (default $EVO_CACHE or ~/.cache/evo/compile)");
+  app.add_option("-j,--jobs", g.jobs, "compile-worker processes (default: CPU cores)");
+  app.add_option("--device", g.device, "CUDA device ordinal")->capture_default_str();
+  bool verbose = false;
+  app.add_flag("-v,--verbose", verbose, "debug logging");
+
+  auto* profiles = app.add_subcommand("profiles", "list the shipped profiles");
+  profiles->add_flag("--json", g.json, "machine-readable output");
+
+  std::string check_profile;
+  auto* check = app.add_subcommand("check", "validate a profile: space size, configs passing constraints, baseline");
+  check->add_option("profile", check_profile, "profile name (profiles/NAME.json) or path")->required();
+  check->add_flag("--json", g.json, "machine-readable output");
+
+  CompileArgs ca;
+  auto* compile = app.add_subcommand("compile", "compile configurations with NVRTC and print their static verdicts");
+  compile->add_option("profile", ca.profile, "profile name or path")->required();
+  compile->add_option("--knobs", ca.knobs, "K=V,... (others from the baseline)");
+  auto* all = compile->add_flag("--all", ca.all, "every configuration passing the constraints");
+  compile->add_option("--sample", ca.sample, "a seeded uniform sample of N valid configurations")->excludes(all);
+  compile->add_option("--seed", ca.seed, "seed for --sample")->capture_default_str();
+  compile->add_option("--arch", ca.arch, "target, e.g. sm_90, sm_89 (default: the profile's)");
+  compile->add_flag("--json", g.json, "machine-readable output");
+
+  EvalArgs ea;
+  auto* eval = app.add_subcommand("eval", "one candidate through every gate on the GPU");
+  eval->add_option("profile", ea.profile, "profile name or path")->required();
+  eval->add_option("--knobs", ea.knobs, "K=V,... (others from the baseline)");
+  eval->add_flag("--baseline", ea.baseline, "evaluate the profile's baseline configuration");
+  eval->add_flag("--sanitize", ea.sanitize, "also run GREEN's launches under compute-sanitizer memcheck");
+  eval->add_flag("--no-metrics", ea.no_metrics, "skip CUPTI hardware metrics");
+  eval->add_flag("--json", g.json, "machine-readable output");
+
+  int worker_device = 0;
+  std::string one_shot;
+  auto* worker = app.add_subcommand("worker", "(internal) the per-GPU worker process evo starts itself");
+  worker->add_option("--device", worker_device, "CUDA device ordinal");
+  worker->add_option("--one-shot", one_shot, "run one job file and exit (used under compute-sanitizer)");
+  worker->group("");  // hidden from --help
+
+  RunArgs ra;
+  std::string resume_text;
+  auto* run = app.add_subcommand("run", "search a profile; every result is committed to the database as it arrives");
+  run->add_option("--profile", ra.profile, "profile name or path")->capture_default_str();
+  run->add_option("--budget", ra.budget, "new evaluations to spend (read-back ones are free)")->capture_default_str();
+  run->add_option("--strategy", ra.strategy, "evo, random, exhaustive or external")->capture_default_str();
+  run->add_option("-o,--option", ra.options, "strategy option K=V (see docs/search.md)");
+  run->add_option("--proposer", ra.proposer, "command for --strategy external (JSON on stdin/stdout)");
+  run->add_option("--time-limit", ra.time_limit_s, "stop after this many seconds");
+  run->add_option("--seed", ra.seed, "search seed (a run is reproducible on the same landscape)")->capture_default_str();
+  run->add_option("--resume", resume_text, "continue an interrupted run (its id from `evo runs`)");
+  run->add_option("--replay", ra.replay, "evaluate against a recorded landscape (JSON) instead of a GPU");
+  run->add_option("--batch", ra.batch, "proposals per generation");
+  run->add_flag("--no-metrics", ra.no_metrics, "skip CUPTI hardware metrics");
+  bool no_sanitize = false;
+  run->add_flag("--no-sanitize", no_sanitize, "do not run compute-sanitizer on new elites");
+  run->add_flag("-q,--quiet", ra.quiet, "no progress line");
+
+  auto* runs = app.add_subcommand("runs", "list the runs in the database");
+  runs->add_flag("--json", g.json, "machine-readable output");
+
+  std::int64_t run_a = 0, run_b = 0;
+  auto* compare = app.add_subcommand("compare", "a Markdown table comparing two runs");
+  compare->add_option("run_a", run_a)->required();
+  compare->add_option("run_b", run_b)->required();
+
+  ElitesArgs sa;
+  std::int64_t elite_run = 0;
+  auto* elites = app.add_subcommand("show-elites", "the best configurations found, with their evidence");
+  elites->add_option("--profile", sa.profile, "only this profile");
+  elites->add_option("--problem", sa.problem, "only this problem");
+  elites->add_option("--top", sa.top, "how many")->capture_default_str();
+  elites->add_option("--run", elite_run, "only this run");
+  elites->add_flag("--lineage", sa.lineage, "show how each elite was found (parents, rules)");
+  elites->add_flag("--json", g.json, "machine-readable output");
+
+  ExportArgs xa;
+  auto* exp = app.add_subcommand("export", "write a kernel (.cu with knobs fixed) and its provenance (.json)");
+  exp->add_option("what", xa.what, "'best' or an evaluation id")->capture_default_str();
+  exp->add_option("--to", xa.to, "folder")->capture_default_str();
+  exp->add_option("--profile", xa.profile, "with 'best': the profile (default: the newest run's)");
+
+  std::int64_t land_run = 0;
+  std::string land_to;
+  auto* land = app.add_subcommand("export-landscape", "write a run's evaluations as a replay landscape (JSON)");
+  land->add_option("run", land_run, "run id")->required();
+  land->add_option("--to", land_to, "file")->required();
+
+  auto* db = app.add_subcommand("db", "database maintenance");
+  db->require_subcommand(1);
+  auto* db_check = db->add_subcommand("check", "integrity and evo's own invariants");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::info);
+  spdlog::set_pattern("%H:%M:%S %^%l%$ %v");
+  ra.sanitize_elites = !no_sanitize;
+
+  try {
+    if (*profiles) return cmd_profiles(g);
+    if (*check) return cmd_check(g, check_profile);
+    if (*compile) return cmd_compile(g, ca);
+    if (*eval) return cmd_eval(g, ea);
+    if (*worker) return cmd_worker(worker_device, one_shot);
+    if (*run) {
+      if (!resume_text.empty()) {
+        try {
+          ra.resume = std::stoll(resume_text);
+        } catch (...) {
+          throw evo::UserError("--resume: '" + resume_text + "' is not a run id (see `evo runs`)");
+        }
+      }
+      return cmd_run(g, ra);
+    }
+    if (*runs) return cmd_runs(g);
+    if (*compare) return cmd_compare(g, run_a, run_b);
+    if (*elites) {
+      if (elite_run > 0) sa.run = elite_run;
+      return cmd_show_elites(g, sa);
+    }
+    if (*exp) return cmd_export(g, xa);
+    if (*land) return cmd_export_landscape(g, land_run, land_to);
+    if (*db_check) return cmd_db_check(g);
+  } catch (const evo::UserError& e) {
+    std::fflush(stdout);
+    std::cerr << "evo: " << e.what() << '\n';
+    return 2;
+  } catch (const std::exception& e) {
+    std::fflush(stdout);
+    std::cerr << "evo: internal error: " << e.what() << '\n';
+    return 3;
+  }
+  return 0;
+}

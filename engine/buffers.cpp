@@ -1,0 +1,296 @@
+#include "engine/buffers.h"
+
+#include <cuda_bf16.h>  // defines: __float2bfloat16_rn, __bfloat162float (host)
+#include <cuda_fp16.h>  // defines: __float2half_rn, __half2float (host)
+#include <cuda_fp8.h>   // defines: __nv_cvt_float_to_fp8, __nv_cvt_fp8_to_halfraw (host)
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "engine/error.h"
+#include "engine/expr.h"
+
+namespace evo {
+namespace {
+
+std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+std::uint64_t fnv1a(const std::string& s) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char ch : s) h = (h ^ ch) * 0x100000001b3ULL;
+  return h;
+}
+
+__nv_fp8_interpretation_t fp8_kind(DType t) { return t == DType::FP8_E4M3 ? __NV_E4M3 : __NV_E5M2; }
+
+void store_one(DType t, double v, std::uint8_t* out) {
+  switch (t) {
+    case DType::F32: {
+      float f = static_cast<float>(v);
+      std::memcpy(out, &f, 4);
+      break;
+    }
+    case DType::F16: {
+      __half_raw r = __float2half_rn(static_cast<float>(v));
+      std::memcpy(out, &r.x, 2);
+      break;
+    }
+    case DType::BF16: {
+      __nv_bfloat16_raw r = __float2bfloat16_rn(static_cast<float>(v));
+      std::memcpy(out, &r.x, 2);
+      break;
+    }
+    case DType::FP8_E4M3:
+    case DType::FP8_E5M2:
+      *out = __nv_cvt_float_to_fp8(static_cast<float>(v), __NV_SATFINITE, fp8_kind(t));
+      break;
+    case DType::I32: {
+      std::int32_t i = static_cast<std::int32_t>(std::llround(v));
+      std::memcpy(out, &i, 4);
+      break;
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<std::int64_t> buffer_shape(const BufferSpec& b, const KernelSpec& k, const Problem& p, const Config& c) {
+  const Vars v = expression_vars(k, p, c);
+  std::vector<std::int64_t> shape;
+  for (const auto& e : b.shape) {
+    double x = eval_expr(e, v);
+    if (!std::isfinite(x) || x < 1 || x != std::floor(x))
+      throw UserError("buffers." + b.name + ".shape: '" + e + "' = " + std::to_string(x) + " for problem " + p.name +
+                      ": must be an integer >= 1");
+    shape.push_back(static_cast<std::int64_t>(x));
+  }
+  return shape;
+}
+
+std::uint64_t fill_seed(std::uint64_t seed, int trial, const std::string& buffer) {
+  return splitmix64(splitmix64(seed) ^ splitmix64(0x7431ULL + static_cast<std::uint64_t>(trial)) ^ fnv1a(buffer));
+}
+
+std::vector<double> draw_values(const InitSpec& init, std::int64_t n, std::uint64_t seed, int trial,
+                                const std::string& buffer) {
+  std::vector<double> v(static_cast<std::size_t>(n));
+  std::mt19937_64 rng(fill_seed(seed, trial, buffer));
+  switch (init.kind) {
+    case InitSpec::Kind::Normal: {
+      std::normal_distribution<double> d(init.a, init.b);
+      for (auto& x : v) x = d(rng);
+      break;
+    }
+    case InitSpec::Kind::Uniform: {
+      std::uniform_real_distribution<double> d(init.a, init.b);
+      for (auto& x : v) x = d(rng);
+      break;
+    }
+    case InitSpec::Kind::Zeros: std::fill(v.begin(), v.end(), 0.0); break;
+    case InitSpec::Kind::Constant: std::fill(v.begin(), v.end(), init.a); break;
+  }
+  return v;
+}
+
+double fp8_max_finite(DType t) { return t == DType::FP8_E4M3 ? 448.0 : 57344.0; }
+
+std::vector<std::uint8_t> encode(DType t, const std::vector<double>& values, bool scaled, float* descale) {
+  const std::size_t w = dtype_bytes(t);
+  std::vector<std::uint8_t> out(values.size() * w);
+  double scale = 1.0;
+  if (scaled && (t == DType::FP8_E4M3 || t == DType::FP8_E5M2)) {
+    double amax = 0;
+    for (double x : values) amax = std::max(amax, std::fabs(x));
+    // Round the scale to f32 first: the kernel multiplies by the f32 descale it is given.
+    if (amax > 0 && std::isfinite(amax)) scale = static_cast<float>(amax / fp8_max_finite(t));
+  }
+  if (descale) *descale = static_cast<float>(scale);
+  for (std::size_t i = 0; i < values.size(); ++i) store_one(t, values[i] / scale, out.data() + i * w);
+  return out;
+}
+
+double decode_one(DType t, const std::uint8_t* p) {
+  switch (t) {
+    case DType::F32: {
+      float f;
+      std::memcpy(&f, p, 4);
+      return f;
+    }
+    case DType::F16: {
+      __half_raw r;
+      std::memcpy(&r.x, p, 2);
+      return __half2float(__half(r));
+    }
+    case DType::BF16: {
+      __nv_bfloat16_raw r;
+      std::memcpy(&r.x, p, 2);
+      return __bfloat162float(__nv_bfloat16(r));
+    }
+    case DType::FP8_E4M3:
+    case DType::FP8_E5M2: {
+      __half_raw r = __nv_cvt_fp8_to_halfraw(*p, fp8_kind(t));
+      return __half2float(__half(r));
+    }
+    case DType::I32: {
+      std::int32_t i;
+      std::memcpy(&i, p, 4);
+      return i;
+    }
+  }
+  return 0;
+}
+
+std::vector<double> decode(const HostTensor& t) {
+  const std::size_t w = dtype_bytes(t.dtype);
+  std::vector<double> v(t.bytes.size() / w);
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = decode_one(t.dtype, t.bytes.data() + i * w);
+  return v;
+}
+
+std::uint8_t poison_byte(DType t) { return t == DType::I32 ? 0x80 : 0xFF; }
+
+bool is_poison(DType t, const std::uint8_t* p) {
+  const std::uint8_t b = poison_byte(t);
+  for (std::size_t i = 0; i < dtype_bytes(t); ++i)
+    if (p[i] != b) return false;
+  return true;
+}
+
+std::string index_text(const std::vector<std::int64_t>& shape, std::int64_t flat) {
+  std::vector<std::int64_t> idx(shape.size());
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    idx[d] = shape[d] > 0 ? flat % shape[d] : 0;
+    flat = shape[d] > 0 ? flat / shape[d] : 0;
+  }
+  std::string s = "[";
+  for (std::size_t d = 0; d < idx.size(); ++d) s += (d ? "," : "") + std::to_string(idx[d]);
+  return s + "]";
+}
+
+// ---- device side ----
+
+BufferSet::BufferSet(const Profile& profile, const Problem& p, const Config& c)
+    : profile_(profile), problem_(p), config_(c) {
+  for (const auto& b : profile.buffers) {
+    Buf buf;
+    buf.spec = b;
+    buf.shape = buffer_shape(b, profile.kernel, p, c);
+    std::int64_t n = 1;
+    for (auto d : buf.shape) n *= d;
+    // Exactly the bytes the shape says: compute-sanitizer then catches a read one element past the end.
+    buf.dev = DeviceBuffer(static_cast<std::size_t>(n) * dtype_bytes(b.dtype));
+    bufs_.push_back(std::move(buf));
+  }
+  const Vars v = expression_vars(profile.kernel, p, c);
+  for (const auto& s : profile.scalars) scalars_[s.name] = eval_expr(s.value, v);
+}
+
+void BufferSet::fill_inputs(std::uint64_t seed, int trial, cudaStream_t s) {
+  for (auto& b : bufs_) {
+    if (b.spec.role == BufferRole::Output) continue;
+    if (b.spec.role == BufferRole::Scratch && scratch_filled_) continue;
+    const std::int64_t n = static_cast<std::int64_t>(b.dev.bytes() / dtype_bytes(b.spec.dtype));
+    // Scratch is drawn once per problem, from trial 0 of the first seed.
+    auto values = draw_values(b.spec.init, n, seed, b.spec.role == BufferRole::Scratch ? 0 : trial, b.spec.name);
+    float descale = 1;
+    b.host = encode(b.spec.dtype, values, !b.spec.scale_arg.empty(), &descale);
+    if (!b.spec.scale_arg.empty()) descales_[b.spec.scale_arg] = descale;
+    if (b.spec.symbol.empty())
+      EVO_CUDA(cudaMemcpyAsync(b.dev.get(), b.host.data(), b.host.size(), cudaMemcpyHostToDevice, s));
+  }
+  scratch_filled_ = true;
+  EVO_CUDA(cudaStreamSynchronize(s));  // b.host may be refilled before the copy would have finished
+}
+
+void BufferSet::upload_symbols(const Module& m, bool required, cudaStream_t s) {
+  for (const auto& b : bufs_) {
+    if (b.spec.symbol.empty()) continue;
+    std::size_t bytes = 0;
+    void* dst = m.global(b.spec.symbol, &bytes);
+    if (!dst) {
+      if (required)
+        throw UserError("buffers." + b.spec.name + ".symbol: __constant__ symbol '" + b.spec.symbol + "' not found in " +
+                        m.path());
+      continue;
+    }
+    if (bytes < b.host.size())
+      throw UserError("buffers." + b.spec.name + ".symbol: '" + b.spec.symbol + "' holds " + std::to_string(bytes) +
+                      " bytes, the buffer needs " + std::to_string(b.host.size()) + " for problem " + problem_.name);
+    EVO_CUDA(cudaMemcpyAsync(dst, b.host.data(), b.host.size(), cudaMemcpyHostToDevice, s));
+  }
+  EVO_CUDA(cudaStreamSynchronize(s));
+}
+
+void BufferSet::poison_outputs(cudaStream_t s) {
+  for (auto& b : bufs_)
+    if (b.spec.role == BufferRole::Output)
+      EVO_CUDA(cudaMemsetAsync(b.dev.get(), poison_byte(b.spec.dtype), b.dev.bytes(), s));
+}
+
+PackedArgs BufferSet::pack(const KernelSpec& k) const {
+  PackedArgs a;
+  a.slots.resize(k.args.size(), 0);
+  a.ptrs.resize(k.args.size(), nullptr);
+  for (std::size_t i = 0; i < k.args.size(); ++i) {
+    const std::string& name = k.args[i];
+    void* slot = &a.slots[i];
+    auto put_f32 = [&](double v) { float f = static_cast<float>(v); std::memcpy(slot, &f, 4); };
+    auto put_i32 = [&](double v) { std::int32_t x = static_cast<std::int32_t>(std::llround(v)); std::memcpy(slot, &x, 4); };
+    bool found = false;
+    for (const auto& b : bufs_)
+      if (b.spec.name == name) {
+        void* p = b.dev.get();
+        std::memcpy(slot, &p, sizeof p);
+        found = true;
+        break;
+      }
+    if (!found)
+      for (const auto& sc : profile_.scalars)
+        if (sc.name == name) {
+          double v = scalars_.at(name);
+          sc.dtype == DType::I32 ? put_i32(v) : put_f32(v);
+          found = true;
+          break;
+        }
+    if (!found)
+      for (const auto& b : bufs_)
+        if (b.spec.scale_arg == name) {
+          auto it = descales_.find(name);
+          put_f32(it == descales_.end() ? 1.0 : it->second);
+          found = true;
+          break;
+        }
+    if (!found) {
+      auto it = problem_.sizes.find(name);
+      if (it == problem_.sizes.end()) throw UserError("args: '" + name + "' is not a buffer, scalar, descale or size");
+      put_i32(it->second);
+    }
+    a.ptrs[i] = slot;
+  }
+  return a;
+}
+
+std::vector<HostTensor> BufferSet::read_outputs(cudaStream_t s) const {
+  std::vector<HostTensor> out;
+  for (const auto& b : bufs_) {
+    if (b.spec.role != BufferRole::Output) continue;
+    HostTensor t;
+    t.name = b.spec.name;
+    t.dtype = b.spec.dtype;
+    t.shape = b.shape;
+    t.bytes.resize(b.dev.bytes());
+    EVO_CUDA(cudaMemcpyAsync(t.bytes.data(), b.dev.get(), t.bytes.size(), cudaMemcpyDeviceToHost, s));
+    out.push_back(std::move(t));
+  }
+  EVO_CUDA(cudaStreamSynchronize(s));
+  return out;
+}
+
+}  // namespace evo

@@ -1,0 +1,90 @@
+// A profile's buffers for one problem and config: seeded host fills, dtype conversion (f16, bf16,
+// fp8 e4m3/e5m2 with an optional per-tensor scale), NaN poison for outputs, __constant__ symbols,
+// and the kernel argument list in the profile's `args` order.
+//
+// Inputs are drawn on the host from std::mt19937_64 seeded by (seed, trial, buffer name), so the
+// candidate and the reference see the same data and a run is reproducible. Outputs are filled
+// with a poison pattern (all bytes 0xFF: a NaN in every float format; 0x80808080 for i32) before
+// every launch; an element still bit-equal to the poison was never written.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/device.h"
+#include "engine/profile.h"
+#include "engine/space.h"
+
+namespace evo {
+
+// ---- host side (no GPU needed) ----
+
+struct HostTensor {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<std::int64_t> shape;
+  std::vector<std::uint8_t> bytes;
+  std::int64_t elements() const { return static_cast<std::int64_t>(bytes.size() / dtype_bytes(dtype)); }
+};
+
+std::vector<std::int64_t> buffer_shape(const BufferSpec& b, const KernelSpec& k, const Problem& p, const Config& c);
+std::uint64_t fill_seed(std::uint64_t seed, int trial, const std::string& buffer);
+std::vector<double> draw_values(const InitSpec& init, std::int64_t n, std::uint64_t seed, int trial,
+                                const std::string& buffer);
+
+double fp8_max_finite(DType t);  // 448 (e4m3), 57344 (e5m2)
+// Values to the dtype's bytes. With `scaled` (fp8 only) each value is stored as x / scale with
+// scale = amax / fp8_max_finite; `descale` receives scale (1 otherwise).
+std::vector<std::uint8_t> encode(DType t, const std::vector<double>& values, bool scaled, float* descale);
+double decode_one(DType t, const std::uint8_t* element);
+std::vector<double> decode(const HostTensor& t);
+
+std::uint8_t poison_byte(DType t);                       // memset pattern of outputs
+bool is_poison(DType t, const std::uint8_t* element);    // bit-exact poison: never written
+std::string index_text(const std::vector<std::int64_t>& shape, std::int64_t flat);  // "[1,3,17,5]"
+
+// ---- device side (in the worker) ----
+
+// Kernel arguments: stable storage plus the void* array cudaLaunchKernel takes.
+struct PackedArgs {
+  std::vector<std::uint64_t> slots;
+  std::vector<void*> ptrs;
+  void** get() { return ptrs.data(); }
+};
+
+class BufferSet {
+ public:
+  // Allocates every buffer of `profile` for problem `p` and config `c` (scratch sized with c).
+  BufferSet(const Profile& profile, const Problem& p, const Config& c);
+
+  // Fresh inputs for (seed, trial); scratch is filled on the first call only.
+  void fill_inputs(std::uint64_t seed, int trial, cudaStream_t s);
+  // Copies symbol buffers into `m`'s __constant__ symbols; a module lacking one throws UserError
+  // if `required`, else that buffer is skipped (a reference may not need the table).
+  void upload_symbols(const Module& m, bool required, cudaStream_t s);
+  void poison_outputs(cudaStream_t s);
+  PackedArgs pack(const KernelSpec& k) const;
+  std::vector<HostTensor> read_outputs(cudaStream_t s) const;  // syncs s
+
+  const Problem& problem() const { return problem_; }
+
+ private:
+  struct Buf {
+    BufferSpec spec;
+    std::vector<std::int64_t> shape;
+    DeviceBuffer dev;
+    std::vector<std::uint8_t> host;  // last fill (symbols are uploaded from here)
+  };
+  const Profile& profile_;
+  Problem problem_;
+  Config config_;
+  std::vector<Buf> bufs_;
+  std::map<std::string, float> descales_;
+  std::map<std::string, double> scalars_;  // evaluated scalar values
+  bool scratch_filled_ = false;
+};
+
+}  // namespace evo

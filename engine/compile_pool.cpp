@@ -1,0 +1,333 @@
+// CompilePool: compile() in N forked worker processes, because NVRTC serialises compiles inside
+// one process (CUDA_NOTES.md: 8 threads compile no faster than 1; 8 processes compile 8x faster).
+//
+// Protocol, one socketpair per worker, each message a 4-byte little-endian length and JSON:
+//   parent -> worker   {"key": K, "request": CompileRequest}
+//   worker -> parent   {"build": Build}   or   {"error": "NVRTC is unusable: ..."}
+// A worker holds one request at a time, so when one dies (an NVRTC crash, the OOM killer) the
+// parent knows which request it took with it. Workers share the on-disk cache, whose writes are
+// atomic, so a worker killed mid-store leaves no torn entry.
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <sched.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "engine/compiler.h"
+#include "engine/error.h"
+#include "engine/evaluation_json.h"
+
+namespace evo {
+
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CompileRequest, source_path, name_expression, defines, options,
+                                                include_dirs, arch)
+
+namespace {
+
+// ---- framing: both ends, EINTR-safe ---------------------------------------------------------------
+
+bool read_full(int fd, char* p, std::size_t n) {
+  while (n > 0) {
+    ssize_t got = ::read(fd, p, n);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return false;  // EOF or error: the other end is gone
+    p += got;
+    n -= static_cast<std::size_t>(got);
+  }
+  return true;
+}
+
+bool write_full(int fd, const char* p, std::size_t n) {
+  while (n > 0) {
+    ssize_t put = ::send(fd, p, n, MSG_NOSIGNAL);  // a dead peer is EPIPE, not SIGPIPE
+    if (put < 0 && errno == EINTR) continue;
+    if (put <= 0) return false;
+    p += put;
+    n -= static_cast<std::size_t>(put);
+  }
+  return true;
+}
+
+bool send_msg(int fd, const std::string& body) {
+  unsigned char len[4];
+  for (int i = 0; i < 4; ++i) len[i] = static_cast<unsigned char>(body.size() >> (8 * i));
+  return write_full(fd, reinterpret_cast<const char*>(len), 4) && write_full(fd, body.data(), body.size());
+}
+
+bool recv_msg(int fd, std::string& body) {
+  unsigned char len[4];
+  if (!read_full(fd, reinterpret_cast<char*>(len), 4)) return false;
+  std::size_t n = len[0] | len[1] << 8 | len[2] << 16 | static_cast<std::size_t>(len[3]) << 24;
+  body.resize(n);
+  return read_full(fd, body.data(), n);
+}
+
+// ---- the worker process -------------------------------------------------------------------------
+
+[[noreturn]] void worker_main(int fd, const std::filesystem::path& cache_dir) {
+  // Ctrl-C reaches the whole process group: the parent decides what stops, not its workers.
+  ::signal(SIGINT, SIG_IGN);
+  try {
+    CompileCache cache(cache_dir);
+    std::string msg;
+    while (recv_msg(fd, msg)) {
+      nlohmann::json reply;
+      try {
+        const auto req = nlohmann::json::parse(msg).at("request").get<CompileRequest>();
+        reply["build"] = compile(req, cache);
+      } catch (const std::exception& e) {
+        reply["error"] = e.what();
+      }
+      if (!send_msg(fd, reply.dump())) break;
+    }
+  } catch (...) {
+  }
+  ::_exit(0);  // never the parent's atexit handlers or static destructors
+}
+
+int hardware_cores() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
+  long n = ::sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? static_cast<int>(n) : 1;
+}
+
+std::string death_message(int status) {
+  if (WIFSIGNALED(status)) return "compile worker died (signal " + std::to_string(WTERMSIG(status)) + ")";
+  if (WIFEXITED(status)) return "compile worker died (exit " + std::to_string(WEXITSTATUS(status)) + ")";
+  return "compile worker died";
+}
+
+}  // namespace
+
+struct CompilePool::Impl {
+  struct Worker {
+    pid_t pid = -1;
+    int fd = -1;       // the parent's end of the socketpair
+    std::string key;   // being compiled; "" when idle
+  };
+  struct Job {
+    CompileRequest request;
+    std::string key;
+  };
+
+  CompileCache cache;
+  std::vector<Worker> workers;
+  std::deque<Job> queue;                                        // not yet given to a worker
+  std::map<std::string, std::vector<std::uint64_t>> waiting;   // key -> ids (queued or compiling)
+  std::deque<std::pair<std::uint64_t, Build>> done;            // finished, not yet returned
+  std::uint64_t next_id = 1;
+  std::size_t outstanding = 0;                                  // submitted, not yet returned
+
+  explicit Impl(std::filesystem::path dir) : cache(std::move(dir)) {}
+
+  void spawn(Worker& w) {
+    int sv[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+      throw UserError(std::string("compile pool: socketpair: ") + std::strerror(errno));
+    pid_t pid = ::fork();
+    if (pid < 0) {
+      ::close(sv[0]);
+      ::close(sv[1]);
+      throw UserError(std::string("compile pool: fork: ") + std::strerror(errno));
+    }
+    if (pid == 0) {
+      // The child keeps stdin/out/err and its socket (as fd 3); every other descriptor of the
+      // parent (the other workers' sockets, a database, the GPU worker's pipes) is closed, so no
+      // peer waits on an end this process holds open by accident.
+      if (::dup2(sv[1], 3) < 0) ::_exit(127);
+      if (::close_range(4, ~0U, 0) != 0)
+        for (int fd = 4; fd < 65536; ++fd) ::close(fd);
+      worker_main(3, cache.dir());
+    }
+    ::close(sv[1]);
+    w.pid = pid;
+    w.fd = sv[0];
+    w.key.clear();
+  }
+
+  // The worker's end is closed: collect its status, report its request, start a new one.
+  void replace(Worker& w) {
+    int status = 0;
+    while (::waitpid(w.pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    ::close(w.fd);
+    if (!w.key.empty()) {
+      Build b;
+      b.key = w.key;
+      b.log = death_message(status);  // not cached: the source may be fine
+      finish(w.key, b);
+    }
+    spawn(w);
+  }
+
+  void finish(const std::string& key, const Build& b) {
+    auto it = waiting.find(key);
+    if (it == waiting.end()) return;
+    for (auto id : it->second) done.emplace_back(id, b);
+    waiting.erase(it);
+  }
+
+  void dispatch() {
+    for (auto& w : workers) {
+      while (w.key.empty() && !queue.empty()) {
+        const nlohmann::json msg = {{"key", queue.front().key}, {"request", queue.front().request}};
+        if (send_msg(w.fd, msg.dump())) {
+          w.key = queue.front().key;
+          queue.pop_front();
+        } else {
+          replace(w);  // died while idle: nothing lost; retry on its successor
+        }
+      }
+    }
+  }
+
+  bool busy() const {
+    for (const auto& w : workers)
+      if (!w.key.empty()) return true;
+    return false;
+  }
+
+  // One answer (or death) from a worker whose socket poll() found readable.
+  void collect(Worker& w) {
+    std::string body;
+    if (!recv_msg(w.fd, body)) {
+      replace(w);
+      return;
+    }
+    const std::string key = w.key;
+    w.key.clear();
+    nlohmann::json reply;
+    try {
+      reply = nlohmann::json::parse(body);
+    } catch (const nlohmann::json::exception& e) {
+      Build b;
+      b.key = key;
+      b.log = std::string("compile worker sent a malformed answer: ") + e.what();
+      finish(key, b);
+      return;
+    }
+    if (reply.contains("error")) {  // NVRTC unusable, template unreadable: the user's to fix
+      auto it = waiting.find(key);
+      if (it != waiting.end()) {
+        outstanding -= it->second.size();
+        waiting.erase(it);
+      }
+      throw UserError(reply["error"].get<std::string>());
+    }
+    finish(key, reply.at("build").get<Build>());
+  }
+};
+
+CompilePool::CompilePool(int jobs, std::filesystem::path cache_dir)
+    : impl_(std::make_unique<Impl>(std::move(cache_dir))) {
+  if (jobs <= 0) jobs = hardware_cores();
+  impl_->workers.resize(static_cast<std::size_t>(jobs));
+  for (auto& w : impl_->workers) impl_->spawn(w);
+}
+
+CompilePool::~CompilePool() {
+  for (auto& w : impl_->workers) {
+    if (w.pid <= 0) continue;
+    if (!w.key.empty()) ::kill(w.pid, SIGKILL);  // its answer is no longer wanted
+    ::close(w.fd);                              // an idle worker reads EOF and exits
+  }
+  for (auto& w : impl_->workers) {
+    if (w.pid <= 0) continue;
+    int status;
+    while (::waitpid(w.pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+}
+
+int CompilePool::jobs() const { return static_cast<int>(impl_->workers.size()); }
+std::size_t CompilePool::pending() const { return impl_->outstanding; }
+
+std::uint64_t CompilePool::submit(const CompileRequest& r) {
+  Impl& m = *impl_;
+  const std::string key = m.cache.key(r);
+  const std::uint64_t id = m.next_id++;
+  ++m.outstanding;
+  if (auto hit = m.cache.lookup(key)) {
+    m.done.emplace_back(id, *hit);
+  } else if (auto it = m.waiting.find(key); it != m.waiting.end()) {
+    it->second.push_back(id);  // the same build is already queued or compiling
+  } else {
+    m.waiting[key] = {id};
+    m.queue.push_back({r, key});
+    m.dispatch();
+  }
+  return id;
+}
+
+std::optional<std::pair<std::uint64_t, Build>> CompilePool::wait_any(double timeout_s) {
+  Impl& m = *impl_;
+  using clock = std::chrono::steady_clock;
+  const auto deadline = clock::now() + std::chrono::duration<double>(timeout_s < 0 ? 0 : timeout_s);
+  for (;;) {
+    if (!m.done.empty()) {
+      auto r = std::move(m.done.front());
+      m.done.pop_front();
+      --m.outstanding;
+      return r;
+    }
+    m.dispatch();
+    if (!m.busy()) return std::nullopt;  // nothing in flight: nothing will ever arrive
+
+    std::vector<pollfd> fds;
+    std::vector<Impl::Worker*> owners;
+    for (auto& w : m.workers)
+      if (!w.key.empty()) {
+        fds.push_back({w.fd, POLLIN, 0});
+        owners.push_back(&w);
+      }
+    int wait_ms = -1;
+    if (timeout_s >= 0) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now()).count();
+      wait_ms = static_cast<int>(std::max<long long>(0, left));
+    }
+    int n = ::poll(fds.data(), fds.size(), wait_ms);
+    if (n < 0 && errno == EINTR) continue;  // the deadline is recomputed above
+    if (n < 0) throw UserError(std::string("compile pool: poll: ") + std::strerror(errno));
+    if (n == 0) {
+      if (timeout_s >= 0 && clock::now() >= deadline) return std::nullopt;
+      continue;
+    }
+    for (std::size_t i = 0; i < fds.size(); ++i)
+      if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) m.collect(*owners[i]);
+  }
+}
+
+std::vector<Build> CompilePool::compile_all(const std::vector<CompileRequest>& rs) {
+  std::map<std::uint64_t, std::size_t> index;  // id -> position in rs
+  for (std::size_t i = 0; i < rs.size(); ++i) index[submit(rs[i])] = i;
+  std::vector<Build> out(rs.size());
+  std::vector<std::pair<std::uint64_t, Build>> others;  // earlier submit()s' results: handed back
+  std::size_t left = rs.size();
+  while (left > 0) {
+    auto r = wait_any();
+    if (!r) break;  // cannot happen while ours are pending; never spin
+    if (auto it = index.find(r->first); it != index.end()) {
+      out[it->second] = std::move(r->second);
+      --left;
+    } else {
+      others.push_back(std::move(*r));
+    }
+  }
+  for (auto& o : others) {
+    impl_->done.push_back(std::move(o));
+    ++impl_->outstanding;
+  }
+  return out;
+}
+
+}  // namespace evo

@@ -1,0 +1,394 @@
+// NVRTC compilation, the ptxas report and the on-disk compile cache. The worker pool that runs
+// compile() in several processes is in compile_pool.cpp.
+#include "engine/compiler.h"
+
+#include <fcntl.h>
+#include <nvrtc.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "engine/error.h"
+#include "engine/evaluation_json.h"
+#include "engine/hash.h"
+
+namespace evo {
+namespace fs = std::filesystem;
+namespace {
+
+// Options every compile gets besides -arch, the include paths and the defines. Part of the cache
+// key: changing this list (or kKeyVersion) invalidates every cached build.
+//   -Xptxas=-v: the register/spill/stack report parse_ptxas reads.
+//   -lineinfo:  source lines in the cubin, for profilers and sanitizers (no effect on the code).
+// Not here: -default-device (it turns unannotated functions into device functions, which changes
+// the meaning of a user's kernel written for another tuner); -pch (measured on templates/gemm.cu:
+// 105 ms -> 240 ms per compile, its light headers cost less than the PCH bookkeeping; a profile
+// with heavy headers can add it to compile_options; docs/results/compile-cache.md).
+const std::vector<std::string> kFixedOptions = {"-std=c++17", "-Xptxas=-v", "-lineinfo"};
+constexpr int kKeyVersion = 1;
+
+std::optional<std::string> read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+fs::path cuda_home() {
+  if (const char* e = std::getenv("CUDA_HOME"); e && *e) return e;
+#ifdef EVO_CUDA_HOME
+  return EVO_CUDA_HOME;
+#else
+  return "/usr/local/cuda";
+#endif
+}
+
+bool virtual_arch(const std::string& arch) { return arch.rfind("compute_", 0) == 0; }
+
+// Folders a `#include` may resolve to that are part of the cache key: the template's own folder
+// and the request's include_dirs. CUDA's headers are not hashed: the NVRTC version pins them.
+std::vector<fs::path> user_include_dirs(const CompileRequest& r) {
+  std::vector<fs::path> dirs{fs::path(r.source_path).parent_path()};
+  for (const auto& d : r.include_dirs) dirs.emplace_back(d);
+  return dirs;
+}
+
+// Appends [spelling, sha256(text)] for every user header `text` includes, depth first, each once.
+// Every #include line counts, even under a false #if: hashing a header too many only costs a miss.
+void hash_includes(const std::string& text, const fs::path& including_dir, const std::vector<fs::path>& dirs,
+                   std::set<fs::path>& seen, nlohmann::json& out) {
+  static const std::regex include_re(R"(^[ \t]*#[ \t]*include[ \t]*([<"])([^">]+)[">])");
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::smatch m;
+    if (!std::regex_search(line, m, include_re)) continue;
+    const std::string spelling = m[2];
+    std::vector<fs::path> candidates;
+    if (m[1] == "\"") candidates.push_back(including_dir / spelling);  // quoted: beside the includer first
+    for (const auto& d : dirs) candidates.push_back(d / spelling);
+    for (const auto& c : candidates) {
+      std::error_code ec;
+      if (!fs::is_regular_file(c, ec)) continue;
+      fs::path canon = fs::weakly_canonical(c, ec);
+      if (!seen.insert(canon).second) break;
+      auto header = read_file(canon);
+      if (!header) break;  // unreadable: NVRTC will say so
+      out.push_back({spelling, sha256_hex(*header)});
+      hash_includes(*header, canon.parent_path(), dirs, seen, out);
+      break;
+    }
+  }
+}
+
+// Writes `data` to `path` so that readers see the whole file or none: a private temporary file
+// in the same folder, then rename(2), which replaces atomically.
+void write_atomic(const fs::path& path, const std::string& data) {
+  static std::atomic<unsigned> counter{0};
+  const fs::path tmp = path.string() + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) throw UserError(tmp.string() + ": cannot write the compile cache: " + std::strerror(errno));
+  const char* p = data.data();
+  std::size_t left = data.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      throw UserError(tmp.string() + ": cannot write the compile cache: " + std::strerror(err));
+    }
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    throw UserError(path.string() + ": cannot write the compile cache: " + std::strerror(err));
+  }
+}
+
+std::string program_log(nvrtcProgram prog) {
+  std::size_t n = 0;
+  if (nvrtcGetProgramLogSize(prog, &n) != NVRTC_SUCCESS || n <= 1) return "";
+  std::string log(n, '\0');
+  nvrtcGetProgramLog(prog, log.data());
+  log.resize(n - 1);  // the size counts the terminating NUL
+  return log;
+}
+
+// Frees the program on every path out of compile_uncached.
+struct ProgramGuard {
+  nvrtcProgram prog = nullptr;
+  ~ProgramGuard() {
+    if (prog) nvrtcDestroyProgram(&prog);
+  }
+};
+
+struct Compiled {
+  Build build;
+  std::string image;      // cubin, or PTX (with its NUL) for a virtual arch
+  bool cacheable = false; // a real verdict on the source; not an NVRTC hiccup (out of memory ...)
+};
+
+Compiled compile_uncached(const CompileRequest& r, const std::string& key) {
+  Compiled out;
+  Build& b = out.build;
+  b.key = key;
+  const auto source = read_file(r.source_path);
+  if (!source) throw UserError(r.source_path + ": cannot read the template");
+
+  std::vector<std::string> opts{"-arch=" + r.arch};
+  opts.insert(opts.end(), kFixedOptions.begin(), kFixedOptions.end());
+  for (const auto& d : user_include_dirs(r)) opts.push_back("--include-path=" + d.string());
+  const fs::path cuda = cuda_home();
+  opts.push_back("--include-path=" + (cuda / "include").string());
+  opts.push_back("--include-path=" + (cuda / "include" / "cccl").string());
+  for (const auto& [name, value] : r.defines) opts.push_back("-D" + name + "=" + value);
+  opts.insert(opts.end(), r.options.begin(), r.options.end());
+  std::vector<const char*> argv;
+  for (const auto& o : opts) argv.push_back(o.c_str());
+
+  const auto t0 = std::chrono::steady_clock::now();
+  ProgramGuard g;
+  nvrtcResult rc = nvrtcCreateProgram(&g.prog, source->c_str(), r.source_path.c_str(), 0, nullptr, nullptr);
+  if (rc != NVRTC_SUCCESS) throw UserError(std::string("NVRTC cannot create a program: ") + nvrtcGetErrorString(rc));
+  rc = nvrtcAddNameExpression(g.prog, r.name_expression.c_str());
+  if (rc != NVRTC_SUCCESS) {
+    b.log = "entry point '" + r.name_expression + "': " + nvrtcGetErrorString(rc);
+    return out;
+  }
+  rc = nvrtcCompileProgram(g.prog, static_cast<int>(argv.size()), argv.data());
+  b.log = program_log(g.prog);
+  auto elapsed_ms = [&] {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  };
+  switch (rc) {
+    case NVRTC_SUCCESS:
+      break;
+    case NVRTC_ERROR_COMPILATION:  // the source's fault: a verdict worth caching
+      b.compile_ms = elapsed_ms();
+      out.cacheable = true;
+      return out;
+    case NVRTC_ERROR_BUILTIN_OPERATION_FAILURE:  // libnvrtc-builtins missing or broken
+      throw UserError(std::string("NVRTC is unusable: ") + nvrtcGetErrorString(rc) +
+                      " (is libnvrtc-builtins beside libnvrtc?)");
+    case NVRTC_ERROR_INVALID_OPTION: {
+      std::string all;
+      for (const auto& o : opts) all += " " + o;
+      b.log = std::string(nvrtcGetErrorString(rc)) + " among:" + all + (b.log.empty() ? "" : "\n" + b.log);
+      return out;
+    }
+    default:
+      b.log = std::string("NVRTC: ") + nvrtcGetErrorString(rc) + (b.log.empty() ? "" : "\n" + b.log);
+      return out;
+  }
+
+  const char* lowered = nullptr;
+  if (nvrtcGetLoweredName(g.prog, r.name_expression.c_str(), &lowered) != NVRTC_SUCCESS || !lowered) {
+    b.log += "\nentry point '" + r.name_expression + "' not found in " + r.source_path;
+    out.cacheable = true;
+    return out;
+  }
+  b.lowered_name = lowered;
+  std::size_t size = 0;
+  if (virtual_arch(r.arch)) {  // compute_XX: PTX, JIT-compiled by the driver at load
+    if (nvrtcGetPTXSize(g.prog, &size) == NVRTC_SUCCESS && size > 0) {
+      out.image.resize(size);  // keeps the NUL: cudaLibraryLoadData wants NUL-terminated PTX
+      nvrtcGetPTX(g.prog, out.image.data());
+    }
+  } else if (nvrtcGetCUBINSize(g.prog, &size) == NVRTC_SUCCESS && size > 0) {
+    out.image.resize(size);
+    nvrtcGetCUBIN(g.prog, out.image.data());
+  }
+  b.compile_ms = elapsed_ms();
+  if (out.image.empty()) {
+    b.log += "\nNVRTC produced no " + std::string(virtual_arch(r.arch) ? "PTX" : "cubin");
+    return out;
+  }
+  b.ptxas = parse_ptxas(b.log, b.lowered_name);
+  b.ok = true;
+  out.cacheable = true;
+  return out;
+}
+
+// "123" out of the text just before `what` in a ptxas line ("26 registers" -> 26); -1 if absent.
+std::int64_t number_before(const std::string& line, const std::string& what) {
+  std::smatch m;
+  if (!std::regex_search(line, m, std::regex("(\\d+) " + what))) return -1;
+  return std::stoll(m[1]);
+}
+
+}  // namespace
+
+// ---- requests ------------------------------------------------------------------------------------
+
+CompileRequest candidate_request(const Profile& p, const Config& c, const std::string& arch) {
+  CompileRequest r;
+  r.source_path = p.kernel.source.string();
+  r.name_expression = p.kernel.name;
+  r.defines = p.kernel.defines;
+  for (const auto& [name, value] : c) r.defines[name] = std::to_string(value);
+  r.options = p.compile_options;
+  r.include_dirs = p.include_dirs;
+  r.arch = arch.empty() ? p.arch : arch;
+  return r;
+}
+
+CompileRequest reference_request(const Profile& p, const std::string& arch) {
+  CompileRequest r;
+  r.source_path = p.reference.source.string();
+  r.name_expression = p.reference.name;
+  r.defines = p.reference.defines;
+  r.include_dirs = p.include_dirs;
+  r.arch = arch.empty() ? p.arch : arch;
+  return r;
+}
+
+std::string nvrtc_version() {
+  int major = 0, minor = 0;
+  if (nvrtcVersion(&major, &minor) != NVRTC_SUCCESS) throw UserError("NVRTC is unusable: nvrtcVersion failed");
+  return std::to_string(major) + "." + std::to_string(minor);
+}
+
+// ---- ptxas report ------------------------------------------------------------------------------
+// ptxas -v prints, per function:
+//   ptxas info    : Compiling entry function 'NAME' for 'sm_90'        (entries only)
+//   ptxas info    : Function properties for NAME
+//   ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+//   ptxas info    : Used 26 registers, used 1 barriers, 128 bytes cumulative stack size, 1024 bytes smem, ...
+// Non-inlined helpers get a "Function properties" block of their own (no "Used" line), so a line
+// belongs to the function named most recently.
+
+PtxasReport parse_ptxas(const std::string& log, const std::string& lowered_name) {
+  PtxasReport rep;
+  std::string current;
+  std::istringstream lines(log);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (auto at = line.find("Compiling entry function '"); at != std::string::npos) {
+      const auto start = at + std::string("Compiling entry function '").size();
+      current = line.substr(start, line.find('\'', start) - start);
+      continue;
+    }
+    if (auto at = line.find("Function properties for "); at != std::string::npos) {
+      current = line.substr(at + std::string("Function properties for ").size());
+      while (!current.empty() && std::isspace(static_cast<unsigned char>(current.back()))) current.pop_back();
+      continue;
+    }
+    if (current != lowered_name) continue;
+    if (line.find("bytes stack frame") != std::string::npos) {
+      rep.stack_bytes = std::max<std::int64_t>(rep.stack_bytes, number_before(line, "bytes stack frame"));
+      rep.spill_stores = std::max<std::int64_t>(0, number_before(line, "bytes spill stores"));
+      rep.spill_loads = std::max<std::int64_t>(0, number_before(line, "bytes spill loads"));
+    } else if (line.find("Used ") != std::string::npos && line.find(" registers") != std::string::npos) {
+      rep.registers = static_cast<int>(number_before(line, "registers"));
+      rep.barriers = static_cast<int>(std::max<std::int64_t>(0, number_before(line, "barriers")));
+      rep.static_smem = std::max<std::int64_t>(0, number_before(line, "bytes smem"));
+      // With calls, the frames of the callees count too; older ptxas says "bytes lmem".
+      rep.stack_bytes = std::max({rep.stack_bytes, number_before(line, "bytes cumulative stack size"),
+                                  number_before(line, "bytes lmem")});
+    }
+  }
+  return rep;
+}
+
+// ---- cache -----------------------------------------------------------------------------------------
+
+CompileCache::CompileCache(fs::path dir) : dir_(std::move(dir)) {
+  std::error_code ec;
+  fs::create_directories(dir_, ec);
+  if (!fs::is_directory(dir_)) throw UserError(dir_.string() + ": cannot create the compile cache folder");
+}
+
+std::string CompileCache::key(const CompileRequest& r) const {
+  const auto source = read_file(r.source_path);
+  if (!source) throw UserError(r.source_path + ": cannot read the template");
+  nlohmann::json k;
+  k["evo_key_version"] = kKeyVersion;
+  k["fixed_options"] = kFixedOptions;
+  k["nvrtc"] = nvrtc_version();
+  k["arch"] = r.arch;
+  k["entry"] = r.name_expression;
+  k["defines"] = r.defines;  // a std::map: sorted, so the key does not depend on order
+  k["options"] = r.options;
+  // Text, not paths: the same template in another checkout hits the same entries.
+  nlohmann::json files = nlohmann::json::array();
+  files.push_back({fs::path(r.source_path).filename().string(), sha256_hex(*source)});
+  std::set<fs::path> seen{fs::weakly_canonical(r.source_path)};
+  hash_includes(*source, fs::path(r.source_path).parent_path(), user_include_dirs(r), seen, files);
+  k["files"] = files;
+  return sha256_hex(k.dump());
+}
+
+std::optional<Build> CompileCache::lookup(const std::string& key) const {
+  if (key.size() < 3) return std::nullopt;
+  const fs::path json_path = dir_ / key.substr(0, 2) / (key + ".json");
+  const auto text = read_file(json_path);
+  if (!text) return std::nullopt;
+  Build b;
+  try {
+    b = nlohmann::json::parse(*text).get<Build>();
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;  // not ours, or from an incompatible evo: compile again, overwrite
+  }
+  if (b.ok) {
+    // The entry may have moved with its folder: the image is beside the json, whatever was stored.
+    const fs::path image = json_path.parent_path() / fs::path(b.cubin_path).filename();
+    std::error_code ec;
+    if (!fs::is_regular_file(image, ec) || fs::file_size(image, ec) == 0) return std::nullopt;
+    b.cubin_path = image.string();
+  }
+  b.from_cache = true;
+  return b;
+}
+
+Build CompileCache::store(Build b, const std::string& cubin) {
+  if (b.key.size() < 3) throw UserError("compile cache: store without a key");
+  const fs::path sub = dir_ / b.key.substr(0, 2);
+  std::error_code ec;
+  fs::create_directories(sub, ec);
+  b.from_cache = false;
+  if (b.ok) {
+    // A cubin is an ELF file; anything else is PTX text (virtual arch).
+    const bool elf = cubin.size() >= 4 && cubin.compare(0, 4, "\x7f" "ELF") == 0;
+    const fs::path image = sub / (b.key + (elf ? ".cubin" : ".ptx"));
+    write_atomic(image, cubin);  // first the image, then the json that points at it
+    b.cubin_path = image.string();
+  }
+  write_atomic(sub / (b.key + ".json"), nlohmann::json(b).dump(1));
+  return b;
+}
+
+fs::path default_cache_dir() {
+  if (const char* e = std::getenv("EVO_CACHE"); e && *e) return e;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return fs::path(x) / "evo" / "compile";
+  if (const char* h = std::getenv("HOME"); h && *h) return fs::path(h) / ".cache" / "evo" / "compile";
+  return fs::temp_directory_path() / ("evo-compile-" + std::to_string(::getuid()));
+}
+
+// ---- compile ---------------------------------------------------------------------------------------
+
+Build compile(const CompileRequest& r, CompileCache& cache) {
+  const std::string key = cache.key(r);
+  if (auto hit = cache.lookup(key)) return *hit;
+  Compiled c = compile_uncached(r, key);
+  if (!c.cacheable) return c.build;
+  return cache.store(std::move(c.build), c.image);
+}
+
+}  // namespace evo

@@ -1,0 +1,98 @@
+// NVRTC compilation of templates, a content-addressed on-disk cache of the results, and a pool of
+// compile-worker processes (NVRTC serialises compiles inside one process: CUDA_NOTES.md).
+// A compile error is data (Build.ok = false with the NVRTC log), never an exception.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/evaluation.h"
+#include "engine/profile.h"
+#include "engine/space.h"
+
+namespace evo {
+
+// Everything that determines the cubin (and nothing else: the cache key is a hash of it).
+struct CompileRequest {
+  std::string source_path;                     // template file
+  std::string name_expression;                 // entry point: extern "C" name or C++ name expression
+  std::map<std::string, std::string> defines;  // fixed defines + knobs (-DNAME=value)
+  std::vector<std::string> options;            // extra NVRTC options from the profile
+  std::vector<std::string> include_dirs;       // extra include folders (absolute)
+  std::string arch;                            // "sm_90", "sm_89", "sm_90a"; "compute_90" gives PTX
+};
+
+// The candidate for one configuration; arch "" means the profile's.
+CompileRequest candidate_request(const Profile& p, const Config& c, const std::string& arch = "");
+// The trusted reference. It gets the profile's include_dirs but not its compile_options, which
+// tune the candidate (--use_fast_math, -maxrregcount) and must not weaken what it is checked against.
+CompileRequest reference_request(const Profile& p, const std::string& arch = "");
+
+std::string nvrtc_version();  // "13.0"; throws UserError if NVRTC cannot be queried
+
+// Content-addressed, on disk: <dir>/<key[0:2]>/<key>.json (the Build) beside <key>.cubin (or
+// <key>.ptx for a virtual arch). The .json is written last, by rename: an entry either exists
+// whole or not at all, whatever concurrent processes or kill -9 do. Failed builds are cached too
+// (json only), so a second attempt costs a file read.
+class CompileCache {
+ public:
+  explicit CompileCache(std::filesystem::path dir);  // created if missing
+
+  // SHA-256 over: evo's fixed options, the NVRTC version, the arch, the entry name, the defines,
+  // the options, the template text and the text of every file it #includes that is found beside
+  // it or in include_dirs (recursively; CUDA's own headers are covered by the NVRTC version).
+  // Throws UserError if the template cannot be read.
+  std::string key(const CompileRequest& r) const;
+  std::optional<Build> lookup(const std::string& key) const;  // from_cache = true, cubin_path set
+  Build store(Build b, const std::string& cubin);             // b.key must be set; returns b with cubin_path
+  const std::filesystem::path& dir() const { return dir_; }
+
+ private:
+  std::filesystem::path dir_;
+};
+
+// $EVO_CACHE, else $XDG_CACHE_HOME/evo/compile, else ~/.cache/evo/compile.
+std::filesystem::path default_cache_dir();
+
+// In-process NVRTC, cache first. Never throws for a compile error (ok = false, log kept); throws
+// UserError if the template cannot be read or NVRTC itself is unusable. compile_ms is the real
+// NVRTC time, kept in the cached Build.
+Build compile(const CompileRequest& r, CompileCache& cache);
+
+// The -Xptxas=-v figures of the entry `lowered_name` (a log may hold several entries and helper
+// functions; only that entry's lines count). registers = -1 if the entry is not in the log.
+PtxasReport parse_ptxas(const std::string& log, const std::string& lowered_name);
+
+// N compile-worker processes, forked at construction: the owner must not have initialised CUDA
+// (evo's coordinator never does; the GPU lives in a separate worker process). Each worker takes
+// one request at a time over a socket (length-prefixed JSON), compiles it with the shared on-disk
+// cache and answers the Build. A worker that dies answers its request with ok = false and
+// "compile worker died (signal N)", and is replaced. Single-threaded: the parent uses poll().
+class CompilePool {
+ public:
+  CompilePool(int jobs, std::filesystem::path cache_dir);  // jobs <= 0: hardware cores
+  ~CompilePool();                                          // stops and reaps the workers
+  CompilePool(const CompilePool&) = delete;
+  CompilePool& operator=(const CompilePool&) = delete;
+
+  // Non-blocking: cache hits are answered without a worker; a request whose key is already being
+  // compiled waits for that compile. Throws UserError if the template cannot be read.
+  std::uint64_t submit(const CompileRequest& r);
+  // The next finished request, or nullopt when nothing is pending or timeout_s (< 0: none) passed.
+  // Throws UserError if a worker reports that NVRTC is unusable.
+  std::optional<std::pair<std::uint64_t, Build>> wait_any(double timeout_s = -1);
+  std::vector<Build> compile_all(const std::vector<CompileRequest>& rs);  // in request order
+  std::size_t pending() const;  // submitted, not yet returned by wait_any
+  int jobs() const;
+
+ private:
+  struct Impl;  // workers, queue, finished results: engine/compiler.cpp
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace evo

@@ -1,0 +1,178 @@
+#include "engine/device.h"
+
+#include <fstream>
+#include <iterator>
+
+#include "engine/error.h"
+
+namespace evo {
+namespace {
+
+std::string version_text(int v) {  // 13000 -> "13.0"
+  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+}
+
+std::string error_text(cudaError_t e) {
+  return std::string(cudaGetErrorString(e)) + " (" + cudaGetErrorName(e) + ")";
+}
+
+}  // namespace
+
+DeviceInfo probe_device(int ordinal) {
+  DeviceInfo d;
+  d.ordinal = ordinal;
+  int v = 0;
+  if (cudaRuntimeGetVersion(&v) == cudaSuccess) d.runtime = version_text(v);
+  cudaError_t e = cudaGetDeviceCount(&d.device_count);
+  if (e != cudaSuccess) {
+    d.error = error_text(e);
+    d.device_count = 0;
+    cudaGetLastError();  // not sticky: clear it
+    return d;
+  }
+  if (ordinal < 0 || ordinal >= d.device_count) {
+    d.error = "device " + std::to_string(ordinal) + " not found (" + std::to_string(d.device_count) + " CUDA device" +
+              (d.device_count == 1 ? "" : "s") + ")";
+    return d;
+  }
+  cudaDeviceProp p{};
+  if ((e = cudaGetDeviceProperties(&p, ordinal)) != cudaSuccess) {
+    d.error = error_text(e);
+    return d;
+  }
+  d.present = true;
+  d.name = p.name;
+  d.cc = "sm_" + std::to_string(p.major) + std::to_string(p.minor);
+  d.sm_count = p.multiProcessorCount;
+  d.l2_bytes = p.l2CacheSize;
+  d.smem_per_block_optin = static_cast<std::int64_t>(p.sharedMemPerBlockOptin);
+  d.regs_per_sm = p.regsPerMultiprocessor;
+  d.global_mem_bytes = static_cast<std::int64_t>(p.totalGlobalMem);
+  if (cudaDriverGetVersion(&v) == cudaSuccess) d.driver = version_text(v);
+  return d;
+}
+
+CudaError::CudaError(cudaError_t c, const std::string& where, bool s)
+    : std::runtime_error(std::string(cudaGetErrorString(c)) + " (" + cudaGetErrorName(c) + ") in " + where),
+      code(c),
+      call(where),
+      sticky(s) {}
+
+bool is_sticky(cudaError_t e) {
+  switch (e) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchFailure:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorAssert:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorECCUncorrectable:
+    case cudaErrorContextIsDestroyed:
+    case cudaErrorUnknown:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool context_dead(cudaError_t e) {
+  if (is_sticky(e)) return true;
+  cudaGetLastError();  // clear a non-sticky error, then see whether the context still answers
+  return cudaDeviceSynchronize() != cudaSuccess;
+}
+
+void check_cuda(cudaError_t e, const char* call) {
+  if (e == cudaSuccess) return;
+  bool sticky = context_dead(e);
+  throw CudaError(e, call, sticky);
+}
+
+KernelAttrs Kernel::attrs() const {
+  cudaFuncAttributes a{};
+  EVO_CUDA(cudaFuncGetAttributes(&a, reinterpret_cast<const void*>(k_)));
+  KernelAttrs r;
+  r.registers = a.numRegs;
+  r.max_threads_per_block = a.maxThreadsPerBlock;
+  r.static_smem = static_cast<std::int64_t>(a.sharedSizeBytes);
+  r.local_bytes = static_cast<std::int64_t>(a.localSizeBytes);
+  r.const_bytes = static_cast<std::int64_t>(a.constSizeBytes);
+  r.max_dynamic_smem = a.maxDynamicSharedSizeBytes;
+  return r;
+}
+
+void Kernel::set_max_dynamic_smem(std::int64_t bytes) {
+  EVO_CUDA(cudaFuncSetAttribute(reinterpret_cast<const void*>(k_), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                static_cast<int>(bytes)));
+}
+
+void Kernel::launch(const LaunchGeometry& g, void** args, cudaStream_t s) const {
+  dim3 grid(g.grid[0], g.grid[1], g.grid[2]), block(g.block[0], g.block[1], g.block[2]);
+  cudaError_t e = cudaLaunchKernel(reinterpret_cast<const void*>(k_), grid, block, args,
+                                   static_cast<std::size_t>(g.shared_bytes), s);
+  if (e != cudaSuccess) check_cuda(e, ("launch of " + name_).c_str());
+}
+
+Module Module::load(const std::string& cubin_path) {
+  std::ifstream in(cubin_path, std::ios::binary);
+  if (!in) throw UserError(cubin_path + ": cannot read cubin");
+  std::vector<char> image((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  Module m;
+  m.path_ = cubin_path;
+  cudaError_t e = cudaLibraryLoadData(&m.lib_, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
+  if (e != cudaSuccess) check_cuda(e, ("cudaLibraryLoadData(" + cubin_path + ")").c_str());
+  return m;
+}
+
+Module::~Module() {
+  if (lib_) cudaLibraryUnload(lib_);
+}
+Module::Module(Module&& o) noexcept : lib_(o.lib_), path_(std::move(o.path_)) { o.lib_ = nullptr; }
+Module& Module::operator=(Module&& o) noexcept {
+  if (this != &o) {
+    if (lib_) cudaLibraryUnload(lib_);
+    lib_ = o.lib_;
+    path_ = std::move(o.path_);
+    o.lib_ = nullptr;
+  }
+  return *this;
+}
+
+Kernel Module::kernel(const std::string& lowered_name) const {
+  cudaKernel_t k = nullptr;
+  cudaError_t e = cudaLibraryGetKernel(&k, lib_, lowered_name.c_str());
+  if (e != cudaSuccess) check_cuda(e, ("cudaLibraryGetKernel('" + lowered_name + "' in " + path_ + ")").c_str());
+  return Kernel(k, lowered_name);
+}
+
+void* Module::global(const std::string& symbol, std::size_t* bytes) const {
+  void* p = nullptr;
+  std::size_t n = 0;
+  cudaError_t e = cudaLibraryGetGlobal(&p, &n, lib_, symbol.c_str());
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    return nullptr;
+  }
+  if (bytes) *bytes = n;
+  return p;
+}
+
+DeviceBuffer::DeviceBuffer(std::size_t bytes) : n_(bytes) {
+  if (bytes) EVO_CUDA(cudaMalloc(&p_, bytes));
+}
+DeviceBuffer::~DeviceBuffer() {
+  if (p_) cudaFree(p_);
+}
+DeviceBuffer::DeviceBuffer(DeviceBuffer&& o) noexcept : p_(o.p_), n_(o.n_) { o.p_ = nullptr, o.n_ = 0; }
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
+  if (this != &o) {
+    if (p_) cudaFree(p_);
+    p_ = o.p_, n_ = o.n_;
+    o.p_ = nullptr, o.n_ = 0;
+  }
+  return *this;
+}
+
+}  // namespace evo

@@ -1,0 +1,43 @@
+#include "engine/evaluation.h"
+
+namespace evo {
+
+const char* outcome_name(Outcome o) {
+  switch (o) {
+    case Outcome::Passed: return "passed";
+    case Outcome::Rejected: return "rejected";
+    case Outcome::Crashed: return "crash";
+    case Outcome::Timeout: return "timeout";
+    case Outcome::Skipped: return "skipped";
+  }
+  return "?";
+}
+
+std::optional<Outcome> parse_outcome(const std::string& s) {
+  for (Outcome o : {Outcome::Passed, Outcome::Rejected, Outcome::Crashed, Outcome::Timeout, Outcome::Skipped})
+    if (s == outcome_name(o)) return o;
+  return std::nullopt;
+}
+
+const char* status_name(Status s) {
+  switch (s) {
+    case Status::CompileError: return "compile_error";
+    case Status::StaticRejected: return "static_rejected";
+    case Status::GreenFailed: return "green_failed";
+    case Status::Crashed: return "crash";
+    case Status::Timeout: return "timeout";
+    case Status::Measured: return "measured";
+    case Status::MetricRejected: return "metric_rejected";
+    case Status::SanitizeFailed: return "sanitize_failed";
+  }
+  return "?";
+}
+
+std::optional<Status> parse_status(const std::string& s) {
+  for (Status x : {Status::CompileError, Status::StaticRejected, Status::GreenFailed, Status::Crashed,
+                   Status::Timeout, Status::Measured, Status::MetricRejected, Status::SanitizeFailed})
+    if (s == status_name(x)) return x;
+  return std::nullopt;
+}
+
+}  // namespace evo

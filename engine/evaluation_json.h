@@ -1,0 +1,44 @@
+// JSON forms of the evaluation structs: the worker protocol, the database's detail columns and
+// the export's provenance all use these, so the three agree by construction.
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include "engine/evaluation.h"
+
+namespace evo {
+
+NLOHMANN_JSON_SERIALIZE_ENUM(Outcome, {{Outcome::Passed, "passed"},
+                                       {Outcome::Rejected, "rejected"},
+                                       {Outcome::Crashed, "crash"},
+                                       {Outcome::Timeout, "timeout"},
+                                       {Outcome::Skipped, "skipped"}})
+NLOHMANN_JSON_SERIALIZE_ENUM(Status, {{Status::CompileError, "compile_error"},
+                                      {Status::StaticRejected, "static_rejected"},
+                                      {Status::GreenFailed, "green_failed"},
+                                      {Status::Crashed, "crash"},
+                                      {Status::Timeout, "timeout"},
+                                      {Status::Measured, "measured"},
+                                      {Status::MetricRejected, "metric_rejected"},
+                                      {Status::SanitizeFailed, "sanitize_failed"}})
+
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PtxasReport, registers, spill_stores, spill_loads, stack_bytes,
+                                                static_smem, barriers)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Build, ok, key, cubin_path, lowered_name, log, ptxas, compile_ms,
+                                                from_cache)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(StaticVerdict, outcome, ptxas, threads_per_block, dynamic_smem,
+                                                total_smem, reason)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(GreenResult, problem, outcome, max_abs, mean_abs, rel_l2, bad_pct,
+                                                nan_count, inf_count, unwritten, trials_run, reason)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(GreenVerdict, outcome, problems, reason)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Timing, outcome, problem, mode, iters, p50_us, p90_us, mean_us,
+                                                std_us, cv, min_us, reason)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(MetricsResult, outcome, values, unavailable, reason)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(MetricGateVerdict, outcome, reason)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SanitizeVerdict, outcome, errors, first_message)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Origin, kind, rule, parents)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Evaluation, config, config_hash, status, message, build,
+                                                static_verdict, green, fast, metrics, metric_gate, sanitize,
+                                                speedup, origin, seconds_compile, seconds_green, seconds_fast,
+                                                seconds_metrics)
+
+}  // namespace evo

@@ -1,0 +1,38 @@
+// Expressions over knobs and problem sizes (constraints, shapes, launch geometry), evaluated by
+// muParser. Beyond muParser's built-ins evo defines: `%` (integer modulo), ceil, floor,
+// cdiv(a, b) = ceil(a / b), log2i(x). Comparisons and && || yield 1 or 0; `a ? b : c` works.
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace evo {
+
+using Vars = std::map<std::string, double>;
+
+// A parsed expression, reusable with different variable values (cheap to evaluate).
+class Expr {
+ public:
+  // Throws UserError("<expression>: <muParser message>") if it does not parse or names a
+  // variable not in `known`.
+  Expr(const std::string& text, const std::vector<std::string>& known);
+  ~Expr();
+  Expr(Expr&&) noexcept;
+  Expr& operator=(Expr&&) noexcept;
+
+  double eval(const Vars& vars) const;  // every known variable must be in vars
+  const std::string& text() const { return text_; }
+  const std::vector<std::string>& used_vars() const { return used_; }
+
+ private:
+  struct Impl;
+  std::string text_;
+  std::vector<std::string> used_;
+  std::unique_ptr<Impl> impl_;
+};
+
+// One-shot evaluation; variables are whatever `vars` holds.
+double eval_expr(const std::string& text, const Vars& vars);
+
+}  // namespace evo

@@ -1,0 +1,499 @@
+#include "engine/profile.h"
+
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "engine/error.h"
+#include "engine/expr.h"
+
+namespace evo {
+
+using Json = nlohmann::ordered_json;  // knob order in the file is the order users read
+
+std::size_t dtype_bytes(DType t) {
+  switch (t) {
+    case DType::F32: case DType::I32: return 4;
+    case DType::F16: case DType::BF16: return 2;
+    case DType::FP8_E4M3: case DType::FP8_E5M2: return 1;
+  }
+  return 0;
+}
+
+const char* dtype_name(DType t) {
+  switch (t) {
+    case DType::F32: return "f32";
+    case DType::F16: return "f16";
+    case DType::BF16: return "bf16";
+    case DType::FP8_E4M3: return "fp8_e4m3";
+    case DType::FP8_E5M2: return "fp8_e5m2";
+    case DType::I32: return "i32";
+  }
+  return "?";
+}
+
+std::optional<DType> parse_dtype(const std::string& s) {
+  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::FP8_E4M3, DType::FP8_E5M2, DType::I32})
+    if (s == dtype_name(t)) return t;
+  return std::nullopt;
+}
+
+const Problem& Profile::objective_problem() const {
+  const Problem* p = find_problem(objective);
+  return p ? *p : problems.front();
+}
+const Problem* Profile::find_problem(const std::string& n) const {
+  for (const auto& p : problems) if (p.name == n) return &p;
+  return nullptr;
+}
+const KnobDef* Profile::find_knob(const std::string& n) const {
+  for (const auto& k : knobs) if (k.name == n) return &k;
+  return nullptr;
+}
+
+namespace {
+
+// Reads one JSON object field by field; anything left unread is an unknown field (a typo such
+// as "constriants" must not be silently ignored).
+class Reader {
+ public:
+  Reader(const std::string& file, std::string at, const Json& j) : file_(file), at_(std::move(at)), j_(j) {
+    if (!j_.is_object()) fail("", "must be an object");
+  }
+  ~Reader() noexcept(false) {
+    if (std::uncaught_exceptions()) return;
+    for (auto it = j_.begin(); it != j_.end(); ++it)
+      if (!seen_.count(it.key()))
+        fail(it.key(), "unknown field (known: " + known_list() + ")");
+  }
+  bool has(const std::string& k) { seen_.insert(k); known_.insert(k); return j_.contains(k); }
+  const Json& get(const std::string& k) {
+    if (!has(k)) fail(k, "missing");
+    return j_.at(k);
+  }
+  std::string str(const std::string& k, const std::string& def = {}, bool required = false) {
+    if (!has(k)) { if (required) fail(k, "missing"); return def; }
+    const Json& v = j_.at(k);
+    if (!v.is_string()) fail(k, "must be a string");
+    return v.get<std::string>();
+  }
+  double num(const std::string& k, double def) {
+    if (!has(k)) return def;
+    const Json& v = j_.at(k);
+    if (!v.is_number()) fail(k, "must be a number");
+    return v.get<double>();
+  }
+  std::optional<double> opt_num(const std::string& k) {
+    if (!has(k)) return std::nullopt;
+    return num(k, 0);
+  }
+  bool boolean(const std::string& k, bool def) {
+    if (!has(k)) return def;
+    const Json& v = j_.at(k);
+    if (!v.is_boolean()) fail(k, "must be true or false");
+    return v.get<bool>();
+  }
+  std::vector<std::string> strings(const std::string& k) {
+    std::vector<std::string> out;
+    if (!has(k)) return out;
+    const Json& v = j_.at(k);
+    if (!v.is_array()) fail(k, "must be a list of strings");
+    for (const auto& e : v) {
+      if (!e.is_string()) fail(k, "must be a list of strings");
+      out.push_back(e.get<std::string>());
+    }
+    return out;
+  }
+  [[noreturn]] void fail(const std::string& field, const std::string& msg) const {
+    std::string f = at_.empty() ? field : (field.empty() ? at_ : at_ + "." + field);
+    fail_at(file_, f, msg);
+  }
+  std::string field(const std::string& k) const { return at_.empty() ? k : at_ + "." + k; }
+  const std::string& file() const { return file_; }
+
+ private:
+  std::string known_list() const {
+    std::string s;
+    for (const auto& k : known_) s += (s.empty() ? "" : ", ") + k;
+    return s;
+  }
+  std::string file_, at_;
+  const Json& j_;
+  std::set<std::string> seen_, known_;
+};
+
+// An expression field may be written as a JSON number or a string.
+std::string expr_text(const Reader& r, const std::string& field, const Json& v) {
+  if (v.is_number_integer()) return std::to_string(v.get<long long>());
+  if (v.is_number()) { std::ostringstream o; o << v.get<double>(); return o.str(); }
+  if (v.is_string()) return v.get<std::string>();
+  r.fail(field, "must be an expression (string or number)");
+}
+
+std::map<std::string, std::string> read_defines(Reader& r, const std::string& k) {
+  std::map<std::string, std::string> out;
+  if (!r.has(k)) return out;
+  const Json& d = r.get(k);
+  if (!d.is_object()) r.fail(k, "must be an object of NAME: value");
+  for (auto it = d.begin(); it != d.end(); ++it) {
+    if (it->is_string()) out[it.key()] = it->get<std::string>();
+    else if (it->is_number_integer()) out[it.key()] = std::to_string(it->get<long long>());
+    else if (it->is_boolean()) out[it.key()] = it->get<bool>() ? "1" : "0";
+    else r.fail(k + "." + it.key(), "must be a string or an integer");
+  }
+  return out;
+}
+
+LaunchSpec read_launch(Reader& parent, const std::string& k) {
+  LaunchSpec l;
+  Reader r(parent.file(), parent.field(k), parent.get(k));
+  auto dims = [&](const std::string& f, std::array<std::string, 3>& out) {
+    const Json& v = r.get(f);
+    if (!v.is_array() || v.empty() || v.size() > 3) r.fail(f, "must be a list of 1 to 3 expressions");
+    for (std::size_t i = 0; i < v.size(); ++i) out[i] = expr_text(r, f, v[i]);
+  };
+  dims("grid", l.grid);
+  dims("block", l.block);
+  if (r.has("shared_bytes")) l.shared_bytes = expr_text(r, "shared_bytes", r.get("shared_bytes"));
+  return l;
+}
+
+std::string read_text_file(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+KernelSpec read_kernel(Reader& r, const std::filesystem::path& dir, const std::string& tmpl_field,
+                       const std::string& kernel_field) {
+  KernelSpec k;
+  std::string src = r.str(tmpl_field, "", true);
+  k.source = std::filesystem::weakly_canonical(dir / src);
+  if (!std::filesystem::is_regular_file(k.source))
+    r.fail(tmpl_field, "template file not found: " + k.source.string());
+  k.name = r.str(kernel_field, "", true);
+  // The base identifier of an entry name or a name expression ("&ns::gemm<float, 4>" -> gemm).
+  std::string base = k.name;
+  base.erase(0, base.find_first_not_of("& "));
+  if (auto lt = base.find('<'); lt != std::string::npos) base.resize(lt);
+  if (auto colons = base.rfind("::"); colons != std::string::npos) base.erase(0, colons + 2);
+  std::regex word("\\b" + base + "\\b");
+  if (base.empty() || !std::regex_search(read_text_file(k.source), word))
+    r.fail(kernel_field, "kernel '" + k.name + "' not found in " + k.source.string());
+  k.defines = read_defines(r, "defines");
+  k.args = r.strings("args");
+  return k;
+}
+
+void check_expr(const Reader& r, const std::string& field, const std::string& text,
+                const std::vector<std::string>& vars) {
+  try {
+    Expr e(text, vars);
+  } catch (const UserError& e) {
+    r.fail(field, e.what());
+  }
+}
+
+}  // namespace
+
+Profile load_profile(const std::filesystem::path& path) {
+  const std::string file = path.string();
+  if (!std::filesystem::is_regular_file(path)) throw UserError(file + ": profile not found");
+  Json j;
+  try {
+    std::ifstream in(path);
+    j = Json::parse(in);
+  } catch (const Json::parse_error& e) {
+    throw UserError(file + ": malformed JSON: " + e.what());
+  }
+  Profile p;
+  p.path = std::filesystem::absolute(path);
+  const auto dir = p.path.parent_path();
+  Reader r(file, "", j);
+  p.name = r.str("name", path.stem().string());
+  p.description = r.str("description");
+  p.arch = r.str("arch", "sm_90");
+  if (!std::regex_match(p.arch, std::regex("(sm|compute)_[0-9]+a?"))) r.fail("arch", "'" + p.arch + "' is not an arch like sm_90");
+  p.kernel = read_kernel(r, dir, "template", "kernel");
+  for (auto& d : r.strings("include_dirs")) p.include_dirs.push_back(std::filesystem::weakly_canonical(dir / d).string());
+  p.compile_options = r.strings("compile_options");
+
+  // Knobs: an ordered object NAME: [values].
+  {
+    const Json& ks = r.get("knobs");
+    if (!ks.is_object()) r.fail("knobs", "must be an object of NAME: [values]");
+    for (auto it = ks.begin(); it != ks.end(); ++it) {
+      KnobDef k{it.key(), {}};
+      const std::string f = "knobs." + k.name;
+      if (!std::regex_match(k.name, std::regex("[A-Za-z_][A-Za-z0-9_]*"))) r.fail(f, "not a valid macro name");
+      if (!it->is_array() || it->empty()) r.fail(f, "knob with no values (give a non-empty list of integers)");
+      for (const auto& v : *it) {
+        if (v.is_boolean()) k.values.push_back(v.get<bool>());
+        else if (v.is_number_integer()) k.values.push_back(v.get<std::int64_t>());
+        else r.fail(f, "values must be integers, got " + v.dump());
+      }
+      std::set<std::int64_t> uniq(k.values.begin(), k.values.end());
+      if (uniq.size() != k.values.size()) r.fail(f, "repeated value");
+      p.knobs.push_back(std::move(k));
+    }
+    if (p.knobs.empty()) r.fail("knobs", "no knobs: a profile needs at least one knob to search");
+  }
+
+  // Problems and their size variables.
+  std::vector<std::string> size_names;
+  {
+    const Json& ps = r.get("problems");
+    if (!ps.is_array() || ps.empty()) r.fail("problems", "must be a non-empty list");
+    for (std::size_t i = 0; i < ps.size(); ++i) {
+      Reader pr(file, "problems[" + std::to_string(i) + "]", ps[i]);
+      Problem prob;
+      prob.name = pr.str("name", "", true);
+      const Json& sz = pr.get("sizes");
+      if (!sz.is_object()) pr.fail("sizes", "must be an object of NAME: number");
+      for (auto it = sz.begin(); it != sz.end(); ++it) {
+        if (!it->is_number()) pr.fail("sizes." + it.key(), "must be a number");
+        prob.sizes[it.key()] = it->get<double>();
+      }
+      std::vector<std::string> names;
+      for (auto& [k, _] : prob.sizes) names.push_back(k);
+      if (i == 0) size_names = names;
+      else if (names != size_names) pr.fail("sizes", "every problem must define the same sizes as problems[0]");
+      if (p.find_problem(prob.name)) pr.fail("name", "duplicate problem '" + prob.name + "'");
+      p.problems.push_back(std::move(prob));
+    }
+    p.objective = r.str("objective", p.problems.front().name);
+    if (!p.find_problem(p.objective)) r.fail("objective", "'" + p.objective + "' is not one of the problems");
+  }
+  for (const auto& k : p.knobs)
+    if (std::find(size_names.begin(), size_names.end(), k.name) != size_names.end())
+      r.fail("knobs." + k.name, "a knob and a problem size share this name");
+
+  std::vector<std::string> vars = size_names;
+  for (const auto& k : p.knobs) vars.push_back(k.name);
+  auto with_defines = [&](const KernelSpec& ks) {
+    std::vector<std::string> v = vars;
+    for (const auto& [name, value] : ks.defines) {
+      char* end = nullptr;
+      std::strtod(value.c_str(), &end);
+      if (!value.empty() && end && *end == '\0') v.push_back(name);  // numeric defines usable in expressions
+    }
+    return v;
+  };
+
+  p.constraints = r.strings("constraints");
+  for (std::size_t i = 0; i < p.constraints.size(); ++i)
+    check_expr(r, "constraints[" + std::to_string(i) + "]", p.constraints[i], with_defines(p.kernel));
+
+  // Buffers and scalars.
+  std::set<std::string> arg_names(size_names.begin(), size_names.end());
+  if (r.has("buffers")) {
+    const Json& bs = r.get("buffers");
+    if (!bs.is_array()) r.fail("buffers", "must be a list");
+    for (std::size_t i = 0; i < bs.size(); ++i) {
+      Reader br(file, "buffers[" + std::to_string(i) + "]", bs[i]);
+      BufferSpec b;
+      b.name = br.str("name", "", true);
+      std::string dt = br.str("dtype", "", true);
+      auto t = parse_dtype(dt);
+      if (!t) br.fail("dtype", "unknown dtype '" + dt + "' (choose f32, f16, bf16, fp8_e4m3, fp8_e5m2, i32)");
+      b.dtype = *t;
+      const Json& sh = br.get("shape");
+      if (!sh.is_array() || sh.empty()) br.fail("shape", "must be a non-empty list of expressions");
+      for (const auto& e : sh) {
+        b.shape.push_back(expr_text(br, "shape", e));
+        check_expr(br, "shape", b.shape.back(), with_defines(p.kernel));
+      }
+      std::string role = br.str("role", "input");
+      if (role == "input") b.role = BufferRole::Input;
+      else if (role == "output") b.role = BufferRole::Output;
+      else if (role == "scratch") b.role = BufferRole::Scratch;
+      else br.fail("role", "unknown role '" + role + "' (choose input, output, scratch)");
+      if (br.has("init")) {
+        Reader ir(file, br.field("init"), br.get("init"));
+        std::string dist = ir.str("dist", "normal");
+        if (dist == "normal") { b.init.kind = InitSpec::Kind::Normal; b.init.a = ir.num("mean", 0); b.init.b = ir.num("std", 1); }
+        else if (dist == "uniform") { b.init.kind = InitSpec::Kind::Uniform; b.init.a = ir.num("low", -1); b.init.b = ir.num("high", 1); }
+        else if (dist == "zeros") b.init.kind = InitSpec::Kind::Zeros;
+        else if (dist == "constant") { b.init.kind = InitSpec::Kind::Constant; b.init.a = ir.num("value", 0); }
+        else ir.fail("dist", "unknown distribution '" + dist + "' (choose normal, uniform, zeros, constant)");
+      } else if (b.role != BufferRole::Input) {
+        b.init.kind = InitSpec::Kind::Zeros;
+      }
+      b.scale_arg = br.str("scale_arg");
+      if (!b.scale_arg.empty()) {
+        if (b.dtype != DType::FP8_E4M3 && b.dtype != DType::FP8_E5M2) br.fail("scale_arg", "only fp8 buffers have a descale");
+        if (!arg_names.insert(b.scale_arg).second) br.fail("scale_arg", "name '" + b.scale_arg + "' already used");
+      }
+      b.symbol = br.str("symbol");
+      if (!arg_names.insert(b.name).second) br.fail("name", "name '" + b.name + "' already used");
+      p.buffers.push_back(std::move(b));
+    }
+  }
+  if (r.has("scalars")) {
+    const Json& ss = r.get("scalars");
+    if (!ss.is_array()) r.fail("scalars", "must be a list");
+    for (std::size_t i = 0; i < ss.size(); ++i) {
+      Reader sr(file, "scalars[" + std::to_string(i) + "]", ss[i]);
+      ScalarSpec s;
+      s.name = sr.str("name", "", true);
+      std::string dt = sr.str("dtype", "f32");
+      auto t = parse_dtype(dt);
+      if (!t || (*t != DType::F32 && *t != DType::I32)) sr.fail("dtype", "scalar dtype must be f32 or i32, got '" + dt + "'");
+      s.dtype = *t;
+      s.value = expr_text(sr, "value", sr.get("value"));
+      check_expr(sr, "value", s.value, with_defines(p.kernel));
+      if (!arg_names.insert(s.name).second) sr.fail("name", "name '" + s.name + "' already used");
+      p.scalars.push_back(std::move(s));
+    }
+  }
+  if (!std::any_of(p.buffers.begin(), p.buffers.end(), [](const BufferSpec& b) { return b.role == BufferRole::Output; }))
+    r.fail("buffers", "no buffer has role \"output\": GREEN would have nothing to compare");
+
+  auto check_args = [&](const std::string& field, const KernelSpec& ks) {
+    std::set<std::string> symbols;
+    for (const auto& b : p.buffers) if (!b.symbol.empty()) symbols.insert(b.name);
+    for (const auto& a : ks.args) {
+      if (!arg_names.count(a)) r.fail(field, "argument '" + a + "' is not a buffer, scalar, descale or problem size");
+      if (symbols.count(a)) r.fail(field, "argument '" + a + "' lives in a __constant__ symbol; do not pass it");
+    }
+  };
+  p.kernel.launch = read_launch(r, "launch");
+  if (p.kernel.args.empty()) r.fail("args", "missing: list the kernel's arguments in order");
+  check_args("args", p.kernel);
+  for (const auto& e : p.kernel.launch.grid) check_expr(r, "launch.grid", e, with_defines(p.kernel));
+  for (const auto& e : p.kernel.launch.block) check_expr(r, "launch.block", e, with_defines(p.kernel));
+  check_expr(r, "launch.shared_bytes", p.kernel.launch.shared_bytes, with_defines(p.kernel));
+
+  {
+    Reader rr(file, "reference", r.get("reference"));
+    p.reference = read_kernel(rr, dir, "template", "kernel");
+    if (p.reference.args.empty()) p.reference.args = p.kernel.args;
+    p.reference.launch = read_launch(rr, "launch");
+    check_args("reference.args", p.reference);
+    // The reference has no knobs: its expressions see only problem sizes and its own defines.
+    std::vector<std::string> rv = size_names;
+    for (const auto& [name, _] : p.reference.defines) rv.push_back(name);
+    for (const auto& e : p.reference.launch.grid) check_expr(rr, "launch.grid", e, rv);
+    for (const auto& e : p.reference.launch.block) check_expr(rr, "launch.block", e, rv);
+    check_expr(rr, "launch.shared_bytes", p.reference.launch.shared_bytes, rv);
+  }
+  for (const auto& b : p.buffers)
+    for (const auto& e : b.shape) {
+      Expr x(e, with_defines(p.kernel));
+      for (const auto& v : x.used_vars())
+        if (p.find_knob(v) && b.role != BufferRole::Scratch)
+          r.fail("buffers." + b.name + ".shape", "only scratch buffers may depend on knobs (" + v + ")");
+    }
+
+  // Baseline: every knob, an allowed value.
+  {
+    const Json& bl = r.get("baseline");
+    if (!bl.is_object()) r.fail("baseline", "must be an object of KNOB: value");
+    for (auto it = bl.begin(); it != bl.end(); ++it) {
+      const KnobDef* k = p.find_knob(it.key());
+      if (!k) r.fail("baseline." + it.key(), "unknown knob");
+      if (!it->is_number_integer() && !it->is_boolean()) r.fail("baseline." + it.key(), "must be an integer");
+      std::int64_t v = it->is_boolean() ? it->get<bool>() : it->get<std::int64_t>();
+      if (std::find(k->values.begin(), k->values.end(), v) == k->values.end()) {
+        std::string choices;
+        for (auto c : k->values) choices += (choices.empty() ? "" : ", ") + std::to_string(c);
+        r.fail("baseline." + it.key(), std::to_string(v) + " not allowed (choose " + choices + ")");
+      }
+      p.baseline[it.key()] = v;
+    }
+    for (const auto& k : p.knobs)
+      if (!p.baseline.count(k.name)) r.fail("baseline", "missing knob " + k.name);
+  }
+
+  // Gates.
+  if (r.has("gates")) {
+    Reader gr(file, "gates", r.get("gates"));
+    p.gates.timeout_s = gr.num("timeout_s", p.gates.timeout_s);
+    if (p.gates.timeout_s <= 0) gr.fail("timeout_s", "must be positive");
+    if (gr.has("static")) {
+      Reader s(file, "gates.static", gr.get("static"));
+      auto& L = p.gates.static_limits;
+      L.max_registers = static_cast<int>(s.num("max_registers", L.max_registers));
+      L.max_spill_bytes = static_cast<std::int64_t>(s.num("max_spill_bytes", static_cast<double>(L.max_spill_bytes)));
+      L.max_stack_bytes = static_cast<std::int64_t>(s.num("max_stack_bytes", static_cast<double>(L.max_stack_bytes)));
+      L.max_threads_per_block = static_cast<int>(s.num("max_threads_per_block", L.max_threads_per_block));
+    }
+    if (gr.has("green")) {
+      Reader g(file, "gates.green", gr.get("green"));
+      auto& G = p.gates.green;
+      G.atol = g.num("atol", G.atol);
+      G.rtol = g.num("rtol", G.rtol);
+      G.max_bad_pct = g.num("max_bad_pct", G.max_bad_pct);
+      G.max_abs = g.num("max_abs", G.max_abs);
+      G.mean_abs = g.num("mean_abs", G.mean_abs);
+      G.trials = static_cast<int>(g.num("trials", G.trials));
+      if (G.trials < 1) g.fail("trials", "must be at least 1");
+      if (g.has("seeds")) {
+        G.seeds.clear();
+        const Json& s = g.get("seeds");
+        if (!s.is_array() || s.empty()) g.fail("seeds", "must be a non-empty list of integers");
+        for (const auto& v : s) {
+          if (!v.is_number_unsigned()) g.fail("seeds", "must be a non-empty list of non-negative integers");
+          G.seeds.push_back(v.get<std::uint64_t>());
+        }
+      }
+    }
+    if (gr.has("fast")) {
+      Reader f(file, "gates.fast", gr.get("fast"));
+      auto& F = p.gates.fast;
+      std::string mode = f.str("mode", "events");
+      if (mode == "events") F.mode = FastSettings::Mode::Events;
+      else if (mode == "graph") F.mode = FastSettings::Mode::Graph;
+      else f.fail("mode", "unknown mode '" + mode + "' (choose events, graph)");
+      F.warmup = static_cast<int>(f.num("warmup", F.warmup));
+      F.iters = static_cast<int>(f.num("iters", F.iters));
+      if (F.iters < 3) f.fail("iters", "must be at least 3");
+      F.flush_l2 = f.boolean("flush_l2", F.flush_l2);
+      F.graph_launches = static_cast<int>(f.num("graph_launches", F.graph_launches));
+    }
+    if (gr.has("metrics")) {
+      Reader m(file, "gates.metrics", gr.get("metrics"));
+      auto& M = p.gates.metrics;
+      M.enabled = m.boolean("enabled", M.enabled);
+      if (m.has("names")) M.names = m.strings("names");
+      if (m.has("thresholds")) {
+        const Json& ts = m.get("thresholds");
+        if (!ts.is_array()) m.fail("thresholds", "must be a list");
+        for (std::size_t i = 0; i < ts.size(); ++i) {
+          Reader t(file, "gates.metrics.thresholds[" + std::to_string(i) + "]", ts[i]);
+          MetricThreshold mt;
+          mt.metric = t.str("metric", "", true);
+          mt.min = t.opt_num("min");
+          mt.max = t.opt_num("max");
+          if (!mt.min && !mt.max) t.fail("", "give min, max or both");
+          M.thresholds.push_back(mt);
+        }
+      }
+    }
+  }
+  return p;
+}
+
+std::filesystem::path profiles_dir() {
+  if (const char* e = std::getenv("EVO_PROFILES")) return e;
+  if (std::filesystem::is_directory("profiles")) return std::filesystem::absolute("profiles");
+  return std::filesystem::path(EVO_SOURCE_DIR) / "profiles";
+}
+
+std::filesystem::path resolve_profile(const std::string& name_or_path) {
+  std::filesystem::path p(name_or_path);
+  if (std::filesystem::exists(p)) return p;
+  auto named = profiles_dir() / (name_or_path + ".json");
+  if (std::filesystem::exists(named)) return named;
+  std::string known;
+  if (std::filesystem::is_directory(profiles_dir()))
+    for (const auto& e : std::filesystem::directory_iterator(profiles_dir()))
+      if (e.path().extension() == ".json") known += (known.empty() ? "" : ", ") + e.path().stem().string();
+  throw UserError("unknown profile '" + name_or_path + "' (not a file; shipped profiles: " + known + ")");
+}
+
+}  // namespace evo

@@ -1,0 +1,141 @@
+// A search profile: what the kernel computes, its knob space, its problems and how to check it.
+// Read from JSON (profiles/*.json); every field is documented in docs/profiles.md. load_profile
+// validates everything it can without a GPU and throws UserError("<file>: <field>: <what>").
+#pragma once
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace evo {
+
+enum class DType { F32, F16, BF16, FP8_E4M3, FP8_E5M2, I32 };
+std::size_t dtype_bytes(DType t);
+const char* dtype_name(DType t);                   // "f32", "f16", "bf16", "fp8_e4m3", "fp8_e5m2", "i32"
+std::optional<DType> parse_dtype(const std::string& s);
+
+enum class BufferRole { Input, Output, Scratch };  // outputs are poisoned, then compared in GREEN
+
+struct InitSpec {
+  enum class Kind { Normal, Uniform, Zeros, Constant } kind = Kind::Normal;
+  double a = 0.0;  // normal: mean; uniform: low; constant: value
+  double b = 1.0;  // normal: std;  uniform: high
+};
+
+struct BufferSpec {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<std::string> shape;  // expressions of problem sizes and knobs
+  InitSpec init;
+  BufferRole role = BufferRole::Input;
+  std::string scale_arg;  // fp8: the f32 scalar argument that receives this tensor's descale
+  std::string symbol;     // non-empty: filled into this __constant__ symbol, not passed as an argument
+};
+
+struct ScalarSpec {
+  std::string name;
+  DType dtype = DType::F32;  // f32 or i32
+  std::string value;         // expression of problem sizes and knobs
+};
+
+struct LaunchSpec {
+  std::array<std::string, 3> grid{"1", "1", "1"};
+  std::array<std::string, 3> block{"1", "1", "1"};
+  std::string shared_bytes = "0";  // dynamic shared memory
+};
+
+// The candidate template or the trusted reference: a source file, an entry point, its arguments.
+struct KernelSpec {
+  std::filesystem::path source;  // absolute (resolved against the profile's folder)
+  std::string name;              // extern "C" name, or a C++ name expression ("gemm<float, 4>")
+  std::map<std::string, std::string> defines;  // fixed -D values (not searched)
+  std::vector<std::string> args;  // buffer, scalar, descale or problem-size names, in order
+  LaunchSpec launch;
+};
+
+struct KnobDef {
+  std::string name;
+  std::vector<std::int64_t> values;  // ordered: neighbours are one step apart in this list
+};
+
+struct Problem {
+  std::string name;
+  std::map<std::string, double> sizes;  // e.g. B, H, S, D, causal
+};
+
+struct StaticLimits {
+  int max_registers = 255;
+  std::int64_t max_spill_bytes = 0;     // spill stores + spill loads
+  std::int64_t max_stack_bytes = -1;    // -1: no limit
+  int max_threads_per_block = 1024;
+};
+
+struct GreenThresholds {
+  double atol = 1e-2, rtol = 1e-2;   // element is bad if |c - r| > atol + rtol * |r|
+  double max_bad_pct = 0.0;          // % of bad elements allowed
+  double max_abs = std::numeric_limits<double>::infinity();
+  double mean_abs = std::numeric_limits<double>::infinity();
+  std::vector<std::uint64_t> seeds{0, 1, 2};
+  int trials = 5;                    // fresh inputs per seed
+};
+
+struct FastSettings {
+  enum class Mode { Events, Graph } mode = Mode::Events;
+  int warmup = 10;
+  int iters = 50;
+  bool flush_l2 = true;
+  int graph_launches = 20;   // launches per graph replay in Graph mode
+};
+
+struct MetricThreshold {
+  std::string metric;
+  std::optional<double> min, max;
+};
+
+struct MetricSettings {
+  bool enabled = true;
+  std::vector<std::string> names;            // CUPTI metric names
+  std::vector<MetricThreshold> thresholds;   // metric gates; empty = off
+};
+
+struct Gates {
+  StaticLimits static_limits;
+  GreenThresholds green;
+  FastSettings fast;
+  MetricSettings metrics;
+  double timeout_s = 5.0;  // watchdog per job step in the worker
+};
+
+struct Profile {
+  std::filesystem::path path;     // the JSON file
+  std::string name;               // defaults to the file's stem
+  std::string description;
+  KernelSpec kernel;
+  KernelSpec reference;
+  std::vector<std::string> include_dirs;     // extra -I for NVRTC (absolute)
+  std::vector<std::string> compile_options;  // extra NVRTC options
+  std::string arch = "sm_90";
+  std::vector<KnobDef> knobs;
+  std::vector<std::string> constraints;      // expressions that must be non-zero
+  std::map<std::string, std::int64_t> baseline;
+  std::vector<Problem> problems;
+  std::string objective;                     // name of the problem timed for the search
+  std::vector<BufferSpec> buffers;
+  std::vector<ScalarSpec> scalars;
+  Gates gates;
+
+  const Problem& objective_problem() const;
+  const Problem* find_problem(const std::string& name) const;
+  const KnobDef* find_knob(const std::string& name) const;
+};
+
+Profile load_profile(const std::filesystem::path& path);
+// The default profile of `evo run` and where shipped profiles live.
+std::filesystem::path profiles_dir();                 // $EVO_PROFILES or <source>/profiles
+std::filesystem::path resolve_profile(const std::string& name_or_path);  // "sdpa_fp8" or a path
+
+}  // namespace evo

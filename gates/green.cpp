@@ -1,0 +1,205 @@
+#include "gates/green.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+
+#include "engine/launch.h"
+
+namespace evo {
+namespace {
+
+std::string num(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char b[32];
+  std::snprintf(b, sizeof b, "%.6g", v);
+  return b;
+}
+
+// "O[1,3,17,5] = nan, ref 0.213"
+std::string element(const HostTensor& c, const HostTensor& r, std::int64_t i, double cv, double rv) {
+  return c.name + index_text(c.shape, i) + " = " + num(cv) + ", ref " + num(rv);
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+OutputCompare compare_output(const HostTensor& cand, const HostTensor& ref, const GreenThresholds& t) {
+  OutputCompare o;
+  const std::size_t w = dtype_bytes(cand.dtype);
+  o.n = cand.elements();
+  if (ref.elements() != o.n || ref.dtype != cand.dtype) {
+    o.reference_bad = true;
+    o.failure = cand.name + ": candidate and reference outputs differ in size or dtype";
+    return o;
+  }
+  std::int64_t first_unwritten = -1, first_nonfinite = -1, first_bad = -1, worst = -1, ref_first = -1;
+  double sum_abs = 0, sum_d2 = 0, sum_r2 = 0;
+  std::int64_t finite_pairs = 0;
+  for (std::int64_t i = 0; i < o.n; ++i) {
+    const std::uint8_t* cp = cand.bytes.data() + i * w;
+    const std::uint8_t* rp = ref.bytes.data() + i * w;
+    const double r = decode_one(ref.dtype, rp);
+    if (is_poison(ref.dtype, rp) || !std::isfinite(r)) {
+      if (ref_first < 0) ref_first = i;
+      continue;
+    }
+    if (is_poison(cand.dtype, cp)) {
+      ++o.unwritten;
+      if (first_unwritten < 0) first_unwritten = i;
+      continue;
+    }
+    const double c = decode_one(cand.dtype, cp);
+    if (!std::isfinite(c)) {
+      std::isnan(c) ? ++o.nan : ++o.inf;
+      if (first_nonfinite < 0) first_nonfinite = i;
+      continue;
+    }
+    const double d = std::fabs(c - r);
+    ++finite_pairs;
+    sum_abs += d;
+    sum_d2 += d * d;
+    sum_r2 += r * r;
+    if (d > o.max_abs || worst < 0) o.max_abs = d, worst = i;
+    if (d > t.atol + t.rtol * std::fabs(r)) {
+      ++o.bad;
+      if (first_bad < 0) first_bad = i;
+    }
+  }
+  o.mean_abs = finite_pairs ? sum_abs / finite_pairs : 0;
+  o.rel_l2 = sum_r2 > 0 ? std::sqrt(sum_d2 / sum_r2) : std::sqrt(sum_d2);
+  // Non-finite and unwritten elements count as bad too.
+  o.bad += o.nan + o.inf + o.unwritten;
+  o.bad_pct = o.n ? 100.0 * static_cast<double>(o.bad) / static_cast<double>(o.n) : 0;
+
+  auto at = [&](std::int64_t i) {
+    return element(cand, ref, i, is_poison(cand.dtype, cand.bytes.data() + i * w) ? NAN : decode_one(cand.dtype, cand.bytes.data() + i * w),
+                   decode_one(ref.dtype, ref.bytes.data() + i * w));
+  };
+  if (ref_first >= 0) {
+    o.reference_bad = true;
+    const std::uint8_t* rp = ref.bytes.data() + ref_first * w;
+    o.failure = std::string("reference produced ") + (is_poison(ref.dtype, rp) ? "no value (unwritten)" : num(decode_one(ref.dtype, rp))) +
+                " at " + ref.name + index_text(ref.shape, ref_first);
+    return o;
+  }
+  char pct[64];
+  std::snprintf(pct, sizeof pct, "%.3g%%", o.bad_pct);
+  if (o.unwritten > 0) {
+    o.failure = std::to_string(o.unwritten) + " of " + std::to_string(o.n) + " elements unwritten (poison survived), first " +
+                cand.name + index_text(cand.shape, first_unwritten);
+  } else if (o.nan + o.inf > 0) {
+    o.failure = std::to_string(o.nan) + " NaN, " + std::to_string(o.inf) + " Inf, first " + at(first_nonfinite);
+  } else if (o.bad_pct > t.max_bad_pct) {
+    const double r = decode_one(ref.dtype, ref.bytes.data() + first_bad * w);
+    o.failure = std::string(pct) + " bad (limit " + num(t.max_bad_pct) + "%), first " + at(first_bad) + " (|err| " +
+                num(std::fabs(decode_one(cand.dtype, cand.bytes.data() + first_bad * w) - r)) + " > " +
+                num(t.atol + t.rtol * std::fabs(r)) + "); max_abs " + num(o.max_abs) + " at " + cand.name +
+                index_text(cand.shape, worst);
+  } else if (o.max_abs > t.max_abs) {
+    o.failure = "max_abs " + num(o.max_abs) + " > " + num(t.max_abs) + " at " + at(worst);
+  } else if (o.mean_abs > t.mean_abs) {
+    o.failure = "mean_abs " + num(o.mean_abs) + " > " + num(t.mean_abs) + " (max_abs " + num(o.max_abs) + " at " + at(worst) + ")";
+  }
+  return o;
+}
+
+GreenVerdict run_green(const GreenRun& r) {
+  const Profile& prof = *r.profile;
+  const GreenThresholds& th = prof.gates.green;
+  const double timeout = prof.gates.timeout_s;
+  GreenVerdict v;
+  bool any_skipped = false;
+  auto beat = [&](const std::string& step, double budget) { if (r.beat) r.beat(step, budget); };
+
+  for (const Problem* p : r.problems) {
+    GreenResult res;
+    res.problem = p->name;
+    res.outcome = Outcome::Passed;
+    BufferSet bufs(prof, *p, r.config);
+    const LaunchGeometry cg = launch_geometry(prof.kernel, *p, r.config);
+    const LaunchGeometry rg = r.reference_module ? launch_geometry(prof.reference, *p, {}) : LaunchGeometry{};
+    if (cg.shared_bytes > 48 * 1024) const_cast<Kernel&>(r.candidate).set_max_dynamic_smem(cg.shared_bytes);
+    if (r.reference_module && rg.shared_bytes > 48 * 1024) const_cast<Kernel&>(r.reference).set_max_dynamic_smem(rg.shared_bytes);
+    const PackedArgs cargs0 = bufs.pack(prof.kernel);
+    const PackedArgs rargs0 = bufs.pack(prof.reference);
+
+    for (std::size_t si = 0; si < r.seeds.size() && res.outcome == Outcome::Passed; ++si) {
+      for (int trial = 0; trial < r.trials && res.outcome == Outcome::Passed; ++trial) {
+        const std::string where =
+            "problem " + p->name + ", seed " + std::to_string(r.seeds[si]) + ", trial " + std::to_string(trial);
+        std::string step;
+        try {
+          step = "filling inputs";
+          beat("green: inputs (" + where + ")", 60 + timeout);
+          bufs.fill_inputs(r.seeds[si], trial, r.stream);
+          bufs.upload_symbols(*r.candidate_module, true, r.stream);
+          std::vector<HostTensor> ref_out;
+          if (r.reference_module) {
+            bufs.upload_symbols(*r.reference_module, false, r.stream);
+            bufs.poison_outputs(r.stream);
+            step = "reference launch";
+            beat("green: reference launch (" + where + ")", timeout);
+            PackedArgs a = rargs0;
+            for (std::size_t i = 0; i < a.ptrs.size(); ++i) a.ptrs[i] = &a.slots[i];
+            r.reference.launch(rg, a.get(), r.stream);
+            EVO_CUDA(cudaStreamSynchronize(r.stream));
+            ref_out = bufs.read_outputs(r.stream);
+          }
+          bufs.poison_outputs(r.stream);
+          step = "candidate launch";
+          beat("green: candidate launch (" + where + ")", timeout);
+          PackedArgs a = cargs0;
+          for (std::size_t i = 0; i < a.ptrs.size(); ++i) a.ptrs[i] = &a.slots[i];
+          auto t0 = std::chrono::steady_clock::now();
+          r.candidate.launch(cg, a.get(), r.stream);
+          EVO_CUDA(cudaStreamSynchronize(r.stream));
+          if (r.max_candidate_launch_s) *r.max_candidate_launch_s = std::max(*r.max_candidate_launch_s, seconds_since(t0));
+          step = "reading candidate outputs";
+          std::vector<HostTensor> cand_out = bufs.read_outputs(r.stream);
+          ++res.trials_run;
+          if (!r.reference_module) continue;
+
+          beat("green: compare (" + where + ")", 60 + timeout);
+          for (std::size_t i = 0; i < cand_out.size(); ++i) {
+            OutputCompare o = compare_output(cand_out[i], ref_out[i], th);
+            res.max_abs = std::max(res.max_abs, o.max_abs);
+            res.mean_abs = std::max(res.mean_abs, o.mean_abs);
+            res.rel_l2 = std::max(res.rel_l2, o.rel_l2);
+            res.bad_pct = std::max(res.bad_pct, o.bad_pct);
+            res.nan_count = std::max(res.nan_count, o.nan);
+            res.inf_count = std::max(res.inf_count, o.inf);
+            res.unwritten = std::max(res.unwritten, o.unwritten);
+            if (o.failure.empty() || res.outcome != Outcome::Passed) continue;
+            res.outcome = o.reference_bad ? Outcome::Skipped : Outcome::Rejected;
+            res.reason = (o.reference_bad ? "" : cand_out[i].name + ": ") + o.failure + " (" + where + ")";
+          }
+        } catch (const CudaError& e) {
+          throw CudaError(e.code, e.call + " during " + step + " (" + where + ")", e.sticky);
+        }
+      }
+    }
+    if (!r.reference_module) {
+      res.outcome = Outcome::Skipped;
+      res.reason = "candidate launches only (no reference compared)";
+    }
+    v.problems.push_back(res);
+    if (res.outcome == Outcome::Rejected) {
+      v.outcome = Outcome::Rejected;
+      v.reason = "problem " + res.problem + ": " + res.reason;
+      return v;
+    }
+    if (res.outcome == Outcome::Skipped && !any_skipped) {
+      any_skipped = true;
+      v.reason = "problem " + res.problem + ": " + res.reason;
+    }
+  }
+  v.outcome = any_skipped ? Outcome::Skipped : Outcome::Passed;
+  return v;
+}
+
+}  // namespace evo

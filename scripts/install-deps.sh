@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs evo's build dependencies from Debian packages (the CUDA 13.0 toolkit must already be
+# in /usr/local/cuda or $CUDA_HOME: it is not a Debian package).
+set -euo pipefail
+pkgs=(cmake g++ make nlohmann-json3-dev libspdlog-dev libsqlite3-dev libgtest-dev libcli11-dev libmuparser-dev)
+missing=()
+for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+if ((${#missing[@]})); then
+  echo "installing: ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
+fi
+cuda="${CUDA_HOME:-/usr/local/cuda}"
+[ -x "$cuda/bin/nvcc" ] || { echo "CUDA toolkit not found at $cuda (set CUDA_HOME)" >&2; exit 1; }

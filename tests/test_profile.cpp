@@ -1,0 +1,306 @@
+// Profiles, expressions, knob spaces and the static gate: everything that needs no GPU.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <set>
+
+#include "engine/error.h"
+#include "engine/expr.h"
+#include "engine/hash.h"
+#include "engine/launch.h"
+#include "engine/profile.h"
+#include "engine/space.h"
+#include "gates/static_gate.h"
+
+namespace fs = std::filesystem;
+using nlohmann::ordered_json;
+
+namespace {
+
+const fs::path kSource = EVO_SOURCE_DIR;
+
+ordered_json gemm_json() {
+  std::ifstream in(kSource / "profiles/gemm_fp16.json");
+  return ordered_json::parse(in);
+}
+
+// Writes a profile next to the shipped ones' templates so relative paths resolve.
+fs::path write_profile(const ordered_json& j, const std::string& name) {
+  fs::path dir = fs::temp_directory_path() / "evo-test-profiles" / "profiles";
+  fs::create_directories(dir);
+  // Relative template paths in gemm_fp16.json point at ../templates: mirror that with a link.
+  fs::path templates = dir.parent_path() / "templates";
+  if (!fs::exists(templates)) fs::create_directory_symlink(kSource / "templates", templates);
+  fs::path p = dir / (name + ".json");
+  std::ofstream(p) << j.dump(2);
+  return p;
+}
+
+std::string load_error(const fs::path& p) {
+  try {
+    evo::load_profile(p);
+  } catch (const evo::UserError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(Hash, Sha256MatchesFipsVectors) {
+  EXPECT_EQ(evo::sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(evo::sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(evo::sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  EXPECT_EQ(evo::sha256_hex(std::string(1000000, 'a')),
+            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+TEST(Expr, EvaluatesModuloCdivAndComparisons) {
+  evo::Vars v{{"M", 250}, {"T", 64}};
+  EXPECT_DOUBLE_EQ(evo::eval_expr("cdiv(M, T)", v), 4);
+  EXPECT_DOUBLE_EQ(evo::eval_expr("M % T", v), 58);
+  EXPECT_DOUBLE_EQ(evo::eval_expr("M % T == 0 || T >= 64", v), 1);
+  EXPECT_DOUBLE_EQ(evo::eval_expr("T == 64 ? 2 : 3", v), 2);
+  EXPECT_DOUBLE_EQ(evo::eval_expr("ceil(M / T) * floor(T / 3)", v), 4 * 21);
+}
+
+TEST(Expr, RejectsUnknownVariableAndGarbage) {
+  EXPECT_THROW(evo::Expr("TILE_M % 16", {"TILE_N"}), evo::UserError);
+  EXPECT_THROW(evo::Expr("TILE_M %% 16 ==", {"TILE_M"}), evo::UserError);
+}
+
+TEST(Profile, ShippedGemmProfileLoads) {
+  auto p = evo::load_profile(kSource / "profiles/gemm_fp16.json");
+  EXPECT_EQ(p.name, "gemm_fp16");
+  ASSERT_EQ(p.knobs.size(), 7u);
+  EXPECT_EQ(p.knobs[0].name, "BLOCK_M");  // file order kept
+  EXPECT_EQ(p.objective, "mission");
+  EXPECT_TRUE(fs::exists(p.kernel.source));
+  EXPECT_TRUE(fs::exists(p.reference.source));
+  EXPECT_EQ(p.reference.args, p.kernel.args);
+  EXPECT_EQ(p.gates.green.seeds.size(), 3u);
+}
+
+TEST(Profile, EveryShippedProfileLoadsAndHasAValidBaseline) {
+  int n = 0;
+  for (const auto& e : fs::directory_iterator(kSource / "profiles")) {
+    if (e.path().extension() != ".json") continue;
+    SCOPED_TRACE(e.path().string());
+    auto p = evo::load_profile(e.path());
+    evo::KnobSpace space(p);
+    EXPECT_EQ(space.why_invalid(p.baseline), std::nullopt);
+    ++n;
+  }
+  EXPECT_GE(n, 1);
+}
+
+struct BadProfileCase {
+  std::string name;
+  std::function<void(ordered_json&)> edit;
+  std::string expected;  // substring of the one-line error
+};
+
+class BadProfile : public ::testing::TestWithParam<BadProfileCase> {};
+
+TEST_P(BadProfile, GivesOneLineNamingFileAndField) {
+  auto j = gemm_json();
+  GetParam().edit(j);
+  auto path = write_profile(j, GetParam().name);
+  std::string err = load_error(path);
+  ASSERT_FALSE(err.empty()) << "profile was accepted";
+  EXPECT_NE(err.find(path.string()), std::string::npos) << err;
+  EXPECT_NE(err.find(GetParam().expected), std::string::npos) << err;
+  EXPECT_EQ(err.find('\n'), std::string::npos) << err;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Inputs, BadProfile,
+    ::testing::Values(
+        BadProfileCase{"unknown_field", [](ordered_json& j) { j["constriants"] = ordered_json::array(); },
+                       "constriants: unknown field"},
+        BadProfileCase{"knob_no_values", [](ordered_json& j) { j["knobs"]["STAGES"] = ordered_json::array(); },
+                       "knobs.STAGES: knob with no values"},
+        BadProfileCase{"knob_string_value", [](ordered_json& j) { j["knobs"]["STAGES"] = {"two"}; },
+                       "knobs.STAGES: values must be integers"},
+        BadProfileCase{"constraint_not_expr", [](ordered_json& j) { j["constraints"].push_back("BLOCK_M %% ) 16"); },
+                       "constraints[6]"},
+        BadProfileCase{"constraint_unknown_var", [](ordered_json& j) { j["constraints"].push_back("TILE_Q > 1"); },
+                       "constraints[6]"},
+        BadProfileCase{"missing_template", [](ordered_json& j) { j["template"] = "../templates/nope.cu"; },
+                       "template: template file not found"},
+        BadProfileCase{"kernel_not_in_template", [](ordered_json& j) { j["kernel"] = "gemm_fp17"; },
+                       "kernel: kernel 'gemm_fp17' not found"},
+        BadProfileCase{"unknown_dtype", [](ordered_json& j) { j["buffers"][0]["dtype"] = "fp4"; },
+                       "buffers[0].dtype: unknown dtype 'fp4'"},
+        BadProfileCase{"baseline_value", [](ordered_json& j) { j["baseline"]["BLOCK_M"] = 96; },
+                       "baseline.BLOCK_M: 96 not allowed (choose 32, 64, 128)"},
+        BadProfileCase{"baseline_unknown_knob", [](ordered_json& j) { j["baseline"]["TILE_Z"] = 1; },
+                       "baseline.TILE_Z: unknown knob"},
+        BadProfileCase{"objective_missing", [](ordered_json& j) { j["objective"] = "huge"; },
+                       "objective: 'huge' is not one of the problems"},
+        BadProfileCase{"arg_unknown", [](ordered_json& j) { j["args"].push_back("alpha"); },
+                       "args: argument 'alpha' is not a buffer"},
+        BadProfileCase{"launch_bad_expr", [](ordered_json& j) { j["launch"]["grid"][0] = "N / BLOCK_Q"; },
+                       "launch.grid"},
+        BadProfileCase{"no_output", [](ordered_json& j) { j["buffers"][2]["role"] = "input"; },
+                       "no buffer has role \"output\""},
+        BadProfileCase{"problem_sizes_differ", [](ordered_json& j) { j["problems"][1]["sizes"].erase("K"); },
+                       "problems[1].sizes: every problem must define the same sizes"}),
+    [](const auto& info) { return info.param.name; });
+
+TEST(Profile, MalformedJsonNamesTheFile) {
+  std::string err = load_error(kSource / "tests/data/bad/malformed.json");
+  EXPECT_NE(err.find("malformed.json: malformed JSON"), std::string::npos) << err;
+}
+
+TEST(Profile, UnknownProfileNameListsShippedOnes) {
+  try {
+    evo::resolve_profile("no_such_profile");
+    FAIL() << "resolved";
+  } catch (const evo::UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("gemm_fp16"), std::string::npos) << e.what();
+  }
+}
+
+TEST(KnobSpace, EnumeratesOnlyConfigsPassingEveryConstraint) {
+  auto p = evo::load_profile(kSource / "profiles/gemm_fp16.json");
+  evo::KnobSpace space(p);
+  auto all = space.enumerate_valid();
+  ASSERT_FALSE(all.empty());
+  EXPECT_LT(all.size(), space.size());
+  std::set<std::string> hashes;
+  for (const auto& c : all) {
+    EXPECT_EQ(c.at("BLOCK_M") % (c.at("WARPS_M") * 16), 0);
+    EXPECT_TRUE(c.at("USE_CP_ASYNC") == 1 || c.at("STAGES") == 1);
+    hashes.insert(evo::config_hash(c));
+  }
+  EXPECT_EQ(hashes.size(), all.size());
+}
+
+TEST(KnobSpace, ConstraintsLeavingNoConfigAreDetected) {
+  auto j = gemm_json();
+  j["constraints"].push_back("BLOCK_M > 1000");
+  auto p = evo::load_profile(write_profile(j, "empty_space"));
+  evo::KnobSpace space(p);
+  std::mt19937_64 rng(1);
+  EXPECT_FALSE(space.sample(rng).has_value());
+  EXPECT_TRUE(space.enumerate_valid().empty());
+  ASSERT_TRUE(space.why_invalid(p.baseline).has_value());
+  EXPECT_NE(space.why_invalid(p.baseline)->find("BLOCK_M > 1000"), std::string::npos);
+}
+
+TEST(KnobSpace, SampleIsUniformAmongValidConfigs) {
+  auto p = evo::load_profile(kSource / "profiles/gemm_fp16.json");
+  evo::KnobSpace space(p);
+  const auto all = space.enumerate_valid();
+  std::map<std::string, int> counts;
+  std::mt19937_64 rng(7);
+  const int draws = 200 * static_cast<int>(all.size());
+  for (int i = 0; i < draws; ++i) {
+    auto c = space.sample(rng);
+    ASSERT_TRUE(c && space.valid(*c));
+    counts[evo::config_hash(*c)]++;
+  }
+  EXPECT_EQ(counts.size(), all.size());  // every valid config reachable
+  for (const auto& [h, n] : counts) EXPECT_NEAR(n, 200, 200 * 0.45) << h;
+}
+
+TEST(KnobSpace, NeighboursMoveOneKnobOneStep) {
+  auto p = evo::load_profile(kSource / "profiles/gemm_fp16.json");
+  evo::KnobSpace space(p);
+  auto ns = space.neighbours(p.baseline);
+  ASSERT_FALSE(ns.empty());
+  for (const auto& n : ns) {
+    EXPECT_TRUE(space.valid(n));
+    int changed = 0;
+    for (const auto& k : p.knobs) {
+      if (n.at(k.name) == p.baseline.at(k.name)) continue;
+      ++changed;
+      auto a = std::find(k.values.begin(), k.values.end(), n.at(k.name));
+      auto b = std::find(k.values.begin(), k.values.end(), p.baseline.at(k.name));
+      EXPECT_EQ(std::abs(a - b), 1) << k.name;
+    }
+    EXPECT_EQ(changed, 1);
+  }
+}
+
+TEST(KnobSpace, ConfigHashIsStableAndOrderFree) {
+  evo::Config a{{"B", 2}, {"A", 1}};
+  evo::Config b{{"A", 1}, {"B", 2}};
+  EXPECT_EQ(evo::config_text(a), "A=1,B=2");
+  EXPECT_EQ(evo::config_hash(a), evo::config_hash(b));
+  EXPECT_EQ(evo::config_hash(a), evo::sha256_hex("A=1,B=2").substr(0, 16));
+  EXPECT_NE(evo::config_hash(a), evo::config_hash({{"A", 1}, {"B", 3}}));
+}
+
+TEST(KnobSpace, ParseRejectsUnknownKnobAndDisallowedValue) {
+  auto p = evo::load_profile(kSource / "profiles/gemm_fp16.json");
+  evo::KnobSpace space(p);
+  auto c = space.parse("BLOCK_M=128,STAGES=3", p.baseline);
+  EXPECT_EQ(c.at("BLOCK_M"), 128);
+  EXPECT_EQ(c.at("BLOCK_N"), p.baseline.at("BLOCK_N"));
+  EXPECT_THROW(space.parse("TILE_Q=1", p.baseline), evo::UserError);
+  try {
+    space.parse("BLOCK_M=96", p.baseline);
+    FAIL();
+  } catch (const evo::UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("choose 32, 64, 128"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Launch, GeometryEvaluatesProfileExpressions) {
+  auto p = evo::load_profile(kSource / "profiles/gemm_fp16.json");
+  auto g = evo::launch_geometry(p.kernel, *p.find_problem("mission"), p.baseline);
+  EXPECT_EQ(g.grid[0], 2048u / p.baseline.at("BLOCK_N"));
+  EXPECT_EQ(g.grid[1], 2048u / p.baseline.at("BLOCK_M"));
+  EXPECT_EQ(g.threads(), p.baseline.at("WARPS_M") * p.baseline.at("WARPS_N") * 32);
+  EXPECT_GT(g.shared_bytes, 0);
+}
+
+namespace {
+evo::Build fake_build(int regs, int spill, int smem) {
+  evo::Build b;
+  b.ok = true;
+  b.ptxas.registers = regs;
+  b.ptxas.spill_stores = spill;
+  b.ptxas.static_smem = smem;
+  return b;
+}
+}  // namespace
+
+TEST(StaticGate, PassesACleanBuildAndRejectsSpills) {
+  auto p = evo::load_profile(kSource / "profiles/gemm_fp16.json");
+  auto lim = evo::arch_limits("sm_90");
+  auto ok = evo::static_gate(p, p.baseline, fake_build(96, 0, 0), lim);
+  EXPECT_EQ(ok.outcome, evo::Outcome::Passed) << ok.reason;
+  auto spill = evo::static_gate(p, p.baseline, fake_build(96, 40, 0), lim);
+  EXPECT_EQ(spill.outcome, evo::Outcome::Rejected);
+  EXPECT_NE(spill.reason.find("40 bytes spilled"), std::string::npos) << spill.reason;
+}
+
+TEST(StaticGate, RejectsRegisterFileOverflowAndSharedMemoryOverLimit) {
+  auto p = evo::load_profile(kSource / "profiles/gemm_fp16.json");
+  evo::Config big = p.baseline;
+  big["WARPS_M"] = 4;
+  big["WARPS_N"] = 4;  // 512 threads x 255 registers > 65536
+  big["BLOCK_M"] = 128;
+  big["BLOCK_N"] = 128;
+  auto regs = evo::static_gate(p, big, fake_build(255, 0, 0), evo::arch_limits("sm_90"));
+  EXPECT_EQ(regs.outcome, evo::Outcome::Rejected);
+  EXPECT_NE(regs.reason.find("too many resources"), std::string::npos) << regs.reason;
+  auto smem = evo::static_gate(p, p.baseline, fake_build(64, 0, 200 * 1024), evo::arch_limits("sm_89"));
+  EXPECT_EQ(smem.outcome, evo::Outcome::Rejected);
+  EXPECT_NE(smem.reason.find("sm_89 allows"), std::string::npos) << smem.reason;
+}
+
+TEST(StaticGate, AllocatesRegistersPerWarpInUnitsOf256) {
+  EXPECT_EQ(evo::allocated_registers(32, 256), 8 * 1024);
+  EXPECT_EQ(evo::allocated_registers(33, 32), 1280);  // 33*32 = 1056 -> 1280
+  EXPECT_EQ(evo::allocated_registers(255, 256), 8 * 8192);
+  EXPECT_THROW(evo::arch_limits("sm_42"), evo::UserError);
+}
