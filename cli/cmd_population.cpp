@@ -18,7 +18,7 @@
 #include "engine/hash.h"
 #include "engine/launch.h"
 #include "engine/profile.h"
-#include "engine/replay.h"
+#include "population/landscape.h"  // defines: write_landscape
 #include "population/store.h"
 
 namespace fs = std::filesystem;
@@ -279,6 +279,8 @@ int cmd_export(const Globals& g, const ExportArgs& a) {
   for (const auto& [k, v] : ev.config) h << "#define " << k << " " << v << "  // knob chosen by evo\n";
   h << "\n" << body;
 
+  // The evaluation structs' JSON forms are defined for nlohmann::json; wrapped so they sit in an
+  // ordered document.
   nlohmann::ordered_json prov{
       {"format", "evo-export/1"},
       {"evo_version", EVO_VERSION},
@@ -302,14 +304,14 @@ int cmd_export(const Globals& g, const ExportArgs& a) {
                   {"grid_expr", p.kernel.launch.grid}, {"block_expr", p.kernel.launch.block},
                   {"shared_bytes_expr", p.kernel.launch.shared_bytes}}},
       {"args", p.kernel.args},
-      {"timing", ev.fast},
+      {"timing", nlohmann::json(ev.fast)},
       {"speedup_vs_baseline", ev.speedup},
       {"baseline", p.baseline},
-      {"green", ev.green},
-      {"static", ev.static_verdict},
-      {"sanitize", ev.sanitize},
-      {"metrics", ev.metrics},
-      {"origin", ev.origin},
+      {"green", nlohmann::json(ev.green)},
+      {"static", nlohmann::json(ev.static_verdict)},
+      {"sanitize", nlohmann::json(ev.sanitize)},
+      {"metrics", nlohmann::json(ev.metrics)},
+      {"origin", nlohmann::json(ev.origin)},
       {"measured_at", pick->created_at}};
   write_atomically(cu, h.str());
   write_atomically(js, prov.dump(2) + "\n");

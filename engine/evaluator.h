@@ -27,6 +27,13 @@ class Evaluator {
   virtual Evaluation evaluate(const Candidate& c) = 0;
   // Times the profile's baseline now, in this run, so speedups are ratios measured side by side.
   virtual Timing time_baseline() = 0;
+  // compute-sanitizer memcheck over one candidate's GREEN launches (the run loop checks each new
+  // elite). Only an evaluator that launches real kernels can do it.
+  virtual SanitizeVerdict sanitize(const Candidate& c) {
+    SanitizeVerdict v;
+    v.first_message = "not supported by this evaluator";
+    return v;
+  }
 };
 
 }  // namespace evo

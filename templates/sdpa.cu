@@ -14,13 +14,14 @@
 //   0: the seed kernels' shape. S, P and O live in shared memory; each product is WMMA
 //      (USE_WMMA_QK / USE_WMMA_PV) or scalar FMA; warps share rows through __syncthreads.
 //   1: FlashAttention-2 shape. Each compute warp owns 16 or 32 query rows; S, P and O stay in
-//      registers; Q·Kᵀ and P·V are mma.sync (fp16 m16n8k16; fp8 Q·Kᵀ m16n8k32 e4m3) fed by ldmatrix.
+//      registers; Q·Kᵀ and P·V are mma.sync (fp16 m16n8k16; fp8 Q·Kᵀ m16n8k32 e4m3) fed by ldmatrix;
+//      fp8 V is widened to fp16 in registers (no converted copy in shared memory).
 // Around both: a STAGES-deep K/V ring in shared memory (cp.async or plain loads), optional
 // producer warp (WARP_SPEC), optional split of the keys across blocks (SPLIT_KV) with an in-kernel
 // combine by the last-arriving block.
 //
 // Launch (see docs/templates.md for the exact shared-memory expression):
-//   grid  = (ceil(S / TILE_M), B * H, SPLIT_KV), block = (NUM_WARPS * 32, 1, 1),
+//   grid  = (ceil(S / TILE_M), B * H, SPLIT_KV), block = ((NUM_WARPS + WARP_SPEC) * 32, 1, 1),
 //   dynamic shared memory = sdpa::SMEM_BYTES (the kernel traps if given less).
 // Compiled by NVRTC (or nvcc -arch=sm_90 -c); every knob is a -D define. Illegal knob combinations
 // stop at a static_assert naming the knob.
@@ -45,7 +46,7 @@
 #define TILE_N 64        // key/value rows per step: 16, 32, 64, 128
 #endif
 #ifndef NUM_WARPS
-#define NUM_WARPS 4      // warps per block: 2, 4, 8
+#define NUM_WARPS 4      // compute warps per block: 2, 4, 8 (WARP_SPEC adds a producer warp)
 #endif
 #ifndef STAGES
 #define STAGES 2         // K/V shared-memory ring depth: 1, 2, 3
@@ -66,10 +67,13 @@
 #define SWIZZLE 2        // Q/K/V tile layout: 0 dense rows, 1 rows padded by 16 bytes, 2 XOR swizzle
 #endif
 #ifndef WARP_SPEC
-#define WARP_SPEC 0      // 1: the last warp only issues the copies, the others compute
+#define WARP_SPEC 0      // 1: one extra warp (the last) only issues the copies; NUM_WARPS compute
 #endif
 #ifndef SPLIT_KV
 #define SPLIT_KV 1       // blocks that share one query tile's keys: 1, 2, 4
+#endif
+#ifndef PV_FP8
+#define PV_FP8 0         // fp8 inputs, MMA_PATH=1: 1 P·V as e4m3 x e4m3 (m16n8k32), 0 as fp16 (V widened)
 #endif
 
 // ---- legal values and combinations (docs/templates.md lists the same rules as constraints) ----
@@ -78,6 +82,7 @@ static_assert(IN_FP8 == 0 || IN_FP8 == 1, "IN_FP8 must be 0 or 1");
 static_assert(TILE_M == 16 || TILE_M == 32 || TILE_M == 64 || TILE_M == 128, "TILE_M must be 16, 32, 64 or 128");
 static_assert(TILE_N == 16 || TILE_N == 32 || TILE_N == 64 || TILE_N == 128, "TILE_N must be 16, 32, 64 or 128");
 static_assert(NUM_WARPS == 2 || NUM_WARPS == 4 || NUM_WARPS == 8, "NUM_WARPS must be 2, 4 or 8");
+static_assert(TILE_M % 16 == 0 && TILE_N % 16 == 0, "TILE_M and TILE_N must be multiples of 16 (mma tiles)");
 static_assert(STAGES >= 1 && STAGES <= 3, "STAGES must be 1, 2 or 3");
 static_assert(USE_CP_ASYNC == 0 || USE_CP_ASYNC == 1, "USE_CP_ASYNC must be 0 or 1");
 static_assert(USE_WMMA_QK == 0 || USE_WMMA_QK == 1, "USE_WMMA_QK must be 0 or 1");
@@ -86,13 +91,15 @@ static_assert(MMA_PATH == 0 || MMA_PATH == 1, "MMA_PATH must be 0 or 1");
 static_assert(SWIZZLE >= 0 && SWIZZLE <= 2, "SWIZZLE must be 0, 1 or 2");
 static_assert(WARP_SPEC == 0 || WARP_SPEC == 1, "WARP_SPEC must be 0 or 1");
 static_assert(SPLIT_KV == 1 || SPLIT_KV == 2 || SPLIT_KV == 4, "SPLIT_KV must be 1, 2 or 4");
+static_assert(PV_FP8 == 0 || (PV_FP8 == 1 && IN_FP8 == 1 && MMA_PATH == 1 && TILE_N % 32 == 0),
+              "PV_FP8=1 needs IN_FP8=1, MMA_PATH=1 and TILE_N a multiple of 32");
 static_assert(USE_CP_ASYNC == 1 || STAGES == 1, "STAGES > 1 needs USE_CP_ASYNC=1 (plain loads are synchronous)");
 static_assert(WARP_SPEC == 0 || USE_CP_ASYNC == 1, "WARP_SPEC=1 needs USE_CP_ASYNC=1");
 static_assert(MMA_PATH == 0 || (USE_WMMA_QK == 1 && USE_WMMA_PV == 1),
               "MMA_PATH=1 needs USE_WMMA_QK=1 and USE_WMMA_PV=1 (both products on tensor cores)");
-static_assert(MMA_PATH == 0 || TILE_M == 16 * (NUM_WARPS - WARP_SPEC) || TILE_M == 32 * (NUM_WARPS - WARP_SPEC),
-              "MMA_PATH=1 needs TILE_M = 16 or 32 rows per compute warp (NUM_WARPS - WARP_SPEC warps)");
-static_assert(MMA_PATH == 0 || TILE_N * TILE_M <= 128 * 16 * (NUM_WARPS - WARP_SPEC),
+static_assert(MMA_PATH == 0 || TILE_M == 16 * NUM_WARPS || TILE_M == 32 * NUM_WARPS,
+              "MMA_PATH=1 needs TILE_M = 16 or 32 rows per compute warp (TILE_M = 16 or 32 x NUM_WARPS)");
+static_assert(MMA_PATH == 0 || TILE_N * TILE_M <= 128 * 16 * NUM_WARPS,
               "MMA_PATH=1: TILE_N * rows-per-warp must be <= 2048 (score registers)");
 static_assert(MMA_PATH == 1 || (TILE_N <= TILE_M && TILE_M <= 64 && 8 * NUM_WARPS <= TILE_M),
               "MMA_PATH=0 needs TILE_N <= TILE_M <= 64 and TILE_M >= 8 * NUM_WARPS");
@@ -109,8 +116,8 @@ namespace sdpa {
 
 // ---- derived constants ----
 constexpr float LOG2E   = 1.4426950408889634f;     // exp(x) = exp2(x * log2(e))
-constexpr int NT        = NUM_WARPS * 32;          // threads per block
-constexpr int CW        = NUM_WARPS - WARP_SPEC;   // compute warps (WARP_SPEC=1: last warp copies)
+constexpr int NT        = (NUM_WARPS + WARP_SPEC) * 32;  // threads per block
+constexpr int CW        = NUM_WARPS;               // compute warps (WARP_SPEC=1: warp CW copies)
 constexpr int CT        = CW * 32;                 // compute threads (always threads 0 .. CT-1)
 constexpr int ESZ       = IN_FP8 ? 1 : 2;          // bytes per input element
 constexpr int RB_IN     = HEAD_DIM * ESZ;          // bytes per row of a raw Q/K/V tile
@@ -121,7 +128,8 @@ constexpr int RS_H      = RB_H + PADB;             // smem row stride of an fp16
 constexpr int PD        = STAGES - 1;              // tiles in flight ahead of the one computed
 constexpr int CONV_BUFS = WARP_SPEC ? STAGES : 1;  // fp8 -> fp16 converted K/V tiles
 constexpr bool NEED_KH  = IN_FP8 && MMA_PATH == 0 && USE_WMMA_QK;        // WMMA has no e4m3
-constexpr bool NEED_VH  = IN_FP8 && (MMA_PATH == 1 || USE_WMMA_PV);      // P·V runs in fp16
+constexpr bool NEED_VH  = IN_FP8 && MMA_PATH == 0 && USE_WMMA_PV;        // WMMA P·V runs in fp16
+// (MMA_PATH=1 widens fp8 V to fp16 in registers, after ldmatrix: see warp_pv)
 constexpr int PF = SWIZZLE == 1 ? 4 : 0;           // MMA_PATH=0 float row padding
 constexpr int PH = SWIZZLE == 1 ? 8 : 0;           // MMA_PATH=0 half row padding
 constexpr int LDS = TILE_N + PF;                   // sS row stride (floats)
@@ -135,8 +143,11 @@ constexpr int NTN = TILE_N / 8;                    // 8-key score tiles
 constexpr int NTD = HEAD_DIM / 8;                  // 8-column output tiles
 constexpr int KS  = RB_IN / 32;                    // Q·Kᵀ k-steps of 32 bytes (16 fp16 / 32 fp8)
 constexpr bool Q_IN_REGS = MT * RB_IN <= 256;      // else Q fragments are re-read from smem
+// PV_FP8=1: P is quantised to e4m3 as P * 2^P_SHIFT (<= 256 < 448), which keeps the small
+// probabilities out of e4m3's subnormals; l carries the same factor, so O / l is unchanged.
+constexpr float P_SHIFT = PV_FP8 ? 8.f : 0.f;
 
-// ---- shared-memory layout (bytes; every section is a multiple of 256) ----
+// ---- shared-memory layout (bytes; every section is a multiple of 32: WMMA pointers need 32-byte alignment) ----
 constexpr int RS_Q   = MMA_PATH == 1 ? RS_IN : RS_H;   // MMA_PATH=0 keeps Q as fp16
 constexpr int OFF_Q  = 0;
 constexpr int OFF_K  = OFF_Q + TILE_M * RS_Q;
@@ -362,7 +373,6 @@ __device__ __forceinline__ void producer(const Work& w, unsigned char* smem, int
 // ---------------------------------------------------------------------------------------------
 __device__ __forceinline__ void split_combine(const Work& w, const float* sO, int ldo, const float* sM, const float* sL,
                                               float* partial_o, float* partial_ml, int* split_counter, int ctid) {
-  __shared__ int s_last;
   constexpr int C4 = HEAD_DIM / 4;
   const int z = blockIdx.z;
   const int rows = min(TILE_M, w.S - w.q0);
@@ -377,11 +387,13 @@ __device__ __forceinline__ void split_combine(const Work& w, const float* sO, in
     __stcg(reinterpret_cast<float2*>(partial_ml) + (z * BH + w.bh) * w.S + w.q0 + r, make_float2(sM[r], sL[r]));
   __threadfence();
   compute_sync();
-  // B. ticket
+  // B. ticket. The flag lives in sM[0]: m and l are in global memory now, and static shared memory
+  // would push a 48 KB launch over the default limit.
+  int* s_last = reinterpret_cast<int*>(const_cast<float*>(sM));
   int* counter = split_counter + w.bh * gridDim.x + blockIdx.x;
-  if (ctid == 0) s_last = atomicAdd(counter, 1) == SPLIT_KV - 1;
+  if (ctid == 0) *s_last = atomicAdd(counter, 1) == SPLIT_KV - 1;
   compute_sync();
-  if (!s_last) return;
+  if (!*s_last) return;
   __threadfence();
   // C. combine: O = sum_z o_z 2^(m_z - M) / sum_z l_z 2^(m_z - M)
   for (int i = ctid; i < rows * C4; i += CT) {
@@ -436,6 +448,18 @@ __device__ __forceinline__ void mma_qk(float (&c)[4], const unsigned (&a)[4], un
                : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 #endif
+}
+// C += A·B, A and B e4m3 (PV_FP8=1 P·V).
+__device__ __forceinline__ void mma_e4m3(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+  asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+// Four floats -> four e4m3 (first in the low byte), saturating.
+__device__ __forceinline__ unsigned pack_e4m3x4(float a, float b, float c, float d) {
+  const unsigned lo = __nv_cvt_float2_to_fp8x2(make_float2(a, b), __NV_SATFINITE, __NV_E4M3);
+  const unsigned hi = __nv_cvt_float2_to_fp8x2(make_float2(c, d), __NV_SATFINITE, __NV_E4M3);
+  return lo | (hi << 16);
 }
 __device__ __forceinline__ void mma_pv(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
   asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
@@ -524,13 +548,14 @@ __device__ __forceinline__ void warp_scores(WarpState& ws, Scores& s, const unsi
       const float m_new = fmaxf(ws.m[mt][h], mx * w.scale_log2);    // online softmax: running max
       const float m_use = m_new == neg_inf() ? 0.f : m_new;          // row masked so far: no inf - inf
       const float alpha = fast_exp2(ws.m[mt][h] - m_use);            // rescale earlier tiles
+      const float m_p = m_use - P_SHIFT;                              // PV_FP8: P scaled by 2^P_SHIFT
       ws.m[mt][h] = m_new;
       float rs = 0.f;
 #pragma unroll
       for (int nt = 0; nt < NTN; ++nt)
 #pragma unroll
         for (int e = 2 * h; e < 2 * h + 2; ++e) {
-          const float p = fast_exp2(fmaf(s[mt][nt][e], w.scale_log2, -m_use));  // this tile's probabilities
+          const float p = fast_exp2(fmaf(s[mt][nt][e], w.scale_log2, -m_p));  // this tile's probabilities
           s[mt][nt][e] = p;
           rs += p;
         }
@@ -545,7 +570,41 @@ __device__ __forceinline__ void warp_scores(WarpState& ws, Scores& s, const unsi
 }
 
 // Second half: O += P·V (P from registers as fp16 A-fragments, V fp16 through ldmatrix.trans).
+// fp8 V: ldmatrix.trans on byte pairs gives lane (g, t) keys 2t, 2t+1 of the columns 2g, 2g+1 of a
+// 16-byte chunk; one byte permute per column gives the fp8x2 pair, one cvt widens it to the fp16
+// B-fragment. Output tile 4*dq + 2*j + e (e = 0 even, 1 odd columns) then holds columns
+// d = 32*dq + 16*j + 2*n + e for its n = 2t, 2t+1: lane t owns the 4 contiguous columns 4t .. 4t+3
+// of each 16-column group (the epilogue's stores undo the permutation).
 __device__ __forceinline__ void warp_pv(WarpState& ws, const Scores& s, const unsigned char* sV, int lane) {
+#if PV_FP8  // knob PV_FP8=1: e4m3 P·V, 32 keys per mma. ldmatrix.trans of 4 key octets of one chunk
+            // gives lane (g, t) keys 2t, 2t+1, 8+2t, 9+2t (and 16+ ..) of columns 2g, 2g+1; the score
+            // registers hold exactly those keys of P (C-fragment columns 2t, 2t+1 of two 8-key tiles),
+            // so both operands agree on this key order with no shuffles. Columns come out in the
+            // same even / odd tile order as the fp16 fp8-V path below.
+#pragma unroll
+  for (int q = 0; q < TILE_N / 32; ++q) {
+    unsigned a[MT][4];
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt) {
+      a[mt][0] = pack_e4m3x4(s[mt][4 * q][0], s[mt][4 * q][1], s[mt][4 * q + 1][0], s[mt][4 * q + 1][1]);
+      a[mt][1] = pack_e4m3x4(s[mt][4 * q][2], s[mt][4 * q][3], s[mt][4 * q + 1][2], s[mt][4 * q + 1][3]);
+      a[mt][2] = pack_e4m3x4(s[mt][4 * q + 2][0], s[mt][4 * q + 2][1], s[mt][4 * q + 3][0], s[mt][4 * q + 3][1]);
+      a[mt][3] = pack_e4m3x4(s[mt][4 * q + 2][2], s[mt][4 * q + 2][3], s[mt][4 * q + 3][2], s[mt][4 * q + 3][3]);
+    }
+#pragma unroll
+    for (int c = 0; c < HEAD_DIM / 16; ++c) {
+      unsigned r[4];  // keys 0-7, 8-15, 16-23, 24-31 of this 32-key step, chunk c
+      ldsm_x4_t(r, sV + chunk_off<RB_IN>(q * 32 + lane, c));
+      const unsigned ev0 = __byte_perm(r[0], r[1], 0x6420), ev1 = __byte_perm(r[2], r[3], 0x6420);  // column 2g
+      const unsigned od0 = __byte_perm(r[0], r[1], 0x7531), od1 = __byte_perm(r[2], r[3], 0x7531);  // column 2g+1
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt) {
+        mma_e4m3(ws.o[mt][2 * c], a[mt], ev0, ev1);
+        mma_e4m3(ws.o[mt][2 * c + 1], a[mt], od0, od1);
+      }
+    }
+  }
+#else       // knob PV_FP8=0: fp16 P·V, 16 keys per mma
 #pragma unroll
   for (int kk = 0; kk < TILE_N / 16; ++kk) {
     unsigned a[MT][4];
@@ -556,6 +615,25 @@ __device__ __forceinline__ void warp_pv(WarpState& ws, const Scores& s, const un
       a[mt][2] = pack_h2(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
       a[mt][3] = pack_h2(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
     }
+#if IN_FP8
+#pragma unroll
+    for (int dq = 0; dq < HEAD_DIM / 32; ++dq) {
+      unsigned r[4];  // r[0], r[1]: keys 0-7, 8-15 of chunk 2dq; r[2], r[3]: of chunk 2dq+1
+      ldsm_x4_t(r, sV + chunk_off<RB_IN>(kk * 16 + (lane & 15), dq * 2 + (lane >> 4)));
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+        const unsigned ev0 = fp8x2_to_h2(__byte_perm(r[2 * j], 0, 0x0020));      // column 2g, keys 2t, 2t+1
+        const unsigned ev1 = fp8x2_to_h2(__byte_perm(r[2 * j + 1], 0, 0x0020));  // ... keys 8+2t, 9+2t
+        const unsigned od0 = fp8x2_to_h2(__byte_perm(r[2 * j], 0, 0x0031));      // column 2g+1
+        const unsigned od1 = fp8x2_to_h2(__byte_perm(r[2 * j + 1], 0, 0x0031));
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt) {
+          mma_pv(ws.o[mt][4 * dq + 2 * j], a[mt], ev0, ev1);
+          mma_pv(ws.o[mt][4 * dq + 2 * j + 1], a[mt], od0, od1);
+        }
+      }
+    }
+#else
 #pragma unroll
     for (int dp = 0; dp < HEAD_DIM / 16; ++dp) {
       unsigned b[4];
@@ -566,7 +644,9 @@ __device__ __forceinline__ void warp_pv(WarpState& ws, const Scores& s, const un
         mma_pv(ws.o[mt][2 * dp + 1], a[mt], b[2], b[3]);
       }
     }
+#endif
   }
+#endif  // PV_FP8
 }
 
 // Does this warp have anything to do with key tile kv0? (all rows past S, or all keys after all rows)
@@ -603,7 +683,7 @@ __device__ __forceinline__ void block_mma(const Work& w, unsigned char* smem, fl
     const int kv0 = (w.t_begin + j) * TILE_N;
     named_sync(BAR_FULL + st, NT);
     if (j == 0) load_q_frags(ws, sQ, wrow, lane);
-    const unsigned char* sV = NEED_VH ? vh_buf(smem, st) : v_stage(smem, st);
+    const unsigned char* sV = v_stage(smem, st);
     if (warp_active(w, wrow, kv0)) {
       Scores s;
       warp_scores(ws, s, sQ, k_stage(smem, st), wrow, lane, w, kv0);
@@ -620,7 +700,7 @@ __device__ __forceinline__ void block_mma(const Work& w, unsigned char* smem, fl
     else issue_none();
   }
   // With fp8 (V converted in smem) or STAGES > 1 (V long in flight), wait for the whole tile up front.
-  constexpr bool V_EARLY = IN_FP8 || STAGES > 1;
+  constexpr bool V_EARLY = STAGES > 1;
   for (int j = 0; j < w.n_tiles; ++j) {
     const int st = j % STAGES;
     const int kv0 = (w.t_begin + j) * TILE_N;
@@ -636,13 +716,12 @@ __device__ __forceinline__ void block_mma(const Work& w, unsigned char* smem, fl
     else issue_none();
 #endif
     if (j == 0) load_q_frags(ws, sQ, wrow, lane);
-    if (NEED_VH) convert_kv(smem, st, 0, tid, NT);
-    const unsigned char* sV = NEED_VH ? vh_buf(smem, 0) : v_stage(smem, st);
+    const unsigned char* sV = v_stage(smem, st);
     const bool active = warp_active(w, wrow, kv0);
     Scores s;
     if (active) warp_scores(ws, s, sQ, k_stage(smem, st), wrow, lane, w, kv0);
-    if (!V_EARLY || NEED_VH) {  // V (or its fp16 copy) must be visible to every warp before P·V
-      if (!V_EARLY) cp_async_wait<0>();
+    if (!V_EARLY) {  // STAGES=1: V must be visible to every warp before P·V
+      cp_async_wait<0>();
       __syncthreads();
     }
     if (active) warp_pv(ws, s, sV, lane);
@@ -661,14 +740,23 @@ __device__ __forceinline__ void block_mma(const Work& w, unsigned char* smem, fl
       const float inv = l > 0.f ? w.v_descale / l : 0.f;
       const int row = w.q0 + wrow + mt * 16 + g + 8 * h;
       if (row < w.S) {
-        __half* out = w.O + (long long)row * HEAD_DIM + tq * 2;
+        __half* out = w.O + (long long)row * HEAD_DIM;
+#if IN_FP8  // columns 16p + 4t .. +3 from tiles 2p (even columns) and 2p+1 (odd): see warp_pv
+#pragma unroll
+        for (int p = 0; p < NTD / 2; ++p)
+          *reinterpret_cast<uint2*>(out + 16 * p + 4 * tq) =
+              make_uint2(pack_h2(ws.o[mt][2 * p][2 * h] * inv, ws.o[mt][2 * p + 1][2 * h] * inv),
+                         pack_h2(ws.o[mt][2 * p][2 * h + 1] * inv, ws.o[mt][2 * p + 1][2 * h + 1] * inv));
+#else       // columns 8 dt + 2t, +1
 #pragma unroll
         for (int dt = 0; dt < NTD; ++dt)
-          *reinterpret_cast<unsigned*>(out + dt * 8) = pack_h2(ws.o[mt][dt][2 * h] * inv, ws.o[mt][dt][2 * h + 1] * inv);
+          *reinterpret_cast<unsigned*>(out + dt * 8 + tq * 2) = pack_h2(ws.o[mt][dt][2 * h] * inv, ws.o[mt][dt][2 * h + 1] * inv);
+#endif
       }
     }
 #else              // knob SPLIT_KV>1: dump the state to smem, then combine across splits
-  compute_sync();  // everyone is done with the K/V ring the dump overwrites
+  cp_async_wait<0>();  // a split with no tiles still has its Q copy in flight over the dump area
+  compute_sync();      // everyone is done with the K/V ring the dump overwrites
   float* sO = reinterpret_cast<float*>(smem);
   float* sM = sO + TILE_M * HEAD_DIM;
   float* sL = sM + TILE_M;
@@ -680,9 +768,16 @@ __device__ __forceinline__ void block_mma(const Work& w, unsigned char* smem, fl
       l += __shfl_xor_sync(0xffffffffu, l, 1);
       l += __shfl_xor_sync(0xffffffffu, l, 2);
       const int r = wrow + mt * 16 + g + 8 * h;
+#if IN_FP8  // the fp8 P·V column order (see warp_pv)
+#pragma unroll
+      for (int p = 0; p < NTD / 2; ++p)
+        *reinterpret_cast<float4*>(sO + r * HEAD_DIM + 16 * p + 4 * tq) =
+            make_float4(ws.o[mt][2 * p][2 * h], ws.o[mt][2 * p + 1][2 * h], ws.o[mt][2 * p][2 * h + 1], ws.o[mt][2 * p + 1][2 * h + 1]);
+#else
 #pragma unroll
       for (int dt = 0; dt < NTD; ++dt)
         *reinterpret_cast<float2*>(sO + r * HEAD_DIM + dt * 8 + tq * 2) = make_float2(ws.o[mt][dt][2 * h], ws.o[mt][dt][2 * h + 1]);
+#endif
       if (tq == 0) { sM[r] = ws.m[mt][h]; sL[r] = l; }
     }
   compute_sync();
@@ -909,9 +1004,9 @@ __device__ __forceinline__ void block_smem(const Work& w, unsigned char* smem, f
 }  // namespace sdpa
 
 // =============================================================================================
-// Entry point. grid = (ceil(S/TILE_M), B*H, SPLIT_KV), block = NUM_WARPS*32, smem = SMEM_BYTES.
+// Entry point. grid = (ceil(S/TILE_M), B*H, SPLIT_KV), block = (NUM_WARPS+WARP_SPEC)*32, smem = SMEM_BYTES.
 // =============================================================================================
-extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32, 1)
+extern "C" __global__ void __launch_bounds__((NUM_WARPS + WARP_SPEC) * 32, 1)
 sdpa_fwd(const IN_T* __restrict__ Q, const IN_T* __restrict__ K, const IN_T* __restrict__ V,
          __half* __restrict__ O, float* __restrict__ partial_o, float* __restrict__ partial_ml,
          int* __restrict__ split_counter, float q_descale, float k_descale, float v_descale,

@@ -1,0 +1,236 @@
+#!/usr/bin/env python3
+"""Side-by-side attention forward timings on one GPU, one process, one method.
+
+    python3 bench/peers.py --fp16 kernels/sdpa_fp16-XXXX.cu --fp8 kernels/sdpa_fp8-XXXX.cu
+    python3 bench/peers.py --fp16 MMA_PATH=1,TILE_M=128,... --fp8 MMA_PATH=1,... [--template templates/sdpa.cu]
+
+Peers, on mission (B=2,H=8,S=256,D=64), mission512 (1,8,512,64) and long (2,16,4096,64), non-causal:
+  torch-flash   PyTorch SDPA, FlashAttention-2 back-end, fp16
+  torch-cudnn   PyTorch SDPA, cuDNN back-end, fp16 (the yardstick: ratios are to its time)
+  triton-fa2    a FlashAttention-2 forward in Triton, tuned by triton.autotune (fp16, and fp8 e4m3 Q·Kᵀ)
+  evo           the evo configuration given: an exported .cu (knobs fixed at the top, a .json with
+                "knobs" and "profile" beside it) or K=V knobs for the template, compiled with NVRTC
+                (CuPy RawModule); its launch geometry comes from the profile's expressions.
+Every peer is timed the same way (tests/gpu/sdpa_check.py time_graph): a CUDA graph of 20 launches,
+replayed, median per launch. FP8 inputs are quantised per tensor (amax / 448) and carry descales.
+"""
+import argparse
+import json
+import math
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests", "gpu"))
+import sdpa_check as chk  # noqa: E402  (profile expressions, NVRTC, the timing method)
+
+import torch  # noqa: E402
+import triton  # noqa: E402
+import triton.language as tl  # noqa: E402
+
+SHAPES = [("mission", 2, 8, 256, 64), ("mission512", 1, 8, 512, 64), ("long", 2, 16, 4096, 64)]
+
+
+# ---------------------------------------------------------------------------------------------
+# Triton FlashAttention-2 forward (non-causal), autotuned per (S, D, dtype)
+# ---------------------------------------------------------------------------------------------
+@triton.autotune(
+    configs=[triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w, num_stages=s)
+             for bm in (64, 128) for bn in (32, 64, 128) for w in (4, 8) for s in (2, 3)
+             if not (bm == 64 and w == 8)],
+    key=["S", "D", "IS_FP8"])
+@triton.jit
+def _fa2_fwd(Q, K, V, O, q_descale, k_descale, v_descale, sm_scale, S,
+             D: tl.constexpr, IS_FP8: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    pid_m = tl.program_id(0)
+    head = tl.program_id(1).to(tl.int64) * S * D
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, D)
+    q = tl.load(Q + head + offs_m[:, None] * D + offs_d[None, :], mask=offs_m[:, None] < S, other=0.0)
+    m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)
+    l_i = tl.zeros([BLOCK_M], tl.float32)
+    acc = tl.zeros([BLOCK_M, D], tl.float32)
+    qk_scale = sm_scale * q_descale * k_descale * 1.4426950408889634  # log2 domain
+    for start in range(0, S, BLOCK_N):
+        kn = start + offs_n
+        kt = tl.load(K + head + kn[None, :] * D + offs_d[:, None], mask=kn[None, :] < S, other=0.0)  # Kᵀ tile [D, N]
+        qk = tl.dot(q, kt) * qk_scale
+        qk = tl.where(kn[None, :] < S, qk, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(qk, 1))           # online softmax: running max
+        p = tl.math.exp2(qk - m_new[:, None])
+        alpha = tl.math.exp2(m_i - m_new)                 # rescale earlier blocks
+        l_i = l_i * alpha + tl.sum(p, 1)
+        v = tl.load(V + head + kn[:, None] * D + offs_d[None, :], mask=kn[:, None] < S, other=0.0)
+        if IS_FP8:
+            v = v.to(tl.float16)
+        acc = tl.dot(p.to(tl.float16), v, acc * alpha[:, None])
+        m_i = m_new
+    out = acc / l_i[:, None] * v_descale
+    tl.store(O + head + offs_m[:, None] * D + offs_d[None, :], out.to(tl.float16), mask=offs_m[:, None] < S)
+
+
+def triton_fa2(q, k, v, o, desc, scale, fp8):
+    B, H, S, D = q.shape
+    grid = lambda meta: (triton.cdiv(S, meta["BLOCK_M"]), B * H)
+    _fa2_fwd[grid](q, k, v, o, desc[0], desc[1], desc[2], scale, S, D=D, IS_FP8=fp8)
+
+
+# ---------------------------------------------------------------------------------------------
+# evo: an exported kernel or the template with knobs
+# ---------------------------------------------------------------------------------------------
+class EvoKernel:
+    def __init__(self, spec, template, profile_path, workdir):
+        import cupy as cp
+        self.cp = cp
+        if spec.endswith(".cu"):  # exported: knobs fixed in the source, provenance beside it
+            meta = json.load(open(spec[:-3] + ".json"))
+            self.cfg = {k: int(v) for k, v in meta["knobs"].items()}
+            prof = meta.get("profile", profile_path)
+            if isinstance(prof, dict):
+                prof = prof.get("path", prof.get("name"))
+            if not os.path.exists(prof):
+                prof = os.path.join(ROOT, "profiles", os.path.basename(prof).replace(".json", "") + ".json")
+            self.p = chk.load_profile(prof)
+            defines = {}
+            src = spec
+        else:
+            self.cfg = {k: int(v) for k, v in (kv.split("=") for kv in spec.split(","))}
+            self.p = chk.load_profile(profile_path)
+            defines = dict(self.p.get("defines", {}), **self.cfg)
+            src = template
+        ok, log, cub = chk.nvrtc_compile((os.path.abspath(src), defines, self.p.get("arch", "sm_90"),
+                                          os.path.join(workdir, "evo%d.cubin" % len(os.listdir(workdir)))))
+        if not ok:
+            raise RuntimeError("evo kernel does not compile:\n" + log)
+        self.fn = cp.RawModule(path=cub).get_function(self.p["kernel"])
+        self.smem_set = False
+
+    def __call__(self, prob, bufs, desc, scale, stream):
+        env = dict(self.p["_defines_num"], **prob["sizes"], **self.cfg)
+        L = self.p["launch"]
+        grid = tuple(int(chk.ev(e, env)) for e in L["grid"])
+        block = tuple(int(chk.ev(e, env)) for e in L["block"])
+        smem = int(chk.ev(L["shared_bytes"], env))
+        if smem > 48 * 1024 and not self.smem_set:
+            self.fn.max_dynamic_shared_size_bytes = smem
+            self.smem_set = True
+        cp = self.cp
+        s = prob["sizes"]
+        args = tuple(cp.uint64(t.data_ptr()) for t in bufs) + tuple(cp.float32(x) for x in list(desc) + [scale]) + \
+            tuple(cp.int32(s[k]) for k in ("B", "H", "S", "causal"))
+        self.fn(grid, block, args, shared_mem=smem, stream=stream)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--template", default=os.path.join(ROOT, "templates", "sdpa.cu"))
+    ap.add_argument("--fp16", help="exported .cu, or K=V,... knobs for --template (profile sdpa_fp16)")
+    ap.add_argument("--fp8", help="exported .cu, or K=V,... knobs for --template (profile sdpa_fp8)")
+    ap.add_argument("--knobs", help="K=V,... used for both dtypes where --fp16 / --fp8 are not given")
+    ap.add_argument("--best", help="sdpa_check.py's JSON: take the fastest passing configuration of the "
+                    "sdpa_fp16 / sdpa_fp8 profiles where --fp16 / --fp8 are not given")
+    ap.add_argument("--out", default=os.path.join(os.environ.get("OUT", "/tmp"), "peers.json"))
+    a = ap.parse_args()
+    import tempfile
+    work = tempfile.mkdtemp(prefix="peers_")
+    torch.backends.cuda.matmul.allow_tf32 = False
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    print("device:", torch.cuda.get_device_name(0), "torch", torch.__version__, "triton", triton.__version__, flush=True)
+
+    # evo[(dtype, shape)]: the given configuration for every shape, or sdpa_check's fastest per shape
+    best = {}
+    if a.best:
+        for path, r in json.load(open(a.best)).items():
+            for dt in ("fp16", "fp8"):
+                if os.path.basename(path) == "sdpa_%s.json" % dt and r.get("timing"):
+                    for name, *_ in SHAPES:
+                        row = min(r["timing"], key=lambda t: t["times_us"].get(name, float("inf")))
+                        best[(dt, name)] = ",".join("%s=%d" % kv for kv in row["cfg"].items())
+    evo, built = {}, {}
+    for dt, given in (("fp16", a.fp16 or a.knobs), ("fp8", a.fp8 or a.knobs)):
+        for name, *_ in SHAPES:
+            spec = given or best.get((dt, name))
+            if not spec:
+                continue
+            if spec not in built:
+                built[spec] = EvoKernel(spec, a.template, os.path.join(ROOT, "profiles", "sdpa_%s.json" % dt), work)
+            evo[(dt, name)] = built[spec]
+            print("evo %s %s: %s" % (dt, name, chk.cfg_key(built[spec].cfg)), flush=True)
+
+    results = {}
+    for name, B, H, S, D in SHAPES:
+        prob = {"name": name, "sizes": {"B": B, "H": H, "S": S, "D": D, "causal": 0}}
+        scale = 1 / math.sqrt(D)
+        row = {}
+        for fp8 in (False, True):
+            qs, desc, deq = chk.make_inputs(torch, prob, fp8, 11)
+            ref = chk.torch_ref(torch, deq, 0) if S <= 512 else None
+            o = torch.empty(B, H, S, D, device="cuda", dtype=torch.float16)
+            dt = "fp8" if fp8 else "fp16"
+            runs = {}
+            if not fp8:
+                def torch_backend(be):
+                    def f(stream):
+                        with sdpa_kernel(be):
+                            torch.nn.functional.scaled_dot_product_attention(*qs)
+                    return f
+                runs["torch-flash"] = torch_backend(SDPBackend.FLASH_ATTENTION)
+                runs["torch-cudnn"] = torch_backend(SDPBackend.CUDNN_ATTENTION)
+            runs["triton-fa2"] = lambda stream: triton_fa2(*qs, o, desc, scale, fp8)
+            if (dt, name) in evo:
+                scr = chk.scratch(torch, prob)
+                runs["evo"] = lambda stream, k=evo[(dt, name)]: k(prob, qs + [o] + list(scr), desc, scale,
+                                                           k.cp.cuda.ExternalStream(stream.cuda_stream))
+            for peer, fn in runs.items():
+                try:
+                    fn(torch.cuda.current_stream())  # warm-up (and Triton's autotuning) outside the graph
+                    torch.cuda.synchronize()
+                    if ref is not None and peer in ("triton-fa2", "evo"):
+                        err = (o.float() - ref).abs().max().item()
+                        if not err < 2e-2:
+                            print("WARNING %s %s %s: max_abs %.3g against fp32 SDPA" % (peer, dt, name, err))
+                    t = chk.time_graph(torch, fn)
+                    row["%s %s" % (peer, dt)] = t
+                except Exception as e:  # a peer missing on this machine is reported, not fatal
+                    print("%s %s %s: unavailable (%s)" % (peer, dt, name, str(e).splitlines()[0][:120]), flush=True)
+            if "triton-fa2 %s" % dt in row:
+                best = _fa2_fwd.best_config
+                print("triton-fa2 %s %s best config: %s" % (dt, name, best), flush=True)
+        results[name] = row
+        print(name, {k: round(v, 2) for k, v in row.items()}, flush=True)
+
+    # table: µs, ratio of time to cuDNN's (lower is better), TFLOP/s
+    peers = sorted({k for r in results.values() for k in r}, key=lambda k: (k.split()[1], k))
+    print("\n%-18s" % "peer" + "".join("%12s %7s %8s" % (n, "/cudnn", "TFLOP/s") for n, *_ in SHAPES))
+    for k in peers:
+        line = "%-18s" % k
+        for name, B, H, S, D in SHAPES:
+            r = results[name]
+            if k not in r:
+                line += "%12s %7s %8s" % ("-", "-", "-")
+                continue
+            c = r.get("torch-cudnn fp16")
+            tf = 4.0 * B * H * S * S * D / r[k] / 1e6
+            line += "%10.2fus %7s %8.1f" % (r[k], ("%.2f" % (r[k] / c)) if c else "-", tf)
+        print(line)
+    # the issue's targets
+    c = lambda n: results[n].get("torch-cudnn fp16")
+    e16 = lambda n: results[n].get("evo fp16")
+    e8 = lambda n: results[n].get("evo fp8")
+    print()
+    for n in ("mission", "mission512"):
+        if c(n) and e16(n):
+            print("target FP16 %-10s time <= 0.60x cuDNN: %.2fx  %s" % (n, e16(n) / c(n), "MET" if e16(n) <= 0.6 * c(n) else "MISSED"))
+    if c("long") and e16("long"):
+        print("target FP16 long TFLOP/s >= 0.85x cuDNN: %.2fx  %s" % (c("long") / e16("long"),
+                                                                     "MET" if c("long") / e16("long") >= 0.85 else "MISSED"))
+    for n, *_ in SHAPES:
+        if e8(n) and e16(n):
+            print("target FP8 beats FP16 on %-10s: %.2f vs %.2f us  %s" % (n, e8(n), e16(n), "MET" if e8(n) < e16(n) else "MISSED"))
+    with open(a.out, "w") as f:
+        json.dump(results, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

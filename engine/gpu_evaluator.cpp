@@ -1,0 +1,300 @@
+// The GPU evaluator: one candidate's way through the house (DESIGN.md), in this order:
+//   A. compile (compile pool, cache first; prefetch() has usually started it already)
+//   B. static gate, with the limits of the device the worker found
+//   C. one worker job: GREEN on every problem, then FAST and metrics on the objective problem
+//   D. metric gate over the metrics the worker collected
+//   E. compute-sanitizer memcheck over the GREEN launches (options.sanitize)
+// The coordinator never touches CUDA: the compile pool forks, and a dead context must not be ours.
+#include "engine/gpu_evaluator.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "engine/compiler.h"
+#include "engine/error.h"
+#include "engine/worker.h"
+#include "gates/metrics.h"
+#include "gates/sanitize.h"
+#include "gates/static_gate.h"
+
+namespace evo {
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// The line of an NVRTC log that says what went wrong (often a knob's static_assert).
+std::string first_error_line(const std::string& log) {
+  auto pos = log.find("error");
+  std::string s = pos == std::string::npos ? log : log.substr(pos);
+  return s.substr(0, s.find('\n'));
+}
+
+std::string fmt(const char* f, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+class GpuEvaluator : public Evaluator {
+ public:
+  GpuEvaluator(const Profile& profile, const GpuEvaluatorOptions& options)
+      : profile_(profile),
+        options_(options),
+        binary_(options.evo_binary.empty() ? std::filesystem::read_symlink("/proc/self/exe").string()
+                                           : options.evo_binary),
+        worker_(binary_, options.device),
+        cache_(options.cache_dir.empty() ? default_cache_dir() : options.cache_dir) {
+    info_ = worker_.probe();
+    if (!info_.present) throw UserError("no CUDA device is present: " + info_.error);
+    // The profile's arch when it is for this device (sm_90a on sm_90 keeps its wgmma), else the device's.
+    if (!options.arch.empty()) arch_ = options.arch;
+    else if (profile.arch.rfind(info_.cc, 0) == 0) arch_ = profile.arch;
+    else arch_ = info_.cc;
+    limits_ = arch_limits(arch_);
+    if (info_.smem_per_block_optin > 0) limits_.shared_per_block_optin = info_.smem_per_block_optin;
+    if (info_.regs_per_sm > 0) limits_.registers_per_sm = info_.regs_per_sm;
+    pool_ = std::make_unique<CompilePool>(options.jobs, cache_.dir());
+  }
+
+  std::string device() const override { return info_.name; }
+  std::string driver() const override { return info_.driver; }
+  std::string build_key(const Config& c) const override { return cache_.key(candidate_request(profile_, c, arch_)); }
+
+  void prefetch(const std::vector<Config>& upcoming) override {
+    for (const auto& c : upcoming) {
+      CompileRequest r = candidate_request(profile_, c, arch_);
+      const std::string key = cache_.key(r);
+      if (!pending_.count(key)) pending_[key] = pool_->submit(r);
+    }
+  }
+
+  Evaluation evaluate(const Candidate& c) override {
+    Evaluation e;
+    e.config = c.config;
+    e.config_hash = config_hash(c.config);
+    e.origin = c.origin;
+    const double timeout = profile_.gates.timeout_s;
+
+    // A. compile
+    auto t0 = std::chrono::steady_clock::now();
+    e.build = build(c.config);
+    e.seconds_compile = seconds_since(t0);
+    if (!e.build.ok) {
+      e.status = Status::CompileError;
+      e.message = "compile error: " + first_error_line(e.build.log);
+      return e;
+    }
+    // B. static gate
+    e.static_verdict = static_gate(profile_, c.config, e.build, limits_);
+    if (e.static_verdict.outcome == Outcome::Rejected) {
+      e.status = Status::StaticRejected;
+      e.message = "static gate: " + e.static_verdict.reason;
+      return e;
+    }
+    // The baseline is timed once per evaluator, before the first candidate, by the same worker.
+    if (!baseline_) baseline_ = time_baseline();
+
+    // C. GREEN, FAST, metrics
+    const Build& ref = reference();
+    WorkerJob job;
+    job.profile_path = profile_.path.string();
+    job.config = c.config;
+    job.candidate_cubin = e.build.cubin_path;
+    job.candidate_name = e.build.lowered_name;
+    job.reference_cubin = ref.cubin_path;
+    job.reference_name = ref.lowered_name;
+    job.green = true;
+    job.fast = true;
+    job.metrics = metrics_on();
+    WorkerAnswer a = worker_.run(job, 60 + timeout);
+    if (a.outcome == Outcome::Skipped) throw UserError(a.message);
+    e.green = a.green;
+    e.fast = a.fast;
+    e.metrics = a.metrics;
+    e.seconds_green = a.seconds_green;
+    e.seconds_fast = a.seconds_fast;
+    e.seconds_metrics = a.seconds_metrics;
+    if (a.outcome == Outcome::Crashed || a.outcome == Outcome::Timeout) {
+      e.status = a.outcome == Outcome::Crashed ? Status::Crashed : Status::Timeout;
+      e.message = std::string(a.outcome == Outcome::Crashed ? "crash: " : "timeout: ") + a.message;
+      // The phase it died in carries the verdict, so a reader of that gate sees why it has no figures.
+      Outcome* phase = a.step.rfind("fast", 0) == 0      ? &e.fast.outcome
+                       : a.step.rfind("metrics", 0) == 0 ? &e.metrics.outcome
+                                                         : &e.green.outcome;
+      *phase = a.outcome;
+      if (phase == &e.green.outcome) e.green.reason = a.message;
+      if (phase == &e.fast.outcome) e.fast.reason = a.message;
+      if (phase == &e.metrics.outcome) e.metrics.reason = a.message;
+      return e;
+    }
+    if (e.green.outcome != Outcome::Passed) {
+      e.status = Status::GreenFailed;
+      e.message = "GREEN " + std::string(outcome_name(e.green.outcome)) + ": " + e.green.reason;
+      return e;
+    }
+    if (baseline_->outcome == Outcome::Passed && e.fast.outcome == Outcome::Passed && e.fast.p50_us > 0)
+      e.speedup = baseline_->p50_us / e.fast.p50_us;
+
+    // D. metric gate
+    if (metrics_on()) {
+      e.metric_gate = metric_gate(e.metrics, profile_.gates.metrics.thresholds);
+      if (e.metric_gate.outcome == Outcome::Rejected) {
+        e.status = Status::MetricRejected;
+        e.message = "metric gate: " + e.metric_gate.reason;
+        return e;
+      }
+    } else {
+      e.metrics.reason = "metrics off";
+      e.metric_gate.reason = "metrics off";
+    }
+
+    // E. sanitize
+    if (options_.sanitize) {
+      e.sanitize = sanitize_build(c.config, e.build);
+      if (e.sanitize.outcome == Outcome::Rejected || e.sanitize.outcome == Outcome::Timeout) {
+        e.status = Status::SanitizeFailed;
+        e.message = "memcheck: " + std::to_string(e.sanitize.errors) + " error(s): " + e.sanitize.first_message;
+        return e;
+      }
+    } else {
+      e.sanitize.first_message = "not requested";
+    }
+    e.status = Status::Measured;
+    e.message = "p50 " + fmt("%.2f", e.fast.p50_us) + " us" +
+                (e.speedup > 0 ? ", speedup " + fmt("%.3f", e.speedup) + "x over the baseline" : "");
+    return e;
+  }
+
+  Timing time_baseline() override {
+    Build b = build(profile_.baseline);
+    Timing t;
+    t.problem = profile_.objective;
+    if (!b.ok) {
+      t.outcome = Outcome::Skipped;
+      t.reason = "baseline does not compile: " + first_error_line(b.log);
+      return t;
+    }
+    WorkerJob job;
+    job.profile_path = profile_.path.string();
+    job.config = profile_.baseline;
+    job.candidate_cubin = b.cubin_path;
+    job.candidate_name = b.lowered_name;
+    job.green = false;
+    job.fast = true;
+    WorkerAnswer a = worker_.run(job, 60 + profile_.gates.timeout_s);
+    if (a.outcome == Outcome::Skipped) throw UserError(a.message);
+    if (a.outcome != Outcome::Passed) {
+      t.outcome = a.outcome;
+      t.reason = "baseline: " + a.message;
+    } else {
+      t = a.fast;
+    }
+    baseline_ = t;  // later speedups are against the latest re-timing
+    return t;
+  }
+
+  SanitizeVerdict sanitize(const Candidate& c) override {
+    Build b = build(c.config);
+    if (!b.ok) {
+      SanitizeVerdict v;
+      v.first_message = "does not compile: " + first_error_line(b.log);
+      return v;
+    }
+    return sanitize_build(c.config, b);
+  }
+
+ private:
+  bool metrics_on() const { return options_.metrics && profile_.gates.metrics.enabled; }
+
+  // The candidate's Build, waiting for a prefetched compile if one is under way.
+  Build build(const Config& c) {
+    CompileRequest r = candidate_request(profile_, c, arch_);
+    const std::string key = cache_.key(r);
+    std::uint64_t ticket;
+    if (auto it = pending_.find(key); it != pending_.end()) {
+      ticket = it->second;
+      pending_.erase(it);
+    } else {
+      ticket = pool_->submit(r);
+    }
+    return wait_for(ticket);
+  }
+
+  Build wait_for(std::uint64_t ticket) {
+    while (!arrived_.count(ticket)) {
+      auto r = pool_->wait_any();
+      if (!r) throw UserError("compile pool: request " + std::to_string(ticket) + " was lost");
+      arrived_.emplace(r->first, std::move(r->second));
+    }
+    Build b = std::move(arrived_.at(ticket));
+    arrived_.erase(ticket);
+    return b;
+  }
+
+  const Build& reference() {
+    if (!reference_) {
+      const std::uint64_t ticket = pool_->submit(reference_request(profile_, arch_));
+      reference_ = wait_for(ticket);
+      if (!reference_->ok)
+        throw UserError(profile_.reference.source.string() + ": reference kernel does not compile: " +
+                        first_error_line(reference_->log));
+    }
+    return *reference_;
+  }
+
+  SanitizeVerdict sanitize_build(const Config& c, const Build& b) {
+    WorkerJob job;
+    job.profile_path = profile_.path.string();
+    job.config = c;
+    job.candidate_cubin = b.cubin_path;
+    job.candidate_name = b.lowered_name;
+    job.green = true;  // candidate launches only: memcheck judges the accesses, not the answer
+    job.seeds = {profile_.gates.green.seeds.front()};
+    job.trials = 1;
+    const std::string file = (std::filesystem::temp_directory_path() /
+                              ("evo-sanitize-" + std::to_string(::getpid()) + "-" + config_hash(c) + ".json"))
+                                 .string();
+    {
+      std::ofstream out(file);
+      out << job_to_json(job);
+      if (!out) throw UserError(file + ": cannot write the sanitize job");
+    }
+    SanitizeRun r;
+    r.evo_binary = binary_;
+    r.device = options_.device;
+    r.job_file = file;
+    r.timeout_s = 120 + 30 * profile_.gates.timeout_s;
+    SanitizeVerdict v = run_sanitize(r);
+    std::filesystem::remove(file);
+    return v;
+  }
+
+  Profile profile_;
+  GpuEvaluatorOptions options_;
+  std::string binary_;
+  WorkerClient worker_;
+  CompileCache cache_;
+  DeviceInfo info_;
+  std::string arch_;
+  ArchLimits limits_;
+  std::unique_ptr<CompilePool> pool_;
+  std::map<std::string, std::uint64_t> pending_;  // prefetched: build key -> pool ticket
+  std::map<std::uint64_t, Build> arrived_;        // finished before anyone asked
+  std::optional<Build> reference_;
+  std::optional<Timing> baseline_;
+};
+
+}  // namespace
+
+std::unique_ptr<Evaluator> make_gpu_evaluator(const Profile& profile, const GpuEvaluatorOptions& options) {
+  return std::make_unique<GpuEvaluator>(profile, options);
+}
+
+}  // namespace evo

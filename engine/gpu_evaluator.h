@@ -1,0 +1,30 @@
+// The evaluator that measures on a real GPU: the compile pool builds candidates ahead, the static
+// gate rejects what cannot launch, and one `evo worker` process per GPU runs GREEN, FAST and the
+// metrics. A candidate that faults, hangs or kills its context becomes a crash/timeout verdict;
+// the worker is restarted and the run goes on (engine/worker.h has the protocol).
+#pragma once
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "engine/evaluator.h"
+#include "engine/profile.h"
+
+namespace evo {
+
+struct GpuEvaluatorOptions {
+  int device = 0;                    // CUDA ordinal for the worker
+  int jobs = 0;                      // compile-worker processes; 0 = cores
+  std::filesystem::path cache_dir;   // compile cache; empty = default_cache_dir()
+  std::string arch;                  // "" = the device's (sm_90 on an H100), else forced
+  bool metrics = true;               // CUPTI metrics for candidates that pass FAST
+  bool sanitize = false;             // compute-sanitizer memcheck on every candidate's GREEN launches
+  std::string evo_binary;            // path of `evo` for the worker; "" = /proc/self/exe
+};
+
+// Starts the worker and probes the device. Throws UserError("no CUDA device: <why>") when there
+// is none, before anything is compiled or stored.
+std::unique_ptr<Evaluator> make_gpu_evaluator(const Profile& profile, const GpuEvaluatorOptions& options);
+
+}  // namespace evo

@@ -1,0 +1,325 @@
+// Reading, writing and replaying landscapes (format in docs/search.md).
+#include "engine/replay.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "engine/error.h"
+#include "engine/evaluation_json.h"  // defines: to_json/from_json of PtxasReport, Outcome, Status
+#include "engine/hash.h"
+#include "engine/space.h"
+
+namespace evo {
+namespace {
+
+// ordered_json: the knobs' order in the file is the space's order (exhaustive walks it).
+using Json = nlohmann::ordered_json;
+constexpr const char* kFormat = "evo-landscape/1";
+
+struct Reader {
+  std::string file;
+
+  const Json& need(const Json& obj, const std::string& key, const std::string& where) const {
+    if (!obj.is_object() || !obj.contains(key)) fail_at(file, where.empty() ? key : where + "." + key, "missing");
+    return obj.at(key);
+  }
+  template <class T, class J>
+  T get(const J& v, const std::string& where) const {
+    try {
+      return v.template get<T>();
+    } catch (const nlohmann::json::exception& e) {
+      fail_at(file, where, std::string("wrong type (") + v.type_name() + ")");
+    }
+  }
+  template <class T>
+  T opt(const Json& obj, const std::string& key, T fallback, const std::string& where) const {
+    return obj.contains(key) ? get<T>(obj.at(key), where + "." + key) : fallback;
+  }
+};
+
+Config read_config(const Reader& r, const Json& v, const std::string& where) {
+  if (!v.is_object()) fail_at(r.file, where, "not an object of knob values");
+  Config c;
+  for (const auto& [k, x] : v.items()) c[k] = r.get<std::int64_t>(x, where + "." + k);
+  return c;
+}
+
+Json config_json(const Config& c, const std::vector<KnobDef>& order) {
+  Json j = Json::object();
+  for (const auto& k : order)
+    if (c.count(k.name)) j[k.name] = c.at(k.name);
+  for (const auto& [k, v] : c)
+    if (!j.contains(k)) j[k] = v;
+  return j;
+}
+
+}  // namespace
+
+Landscape read_landscape(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UserError(path.string() + ": cannot read the landscape (no such file or not readable)");
+  Reader r{path.string()};
+  Json doc;
+  try {
+    doc = Json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw UserError(r.file + ": not valid JSON (" + e.what() + ")");
+  }
+  if (r.opt<std::string>(doc, "format", "", "") != kFormat)
+    fail_at(r.file, "format", "expected \"" + std::string(kFormat) + "\"");
+  Landscape l;
+  l.profile = r.get<std::string>(r.need(doc, "profile", ""), "profile");
+  l.problem = r.get<std::string>(r.need(doc, "problem", ""), "problem");
+  l.device = r.get<std::string>(r.need(doc, "device", ""), "device");
+  l.recorded_at = r.opt<std::string>(doc, "recorded_at", "", "");
+  l.baseline = read_config(r, r.need(doc, "baseline", ""), "baseline");
+  l.baseline_p50_us = r.opt<double>(doc, "baseline_p50_us", 0.0, "");
+
+  const Json& space = r.need(doc, "space", "");
+  l.description = r.opt<std::string>(space, "description", "", "space");
+  const Json& knobs = r.need(space, "knobs", "space");
+  if (!knobs.is_object() || knobs.empty()) fail_at(r.file, "space.knobs", "not an object of knob value lists");
+  for (const auto& [name, values] : knobs.items()) {
+    KnobDef k{name, r.get<std::vector<std::int64_t>>(values, "space.knobs." + name)};
+    if (k.values.empty()) fail_at(r.file, "space.knobs." + name, "no values");
+    l.knobs.push_back(std::move(k));
+  }
+  l.constraints = r.opt<std::vector<std::string>>(space, "constraints", {}, "space");
+  if (space.contains("defines"))
+    for (const auto& [k, v] : space.at("defines").items())
+      l.defines[k] = v.is_string() ? v.get<std::string>() : v.dump();
+  const Json& problems = r.need(space, "problems", "space");
+  if (!problems.is_array() || problems.empty()) fail_at(r.file, "space.problems", "not a non-empty list");
+  for (std::size_t i = 0; i < problems.size(); ++i) {
+    const std::string where = "space.problems[" + std::to_string(i) + "]";
+    Problem p;
+    p.name = r.get<std::string>(r.need(problems[i], "name", where), where + ".name");
+    p.sizes = r.get<std::map<std::string, double>>(r.need(problems[i], "sizes", where), where + ".sizes");
+    l.problems.push_back(std::move(p));
+  }
+  l.objective = r.opt<std::string>(space, "objective", l.problem, "space");
+  if (space.contains("launch")) {
+    const Json& la = space.at("launch");
+    l.launch.grid = r.opt<std::array<std::string, 3>>(la, "grid", l.launch.grid, "space.launch");
+    l.launch.block = r.opt<std::array<std::string, 3>>(la, "block", l.launch.block, "space.launch");
+    l.launch.shared_bytes = r.opt<std::string>(la, "shared_bytes", "0", "space.launch");
+  }
+  bool objective_known = false;
+  for (const auto& p : l.problems) objective_known |= p.name == l.objective;
+  if (!objective_known) fail_at(r.file, "space.objective", "'" + l.objective + "' is not one of space.problems");
+
+  const Json& configs = r.need(doc, "configs", "");
+  if (!configs.is_array()) fail_at(r.file, "configs", "not a list");
+  for (std::size_t i = 0; i < configs.size(); ++i) {
+    const std::string where = "configs[" + std::to_string(i) + "]";
+    const Json& c = configs[i];
+    LandscapePoint p;
+    p.knobs = read_config(r, r.need(c, "knobs", where), where + ".knobs");
+    const std::string status = r.get<std::string>(r.need(c, "status", where), where + ".status");
+    auto s = parse_status(status);
+    if (!s) fail_at(r.file, where + ".status", "unknown status '" + status + "'");
+    p.status = *s;
+    p.message = r.opt<std::string>(c, "message", "", where);
+    p.p50_us = r.opt<double>(c, "p50_us", 0.0, where);
+    p.p90_us = r.opt<double>(c, "p90_us", p.p50_us, where);
+    p.cv = r.opt<double>(c, "cv", 0.0, where);
+    if (p.status == Status::Measured && !(p.p50_us > 0))
+      fail_at(r.file, where + ".p50_us", "a measured configuration needs a median > 0");
+    if (c.contains("green")) {
+      p.max_abs = r.opt<double>(c.at("green"), "max_abs", 0.0, where + ".green");
+      p.mean_abs = r.opt<double>(c.at("green"), "mean_abs", 0.0, where + ".green");
+    }
+    p.metrics = r.opt<std::map<std::string, double>>(c, "metrics", {}, where);
+    if (c.contains("ptxas")) p.ptxas = r.get<PtxasReport>(nlohmann::json(c.at("ptxas")), where + ".ptxas");
+    if (c.contains("sanitize")) {
+      auto o = parse_outcome(r.get<std::string>(c.at("sanitize"), where + ".sanitize"));
+      if (!o) fail_at(r.file, where + ".sanitize", "not an outcome (passed, rejected, crash, timeout, skipped)");
+      p.sanitize = *o;
+    }
+    if (c.contains("seconds")) {
+      const Json& t = c.at("seconds");
+      p.seconds_compile = r.opt<double>(t, "compile", 0.0, where + ".seconds");
+      p.seconds_green = r.opt<double>(t, "green", 0.0, where + ".seconds");
+      p.seconds_fast = r.opt<double>(t, "fast", 0.0, where + ".seconds");
+      p.seconds_metrics = r.opt<double>(t, "metrics", 0.0, where + ".seconds");
+    }
+    l.points.push_back(std::move(p));
+  }
+  // Without a recorded baseline median, the baseline's own point gives it.
+  if (!(l.baseline_p50_us > 0))
+    for (const auto& p : l.points)
+      if (p.knobs == l.baseline && p.status == Status::Measured) l.baseline_p50_us = p.p50_us;
+  return l;
+}
+
+std::string landscape_text(const Landscape& l) {
+  Json space{{"description", l.description}};
+  Json knobs = Json::object();
+  for (const auto& k : l.knobs) knobs[k.name] = k.values;
+  space["knobs"] = knobs;
+  space["constraints"] = l.constraints;
+  space["defines"] = l.defines;
+  Json problems = Json::array();
+  for (const auto& p : l.problems) problems.push_back({{"name", p.name}, {"sizes", p.sizes}});
+  space["problems"] = problems;
+  space["objective"] = l.objective;
+  space["launch"] = {{"grid", l.launch.grid}, {"block", l.launch.block}, {"shared_bytes", l.launch.shared_bytes}};
+  Json head{{"format", kFormat},       {"profile", l.profile},   {"problem", l.problem},
+            {"device", l.device},      {"recorded_at", l.recorded_at},
+            {"baseline", config_json(l.baseline, l.knobs)}, {"baseline_p50_us", l.baseline_p50_us},
+            {"space", space}};
+  std::string out = head.dump();
+  out.pop_back();  // the closing brace: configs follow, one per line
+  out += ",\"configs\":[";
+  for (std::size_t i = 0; i < l.points.size(); ++i) {
+    const LandscapePoint& p = l.points[i];
+    Json c{{"knobs", config_json(p.knobs, l.knobs)}, {"status", status_name(p.status)}};
+    if (!p.message.empty()) c["message"] = p.message;
+    if (p.status == Status::Measured) {
+      c["p50_us"] = p.p50_us;
+      c["p90_us"] = p.p90_us;
+      c["cv"] = p.cv;
+    }
+    if (p.max_abs > 0 || p.mean_abs > 0) c["green"] = {{"max_abs", p.max_abs}, {"mean_abs", p.mean_abs}};
+    if (!p.metrics.empty()) c["metrics"] = p.metrics;
+    c["ptxas"] = Json(nlohmann::json(p.ptxas));  // the macros define plain json only
+    if (p.sanitize != Outcome::Skipped) c["sanitize"] = outcome_name(p.sanitize);
+    c["seconds"] = {{"compile", p.seconds_compile}, {"green", p.seconds_green}, {"fast", p.seconds_fast},
+                    {"metrics", p.seconds_metrics}};
+    out += (i ? ",\n" : "\n") + c.dump();
+  }
+  out += "\n]}\n";
+  return out;
+}
+
+Profile landscape_profile(const Landscape& l, const std::filesystem::path& path) {
+  Profile p;
+  p.path = path;
+  p.name = l.profile;
+  p.description = l.description;
+  p.kernel.defines = l.defines;
+  p.kernel.launch = l.launch;
+  p.knobs = l.knobs;
+  p.constraints = l.constraints;
+  p.baseline = l.baseline;
+  p.problems = l.problems;
+  p.objective = l.objective;
+  return p;
+}
+
+ReplayEvaluator::ReplayEvaluator(const std::filesystem::path& path, double delay_ms)
+    : landscape_(read_landscape(path)),
+      profile_(landscape_profile(landscape_, path)),
+      name_(path.stem().string()),
+      delay_ms_(delay_ms) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  content_hash_ = sha256_hex(text.str());
+  KnobSpace space(profile_);  // throws for constraints that do not parse
+  if (auto why = space.why_invalid(landscape_.baseline)) fail_at(path.string(), "baseline", *why);
+  for (std::size_t i = 0; i < landscape_.points.size(); ++i) {
+    const std::string where = "configs[" + std::to_string(i) + "].knobs";
+    if (auto why = space.why_invalid(landscape_.points[i].knobs)) fail_at(path.string(), where, *why);
+    if (!by_hash_.emplace(config_hash(landscape_.points[i].knobs), i).second)
+      fail_at(path.string(), where, "recorded twice");
+  }
+}
+
+std::string ReplayEvaluator::build_key(const Config& c) const {
+  return short_hash(content_hash_ + "\n" + config_text(c));
+}
+
+Evaluation ReplayEvaluator::evaluate(const Candidate& cand) {
+  if (delay_ms_ > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(delay_ms_));
+  Evaluation e;
+  e.config = cand.config;
+  e.config_hash = config_hash(cand.config);
+  e.origin = cand.origin;
+  e.build.key = build_key(cand.config);
+  auto it = by_hash_.find(e.config_hash);
+  if (it == by_hash_.end()) {
+    e.status = Status::CompileError;
+    e.message = "not recorded in landscape " + name_;
+    e.build.log = e.message;
+    return e;
+  }
+  const LandscapePoint& p = landscape_.points[it->second];
+  e.status = p.status;
+  e.message = p.message;
+  e.build.ok = p.status != Status::CompileError;
+  e.build.ptxas = p.ptxas;
+  if (!e.build.ok) e.build.log = p.message;
+  e.seconds_compile = p.seconds_compile;
+  e.seconds_green = p.seconds_green;
+  e.seconds_fast = p.seconds_fast;
+  e.seconds_metrics = p.seconds_metrics;
+  if (p.status == Status::CompileError) return e;
+
+  // The gates in order: each later verdict exists only if the earlier ones passed.
+  e.static_verdict.ptxas = p.ptxas;
+  e.static_verdict.outcome = p.status == Status::StaticRejected ? Outcome::Rejected : Outcome::Passed;
+  e.static_verdict.reason = p.status == Status::StaticRejected ? p.message : "";
+  if (p.status == Status::StaticRejected) return e;
+
+  const Outcome green = p.status == Status::GreenFailed ? Outcome::Rejected
+                        : p.status == Status::Crashed  ? Outcome::Crashed
+                        : p.status == Status::Timeout  ? Outcome::Timeout
+                                                       : Outcome::Passed;
+  GreenResult g;
+  g.problem = landscape_.objective;
+  g.outcome = green;
+  g.max_abs = p.max_abs;
+  g.mean_abs = p.mean_abs;
+  g.reason = green == Outcome::Passed ? "" : p.message;
+  e.green.outcome = green;
+  e.green.problems.push_back(g);
+  e.green.reason = g.reason;
+  if (green != Outcome::Passed) return e;
+
+  e.fast.outcome = Outcome::Passed;
+  e.fast.problem = landscape_.objective;
+  e.fast.mode = "replay";
+  e.fast.p50_us = p.p50_us;
+  e.fast.p90_us = p.p90_us;
+  e.fast.mean_us = p.p50_us;
+  e.fast.min_us = p.p50_us;
+  e.fast.cv = p.cv;
+  e.fast.std_us = p.cv * p.p50_us;
+  if (!p.metrics.empty()) {
+    e.metrics.outcome = Outcome::Passed;
+    e.metrics.values = p.metrics;
+  } else {
+    e.metrics.reason = "metrics unavailable: not recorded in landscape " + name_;
+  }
+  if (p.status == Status::MetricRejected) e.metric_gate = {Outcome::Rejected, p.message};
+  if (p.status == Status::SanitizeFailed) e.sanitize = {Outcome::Rejected, 1, p.message};
+  return e;
+}
+
+Timing ReplayEvaluator::time_baseline() {
+  Timing t;
+  t.problem = landscape_.objective;
+  t.mode = "replay";
+  if (!(landscape_.baseline_p50_us > 0)) {
+    t.reason = "landscape " + name_ + " records no baseline median";
+    return t;
+  }
+  t.outcome = Outcome::Passed;
+  t.p50_us = t.p90_us = t.mean_us = t.min_us = landscape_.baseline_p50_us;
+  return t;
+}
+
+SanitizeVerdict ReplayEvaluator::sanitize(const Candidate& c) {
+  auto it = by_hash_.find(config_hash(c.config));
+  if (it == by_hash_.end() || landscape_.points[it->second].sanitize == Outcome::Skipped)
+    return {Outcome::Skipped, 0, "replay: no sanitizer verdict recorded"};
+  const LandscapePoint& p = landscape_.points[it->second];
+  return {p.sanitize, p.sanitize == Outcome::Passed ? 0 : 1, p.sanitize == Outcome::Passed ? "" : p.message};
+}
+
+}  // namespace evo

@@ -1,0 +1,57 @@
+// The run loop (`evo run`): asks the strategy for a generation, reads back what the database
+// already holds, evaluates the rest, commits each result in its own transaction, and tells the
+// strategy. It owns the budget, the time limit, resume and Ctrl-C; a strategy never sees SQLite
+// or a GPU (engine/search/strategy.h), an evaluator never sees the store (engine/evaluator.h).
+//
+//   A. begin the run (or reopen it with --resume, re-observing what it recorded)
+//   B. the baseline: evaluated (or read back) first, then re-timed for this run's speedups
+//   C. per generation: propose, look up, prefetch the rest, evaluate one by one, record, observe
+//   D. a new fastest candidate is run under compute-sanitizer before it is reported
+//   E. the run's status: finished, interrupted (Ctrl-C) or failed (an exception, rethrown)
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "engine/evaluator.h"
+#include "engine/profile.h"
+#include "engine/search/strategy.h"
+#include "population/store.h"
+
+namespace evo {
+
+struct RunOptions {
+  std::string strategy = "evo";   // recorded in the run; the Strategy object itself is passed in
+  std::int64_t budget = 200;      // NEW evaluations; read-back ones do not count
+  double time_limit_s = 0;        // 0 = none; checked between candidates
+  std::uint64_t seed = 0;
+  std::optional<std::int64_t> resume;  // continue this run (cli checks it exists and is not finished)
+  std::size_t batch = 8;          // candidates per generation
+  bool sanitize_elites = true;    // compute-sanitizer on each new best before it is reported
+  bool progress = false;          // a progress line redrawn in place (a TTY); else spdlog lines
+  std::string profile_path;       // recorded: resume and export-landscape reopen it
+  std::string options_json;       // recorded: the command line's options, to resume as it was
+  std::string arch;
+  // Set (by a SIGINT handler) to stop after the candidate in flight; may be null.
+  const std::atomic<bool>* stop = nullptr;
+};
+
+struct RunSummary {
+  std::int64_t run_id = 0;
+  std::string status;              // finished, interrupted
+  std::string stop_reason;         // "budget spent", "time limit", "space exhausted", "interrupted"
+  std::int64_t evaluations = 0;    // recorded in this run, all sessions (new + read back)
+  std::int64_t new_evaluations = 0;
+  std::int64_t measured = 0;       // GREEN and timed
+  double baseline_p50_us = 0;
+  std::optional<Evaluation> best;  // fastest measured of the run
+  std::int64_t best_id = 0;        // its evaluation id
+  double seconds = 0;              // wall time of this session
+  double seconds_compile = 0, seconds_green = 0, seconds_fast = 0, seconds_metrics = 0;  // new evaluations
+};
+
+RunSummary run_search(const Profile& profile, Strategy& strategy, Evaluator& evaluator, Store& store,
+                      const RunOptions& options);
+
+}  // namespace evo

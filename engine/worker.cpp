@@ -1,0 +1,524 @@
+#include "engine/worker.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <sstream>
+
+#include "engine/buffers.h"
+#include "engine/error.h"
+#include "engine/evaluation_json.h"
+#include "engine/launch.h"
+#include "engine/profile.h"
+#include "gates/fast.h"
+#include "gates/green.h"
+#include "gates/metrics.h"
+
+namespace evo {
+
+using Json = nlohmann::json;
+
+// ---- protocol ----
+
+std::string encode_frame(const std::string& payload) {
+  const std::uint32_t n = static_cast<std::uint32_t>(payload.size());
+  std::string f(4, '\0');
+  for (int i = 0; i < 4; ++i) f[i] = static_cast<char>((n >> (8 * i)) & 0xFF);
+  return f + payload;
+}
+
+std::optional<std::string> FrameReader::next() {
+  if (buf_.size() < 4) return std::nullopt;
+  std::uint32_t n = 0;
+  for (int i = 0; i < 4; ++i) n |= static_cast<std::uint32_t>(static_cast<unsigned char>(buf_[i])) << (8 * i);
+  if (buf_.size() < 4 + static_cast<std::size_t>(n)) return std::nullopt;
+  std::string payload = buf_.substr(4, n);
+  buf_.erase(0, 4 + static_cast<std::size_t>(n));
+  return payload;
+}
+
+std::string job_to_json(const WorkerJob& j) {
+  return Json{{"type", "job"},
+              {"profile_path", j.profile_path},
+              {"config", j.config},
+              {"candidate_cubin", j.candidate_cubin},
+              {"candidate_name", j.candidate_name},
+              {"reference_cubin", j.reference_cubin},
+              {"reference_name", j.reference_name},
+              {"problems", j.problems},
+              {"seeds", j.seeds},
+              {"trials", j.trials},
+              {"green", j.green},
+              {"fast", j.fast},
+              {"metrics", j.metrics}}
+      .dump();
+}
+
+WorkerJob job_from_json(const std::string& text) {
+  try {
+    const Json j = Json::parse(text);
+    WorkerJob w;
+    w.profile_path = j.at("profile_path").get<std::string>();
+    w.config = j.at("config").get<Config>();
+    w.candidate_cubin = j.at("candidate_cubin").get<std::string>();
+    w.candidate_name = j.at("candidate_name").get<std::string>();
+    w.reference_cubin = j.value("reference_cubin", "");
+    w.reference_name = j.value("reference_name", "");
+    w.problems = j.value("problems", std::vector<std::string>{});
+    w.seeds = j.value("seeds", std::vector<std::uint64_t>{});
+    w.trials = j.value("trials", 0);
+    w.green = j.value("green", true);
+    w.fast = j.value("fast", false);
+    w.metrics = j.value("metrics", false);
+    return w;
+  } catch (const Json::exception& e) {
+    throw UserError(std::string("worker job: malformed: ") + e.what());
+  }
+}
+
+std::string answer_to_json(const WorkerAnswer& a) {
+  return Json{{"type", "answer"},   {"outcome", a.outcome}, {"message", a.message},
+              {"step", a.step},     {"green", a.green},     {"fast", a.fast},
+              {"metrics", a.metrics}, {"seconds_green", a.seconds_green},
+              {"seconds_fast", a.seconds_fast}, {"seconds_metrics", a.seconds_metrics}}
+      .dump();
+}
+
+WorkerAnswer answer_from_json(const std::string& text) {
+  try {
+    const Json j = Json::parse(text);
+    WorkerAnswer a;
+    a.outcome = j.at("outcome").get<Outcome>();
+    a.message = j.value("message", "");
+    a.step = j.value("step", "");
+    a.green = j.value("green", GreenVerdict{});
+    a.fast = j.value("fast", Timing{});
+    a.metrics = j.value("metrics", MetricsResult{});
+    a.seconds_green = j.value("seconds_green", 0.0);
+    a.seconds_fast = j.value("seconds_fast", 0.0);
+    a.seconds_metrics = j.value("seconds_metrics", 0.0);
+    return a;
+  } catch (const Json::exception& e) {
+    throw UserError(std::string("worker answer: malformed: ") + e.what());
+  }
+}
+
+std::string device_to_json(const DeviceInfo& d) {
+  return Json{{"type", "device"}, {"present", d.present}, {"ordinal", d.ordinal}, {"device_count", d.device_count},
+              {"error", d.error}, {"name", d.name}, {"cc", d.cc}, {"sm_count", d.sm_count},
+              {"l2_bytes", d.l2_bytes}, {"smem_per_block_optin", d.smem_per_block_optin},
+              {"regs_per_sm", d.regs_per_sm}, {"global_mem_bytes", d.global_mem_bytes},
+              {"driver", d.driver}, {"runtime", d.runtime}}
+      .dump();
+}
+
+DeviceInfo device_from_json(const std::string& text) {
+  try {
+    const Json j = Json::parse(text);
+    DeviceInfo d;
+    d.present = j.value("present", false);
+    d.ordinal = j.value("ordinal", 0);
+    d.device_count = j.value("device_count", 0);
+    d.error = j.value("error", "");
+    d.name = j.value("name", "");
+    d.cc = j.value("cc", "");
+    d.sm_count = j.value("sm_count", 0);
+    d.l2_bytes = j.value("l2_bytes", std::int64_t{0});
+    d.smem_per_block_optin = j.value("smem_per_block_optin", std::int64_t{0});
+    d.regs_per_sm = j.value("regs_per_sm", 0);
+    d.global_mem_bytes = j.value("global_mem_bytes", std::int64_t{0});
+    d.driver = j.value("driver", "");
+    d.runtime = j.value("runtime", "");
+    return d;
+  } catch (const Json::exception& e) {
+    throw UserError(std::string("worker device answer: malformed: ") + e.what());
+  }
+}
+
+namespace {
+
+bool write_all(int fd, const std::string& data) {
+  std::size_t off = 0;
+  while (off < data.size()) {
+    ssize_t n = ::write(fd, data.data() + off, data.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    off += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// ---- the worker process ----
+
+// What a worker keeps between jobs: the device, one stream, parsed profiles.
+struct WorkerState {
+  int device = 0;
+  std::optional<DeviceInfo> info;
+  cudaStream_t stream = nullptr;
+  std::map<std::string, std::unique_ptr<Profile>> profiles;
+
+  const DeviceInfo& probe() {
+    if (!info) info = probe_device(device);
+    return *info;
+  }
+  const Profile& profile(const std::string& path) {
+    auto& p = profiles[path];
+    if (!p) p = std::make_unique<Profile>(load_profile(path));
+    return *p;
+  }
+  void ready() {
+    const DeviceInfo& d = probe();
+    if (!d.present) throw UserError("no CUDA device is present: " + d.error);
+    if (!stream) {
+      EVO_CUDA(cudaSetDevice(device));
+      EVO_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    }
+  }
+};
+
+// Runs the job's gates in order, stopping where one says no. A CUDA failure becomes a crash
+// verdict naming the step; `fatal` says the context is dead and the process must exit.
+WorkerAnswer run_job(WorkerState& st, const WorkerJob& job, const Heartbeat& send_beat, bool* fatal) {
+  WorkerAnswer a;
+  Heartbeat beat = [&](const std::string& step, double budget_s) {
+    a.step = step;
+    if (send_beat) send_beat(step, budget_s);
+  };
+  *fatal = false;
+  auto phase_start = std::chrono::steady_clock::now();
+  double* phase_seconds = nullptr;
+  auto begin_phase = [&](double* s) {
+    phase_start = std::chrono::steady_clock::now();
+    phase_seconds = s;
+  };
+  try {
+    st.ready();
+    const Profile& prof = st.profile(job.profile_path);
+    const double timeout = prof.gates.timeout_s;
+    beat("loading cubins", 60 + timeout);
+    Module cand = Module::load(job.candidate_cubin);
+    Kernel ck = cand.kernel(job.candidate_name);
+    Module ref;
+    Kernel rk;
+    if (!job.reference_cubin.empty()) {
+      ref = Module::load(job.reference_cubin);
+      rk = ref.kernel(job.reference_name);
+    }
+
+    if (job.green) {
+      begin_phase(&a.seconds_green);
+      GreenRun g;
+      g.profile = &prof;
+      g.config = job.config;
+      g.candidate_module = &cand;
+      g.candidate = ck;
+      g.reference_module = job.reference_cubin.empty() ? nullptr : &ref;
+      g.reference = rk;
+      if (job.problems.empty()) {
+        for (const auto& p : prof.problems) g.problems.push_back(&p);
+      } else {
+        for (const auto& name : job.problems) {
+          const Problem* p = prof.find_problem(name);
+          if (!p) throw UserError(prof.path.string() + ": problem '" + name + "' not in the profile");
+          g.problems.push_back(p);
+        }
+      }
+      g.seeds = job.seeds.empty() ? prof.gates.green.seeds : job.seeds;
+      g.trials = job.trials > 0 ? job.trials : prof.gates.green.trials;
+      g.stream = st.stream;
+      g.beat = beat;
+      a.green = run_green(g);
+      a.seconds_green = seconds_since(phase_start);
+      phase_seconds = nullptr;
+      if (g.reference_module && a.green.outcome != Outcome::Passed) return a;
+    }
+
+    const Problem& obj = prof.objective_problem();
+    if (job.fast) {
+      begin_phase(&a.seconds_fast);
+      FastRun f;
+      f.profile = &prof;
+      f.config = job.config;
+      f.kernel = ck;
+      f.module = &cand;
+      f.problem = &obj;
+      f.l2_bytes = st.probe().l2_bytes;
+      f.stream = st.stream;
+      f.beat = beat;
+      a.fast = run_fast(f);
+      a.seconds_fast = seconds_since(phase_start);
+      phase_seconds = nullptr;
+    }
+
+    if (job.metrics) {
+      begin_phase(&a.seconds_metrics);
+      beat("metrics: inputs (problem " + obj.name + ")", 60 + timeout);
+      BufferSet bufs(prof, obj, job.config);
+      const LaunchGeometry geo = launch_geometry(prof.kernel, obj, job.config);
+      if (geo.shared_bytes > 48 * 1024) ck.set_max_dynamic_smem(geo.shared_bytes);
+      bufs.fill_inputs(0, 0, st.stream);
+      bufs.upload_symbols(cand, true, st.stream);
+      PackedArgs args = bufs.pack(prof.kernel);
+      const auto& names = prof.gates.metrics.names.empty() ? default_metric_names() : prof.gates.metrics.names;
+      // Each metric pass replays the kernel: give the step room for a few dozen passes.
+      beat("metrics: profiling (problem " + obj.name + ")", 60 + 40 * timeout);
+      a.metrics = collect_metrics(names, [&] { ck.launch(geo, args.get(), st.stream); }, st.stream);
+      a.seconds_metrics = seconds_since(phase_start);
+      phase_seconds = nullptr;
+    }
+  } catch (const CudaError& e) {
+    if (phase_seconds) *phase_seconds = seconds_since(phase_start);
+    a.outcome = Outcome::Crashed;
+    a.message = std::string(cudaGetErrorString(e.code)) + " during " + (a.step.empty() ? "start-up" : a.step) + " (" +
+                cudaGetErrorName(e.code) + " in " + e.call + ")";
+    *fatal = e.sticky;
+  } catch (const UserError& e) {
+    // The environment or the profile, not the candidate: the coordinator raises it to the user.
+    a.outcome = Outcome::Skipped;
+    a.message = e.what();
+  }
+  return a;
+}
+
+bool send_frame(int fd, const std::string& payload) { return write_all(fd, encode_frame(payload)); }
+
+}  // namespace
+
+int worker_main(int device, int in_fd, int out_fd) {
+  WorkerState st;
+  st.device = device;
+  FrameReader reader;
+  char buf[65536];
+  for (;;) {
+    std::optional<std::string> frame;
+    while (!(frame = reader.next())) {
+      ssize_t n = ::read(in_fd, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return 0;  // the coordinator went away
+      reader.feed(buf, static_cast<std::size_t>(n));
+    }
+    Json msg;
+    try {
+      msg = Json::parse(*frame);
+    } catch (const Json::exception&) {
+      return 2;
+    }
+    const std::string type = msg.value("type", "");
+    if (type == "quit") return 0;
+    if (type == "probe") {
+      if (!send_frame(out_fd, device_to_json(st.probe()))) return 0;
+      continue;
+    }
+    if (type != "job") return 2;
+    bool fatal = false;
+    WorkerAnswer a;
+    try {
+      a = run_job(st, job_from_json(*frame),
+                  [&](const std::string& step, double budget) {
+                    send_frame(out_fd, Json{{"type", "beat"}, {"step", step}, {"budget_s", budget}}.dump());
+                  },
+                  &fatal);
+    } catch (const UserError& e) {
+      a.outcome = Outcome::Skipped;
+      a.message = e.what();
+    }
+    Json j = Json::parse(answer_to_json(a));
+    j["exiting"] = fatal;
+    if (!send_frame(out_fd, j.dump())) return 0;
+    // A dead context poisons every later call: exit, the client starts a fresh worker.
+    if (fatal) return 3;
+  }
+}
+
+int worker_one_shot(int device, const std::string& job_file) {
+  std::ifstream in(job_file);
+  if (!in) throw UserError(job_file + ": cannot read the job file");
+  std::stringstream s;
+  s << in.rdbuf();
+  WorkerState st;
+  st.device = device;
+  bool fatal = false;
+  WorkerAnswer a = run_job(st, job_from_json(s.str()), nullptr, &fatal);
+  std::cout << answer_to_json(a) << std::endl;
+  return a.outcome == Outcome::Passed ? 0 : 1;
+}
+
+// ---- the coordinator's side ----
+
+WorkerClient::WorkerClient(std::string evo_binary, int device) : binary_(std::move(evo_binary)), device_(device) {
+  // A write to a worker that just died must be an error we handle, not a signal that ends evo.
+  ::signal(SIGPIPE, SIG_IGN);
+}
+
+WorkerClient::~WorkerClient() { stop(false); }
+
+void WorkerClient::start() {
+  int to[2], from[2];
+  if (::pipe2(to, O_CLOEXEC) != 0) throw UserError(std::string("worker: pipe: ") + std::strerror(errno));
+  if (::pipe2(from, O_CLOEXEC) != 0) {
+    ::close(to[0]), ::close(to[1]);
+    throw UserError(std::string("worker: pipe: ") + std::strerror(errno));
+  }
+  const std::string dev = std::to_string(device_);
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(to[0]), ::close(to[1]), ::close(from[0]), ::close(from[1]);
+    throw UserError(std::string("worker: fork: ") + std::strerror(errno));
+  }
+  if (pid == 0) {
+    ::dup2(to[0], 0);
+    ::dup2(from[1], 1);
+    // Nothing else of the coordinator's (compile-pool sockets, the database) stays open in the worker.
+    if (::close_range(3, ~0U, 0) != 0)
+      for (int fd = 3; fd < 65536; ++fd) ::close(fd);
+    std::string b = binary_, w = "worker", d = "--device";
+    std::string dv = dev;
+    char* argv[] = {b.data(), w.data(), d.data(), dv.data(), nullptr};
+    ::execv(argv[0], argv);
+    std::fprintf(stderr, "evo worker: cannot run %s: %s\n", binary_.c_str(), std::strerror(errno));
+    ::_exit(127);
+  }
+  ::close(to[0]);
+  ::close(from[1]);
+  pid_ = pid;
+  to_fd_ = to[1];
+  from_fd_ = from[0];
+  if (starts_++ > 0) ++restarts_;
+}
+
+void WorkerClient::stop(bool force) {
+  if (pid_ <= 0) return;
+  if (!force && to_fd_ >= 0) write_all(to_fd_, encode_frame(R"({"type":"quit"})"));
+  if (to_fd_ >= 0) ::close(to_fd_);
+  to_fd_ = -1;
+  int status = 0;
+  bool reaped = false;
+  if (!force) {
+    // Context teardown takes a moment; after 10 s the worker is stuck.
+    for (int i = 0; i < 1000 && !reaped; ++i) {
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) reaped = true;
+      else ::usleep(10000);
+    }
+  }
+  if (!reaped) {
+    ::kill(pid_, SIGKILL);
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  if (from_fd_ >= 0) ::close(from_fd_);
+  from_fd_ = -1;
+  pid_ = -1;
+}
+
+std::optional<std::string> WorkerClient::exchange(const std::string& payload, double first_budget_s, Outcome* failure,
+                                                  std::string* why, std::string* step) {
+  // The worker may have exited since the last job (it was killed, or its context died): start one.
+  if (pid_ > 0) {
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      ::close(to_fd_), ::close(from_fd_);
+      to_fd_ = from_fd_ = -1;
+    }
+  }
+  if (pid_ <= 0) start();
+  *step = "starting the worker";
+  if (!write_all(to_fd_, encode_frame(payload))) {
+    stop(true);
+    start();
+    if (!write_all(to_fd_, encode_frame(payload))) {
+      stop(true);
+      *failure = Outcome::Crashed;
+      *why = "worker died before it read the job";
+      return std::nullopt;
+    }
+  }
+  FrameReader reader;
+  auto deadline_budget = first_budget_s;
+  auto since = std::chrono::steady_clock::now();
+  char buf[65536];
+  for (;;) {
+    while (auto frame = reader.next()) {
+      Json j = Json::parse(*frame, nullptr, false);
+      if (j.is_discarded()) continue;
+      const std::string type = j.value("type", "");
+      if (type == "beat") {
+        *step = j.value("step", "");
+        deadline_budget = j.value("budget_s", first_budget_s);
+        since = std::chrono::steady_clock::now();
+        continue;
+      }
+      if (j.value("exiting", false)) stop(false);
+      return *frame;
+    }
+    const double left = deadline_budget - seconds_since(since);
+    if (left <= 0) {
+      stop(true);
+      *failure = Outcome::Timeout;
+      char b[64];
+      std::snprintf(b, sizeof b, "%g", deadline_budget);
+      *why = "no progress within " + std::string(b) + " s during " + *step + " (worker killed)";
+      return std::nullopt;
+    }
+    pollfd p{from_fd_, POLLIN, 0};
+    int r = ::poll(&p, 1, static_cast<int>(std::min(left, 1.0) * 1000) + 1);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) continue;
+    ssize_t n = ::read(from_fd_, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      int status = 0;
+      while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+      }
+      pid_ = -1;
+      ::close(to_fd_), ::close(from_fd_);
+      to_fd_ = from_fd_ = -1;
+      *failure = Outcome::Crashed;
+      std::string how = WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status)) + " (" +
+                                                  strsignal(WTERMSIG(status)) + ")"
+                                            : "exited with status " + std::to_string(WEXITSTATUS(status));
+      *why = "worker " + how + " during " + *step;
+      return std::nullopt;
+    }
+    reader.feed(buf, static_cast<std::size_t>(n));
+  }
+}
+
+DeviceInfo WorkerClient::probe(double timeout_s) {
+  Outcome failure = Outcome::Crashed;
+  std::string why, step;
+  auto frame = exchange(R"({"type":"probe"})", timeout_s, &failure, &why, &step);
+  if (!frame) throw UserError("the GPU worker (" + binary_ + " worker) did not answer the device probe: " + why);
+  return device_from_json(*frame);
+}
+
+WorkerAnswer WorkerClient::run(const WorkerJob& job, double timeout_s) {
+  Outcome failure = Outcome::Crashed;
+  std::string why, step;
+  auto frame = exchange(job_to_json(job), timeout_s, &failure, &why, &step);
+  if (frame) return answer_from_json(*frame);
+  WorkerAnswer a;
+  a.outcome = failure;
+  a.message = why;
+  a.step = step;
+  return a;
+}
+
+}  // namespace evo

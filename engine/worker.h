@@ -1,0 +1,110 @@
+// The per-GPU worker process (`evo worker --device N`) and its client in the coordinator.
+//
+// A kernel that faults kills its CUDA context and a kernel that hangs never returns, so every
+// launch happens in this separate process, which the coordinator can kill and restart. They talk
+// over the worker's stdin/stdout in frames: a 4-byte little-endian length, then that many bytes
+// of JSON. Coordinator -> worker: {"type":"probe"}, {"type":"job",...}, {"type":"quit"}.
+// Worker -> coordinator: {"type":"beat","step":"green: candidate launch (problem small, seed 0,
+// trial 1)","budget_s":5} before every blocking step, then one {"type":"answer",...}.
+//
+// The client's watchdog gives each step the budget its beat announced (the profile's
+// gates.timeout_s for a launch); past it the worker is killed with SIGKILL and the job's verdict
+// is `timeout` naming the step. A sticky CUDA error (illegal address …) is answered as `crash`
+// with the error and the step, then the worker exits for a fresh context; a worker that dies
+// without answering is a `crash` too. The next job starts a new worker transparently.
+#pragma once
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/device.h"
+#include "engine/evaluation.h"
+#include "engine/space.h"
+
+namespace evo {
+
+// One candidate's work on the GPU. Cubins are files in the compile cache.
+struct WorkerJob {
+  std::string profile_path;
+  Config config;
+  std::string candidate_cubin, candidate_name;   // lowered entry name
+  std::string reference_cubin, reference_name;   // empty: no reference (sanitize runs, timing only)
+  std::vector<std::string> problems;             // GREEN on these; empty = every problem
+  std::vector<std::uint64_t> seeds;              // empty = the profile's
+  int trials = 0;                                // 0 = the profile's
+  bool green = true;                             // run GREEN first (FAST and metrics only if it passes)
+  bool fast = false;                             // time on the objective problem
+  bool metrics = false;                          // CUPTI metrics on the objective problem
+};
+
+struct WorkerAnswer {
+  Outcome outcome = Outcome::Passed;  // Passed: the job ran (its gates say how it went); Crashed; Timeout
+  std::string message;                // crash/timeout: "an illegal memory access was encountered during green: ..."
+  std::string step;                   // the last step announced
+  GreenVerdict green;
+  Timing fast;
+  MetricsResult metrics;
+  double seconds_green = 0, seconds_fast = 0, seconds_metrics = 0;
+};
+
+// ---- protocol (no GPU needed: tested on any machine) ----
+std::string encode_frame(const std::string& payload);  // length prefix + payload
+// Accumulates bytes read from a pipe and hands out whole frames.
+class FrameReader {
+ public:
+  void feed(const char* data, std::size_t n) { buf_.append(data, n); }
+  std::optional<std::string> next();  // a whole frame's payload, or nullopt until more bytes arrive
+  bool partial() const { return !buf_.empty(); }
+
+ private:
+  std::string buf_;
+};
+std::string job_to_json(const WorkerJob& j);
+WorkerJob job_from_json(const std::string& text);      // throws UserError on a malformed job
+std::string answer_to_json(const WorkerAnswer& a);
+WorkerAnswer answer_from_json(const std::string& text);
+std::string device_to_json(const DeviceInfo& d);
+DeviceInfo device_from_json(const std::string& text);
+
+// ---- the worker process ----
+// Serves frames on in_fd/out_fd until "quit" or EOF; returns the exit code.
+int worker_main(int device, int in_fd, int out_fd);
+// Runs one job (a JSON file) without a coordinator and prints the answer JSON on stdout.
+int worker_one_shot(int device, const std::string& job_file);
+
+// ---- the coordinator's side ----
+class WorkerClient {
+ public:
+  // Nothing starts until the first call. evo_binary: the `evo` executable to run as the worker.
+  WorkerClient(std::string evo_binary, int device);
+  ~WorkerClient();  // asks the worker to quit, kills it if it does not
+  WorkerClient(const WorkerClient&) = delete;
+  WorkerClient& operator=(const WorkerClient&) = delete;
+
+  // Starts the worker if needed and asks it what the device is. Never initialises CUDA here.
+  DeviceInfo probe(double timeout_s = 120);
+  // Runs a job; crash and hang become the answer's outcome. `timeout_s` is the budget of a step
+  // the worker has not announced yet (start-up, loading cubins).
+  WorkerAnswer run(const WorkerJob& job, double timeout_s);
+  int restarts() const { return restarts_; }  // workers started after the first
+  pid_t pid() const { return pid_; }
+
+ private:
+  void start();
+  void stop(bool force);
+  // Sends one frame and reads frames until the answer; nullopt with `why` when the worker died or
+  // ran past a step's budget (it is then killed and reaped).
+  std::optional<std::string> exchange(const std::string& payload, double first_budget_s, Outcome* failure,
+                                      std::string* why, std::string* step);
+
+  std::string binary_;
+  int device_;
+  pid_t pid_ = -1;
+  int to_fd_ = -1, from_fd_ = -1;
+  int starts_ = 0, restarts_ = 0;
+};
+
+}  // namespace evo

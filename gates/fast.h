@@ -1,0 +1,38 @@
+// FAST: how long one launch takes, measured honestly (DESIGN.md "Measuring honestly").
+//
+// Inputs are filled once (seed 0, trial 0), then `warmup` launches, then `iters` timed samples,
+// each bracketed by CUDA events on the stream. Unless the profile says flush_l2: false, a write of
+// twice the L2 size lands between samples, so every sample starts with a cold L2 as in a real
+// pipeline. In `graph` mode each sample replays a CUDA graph of graph_launches launches and is
+// divided by that count: kernels of a few µs are then timed without launch gaps. The median is
+// the figure quoted; CV (std / mean) says how noisy it was.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/device.h"
+#include "engine/evaluation.h"
+#include "engine/profile.h"
+
+namespace evo {
+
+struct FastRun {
+  const Profile* profile = nullptr;
+  Config config;
+  Kernel kernel;               // from a loaded Module the caller keeps alive
+  const Module* module = nullptr;
+  const Problem* problem = nullptr;
+  std::int64_t l2_bytes = 0;   // the device's (DeviceInfo.l2_bytes)
+  cudaStream_t stream = nullptr;
+  Heartbeat beat;
+};
+
+// Throws CudaError when a launch fails; otherwise Passed with the figures.
+Timing run_fast(const FastRun& r);
+
+// p50/p90/mean/std/CV/min of per-launch samples in µs (no GPU needed). Passed unless empty.
+Timing summarize_samples(const std::vector<double>& us);
+
+}  // namespace evo

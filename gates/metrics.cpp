@@ -1,0 +1,537 @@
+// CUPTI range profiler, CUDA 13.0 (call sequence and the numbers below: ../shared/CUPTI_NVRTC.md §1-4).
+//
+//   A. once per process: cuptiProfilerInitialize
+//   B. per device: is profiling supported, the chip name, the counter-availability image
+//   C. per (chip, metric list), cached: host object, config image, number of passes
+//   D. per call: enable the range profiler on the context, counter-data image, SetConfig
+//      (auto range + kernel replay), Start / launch / Stop, decode, evaluate range 0, disable
+//
+// Any CUPTI failure in A-D becomes MetricsResult{Skipped, "metrics unavailable: <call>: <why>"}:
+// an internal `Unavailable` exception carries it to collect_metrics, which never lets it out.
+// evo never links libcuda (CUDA_NOTES.md), so the two driver calls the profiler needs (the current
+// CUcontext and its CUdevice) are reached through cudaGetDriverEntryPointByVersion.
+#include "gates/metrics.h"
+
+#include <cuda.h>  // CUcontext, CUdevice, CUresult: types only, no libcuda symbol is linked
+#include <cupti_profiler_host.h>
+#include <cupti_profiler_target.h>
+#include <cupti_range_profiler.h>
+#include <cupti_result.h>
+#include <cupti_target.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <utility>
+
+#include "engine/device.h"  // defines: CudaError, is_sticky
+
+namespace evo {
+namespace {
+
+// GH100 names, each checked with the CUPTI 13.0 host API (CUPTI_NVRTC.md §3).
+constexpr const char* kDuration = "gpu__time_duration.sum";
+constexpr const char* kSmThroughput = "sm__throughput.avg.pct_of_peak_sustained_elapsed";
+constexpr const char* kTensorPipe = "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active";
+constexpr const char* kDramRead = "dram__bytes_read.sum";
+constexpr const char* kDramWrite = "dram__bytes_write.sum";
+constexpr const char* kConflictsLd = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum";
+constexpr const char* kConflictsSt = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum";
+constexpr const char* kWavefrontsLd = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum";
+constexpr const char* kWavefrontsSt = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum";
+constexpr const char* kOccupancy = "sm__warps_active.avg.pct_of_peak_sustained_active";
+
+// Ranges the counter-data image holds: one per kernel that `launch` starts. More than one kernel
+// is tolerated (the first one's figures are reported); beyond this many the rest are dropped.
+constexpr std::size_t kMaxRanges = 16;
+
+// Why metrics cannot be had; caught in collect_metrics and turned into a Skipped result.
+struct Unavailable {
+  std::string why;
+};
+
+std::string cupti_text(CUptiResult r) {
+  const char* name = nullptr;
+  if (cuptiGetResultString(r, &name) != CUPTI_SUCCESS || !name) return "CUPTI error " + std::to_string(int(r));
+  std::string s = name;
+  // The codes that mean "this machine will not let us count", with the fix users need to hear.
+  if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES || r == CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES)
+    s += " (performance counters are restricted to admin users: "
+         "https://developer.nvidia.com/ERR_NVGPUCTRPERM)";
+  else if (r == CUPTI_ERROR_HARDWARE_BUSY)
+    s += " (another profiler, e.g. DCGM or ncu, holds the counters)";
+  else if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
+    s += " (the process already runs under a CUPTI tool such as nsys or ncu)";
+  return s;
+}
+
+void cupti_check(CUptiResult r, const char* call) {
+  if (r != CUPTI_SUCCESS) throw Unavailable{std::string(call) + ": " + cupti_text(r)};
+}
+#define EVO_CUPTI(call) cupti_check((call), #call)
+
+std::string number(double v) {
+  std::ostringstream s;
+  s.precision(6);
+  s << v;
+  return s.str();
+}
+
+// ---- the CUDA driver, without linking it ------------------------------------------------------
+
+template <class Fn>
+Fn driver_entry(const char* symbol) {
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+  // 12000: the ABI of these two calls has not changed since CUDA 12.0 (cuda.h gives their v1 form).
+  if (cudaGetDriverEntryPointByVersion(symbol, &fn, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+      q != cudaDriverEntryPointSuccess || !fn)
+    throw Unavailable{std::string("driver entry point ") + symbol + " not found"};
+  return reinterpret_cast<Fn>(fn);
+}
+
+struct CurrentContext {
+  CUcontext ctx = nullptr;
+  CUdevice device = 0;
+};
+
+// The context the runtime uses on the current device (created here if it does not exist yet).
+CurrentContext current_context() {
+  int count = 0;
+  cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess || count == 0) {
+    cudaGetLastError();  // not sticky: clear it
+    throw Unavailable{std::string("no CUDA device: ") +
+                      (e != cudaSuccess ? cudaGetErrorString(e) : "cudaGetDeviceCount found none")};
+  }
+  if ((e = cudaFree(nullptr)) != cudaSuccess)  // makes the primary context current
+    throw Unavailable{std::string("no CUDA context: ") + cudaGetErrorString(e)};
+  using CtxGetCurrent = CUresult (*)(CUcontext*);
+  using CtxGetDevice = CUresult (*)(CUdevice*);
+  CurrentContext c;
+  if (driver_entry<CtxGetCurrent>("cuCtxGetCurrent")(&c.ctx) != CUDA_SUCCESS || !c.ctx)
+    throw Unavailable{"cuCtxGetCurrent gave no context"};
+  if (driver_entry<CtxGetDevice>("cuCtxGetDevice")(&c.device) != CUDA_SUCCESS)
+    throw Unavailable{"cuCtxGetDevice failed"};
+  return c;
+}
+
+// ---- A. process-wide initialisation -----------------------------------------------------------
+
+void initialize_profiler() {
+  // cuptiProfilerInitialize loads nvperf and hooks the driver; once per process. Its result is
+  // kept: a failure (no driver hooks, another tool attached) will not change on a second try.
+  static std::once_flag once;
+  static CUptiResult result = CUPTI_SUCCESS;
+  std::call_once(once, [] {
+    CUpti_Profiler_Initialize_Params p{CUpti_Profiler_Initialize_Params_STRUCT_SIZE, nullptr};
+    result = cuptiProfilerInitialize(&p);
+  });
+  cupti_check(result, "cuptiProfilerInitialize");
+}
+
+// ---- B. the device ----------------------------------------------------------------------------
+
+void check_device_supported(CUdevice dev) {
+  CUpti_Profiler_DeviceSupported_Params p{};
+  p.structSize = CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE;
+  p.cuDevice = dev;
+  p.api = CUPTI_PROFILER_RANGE_PROFILING;
+  EVO_CUPTI(cuptiProfilerDeviceSupported(&p));
+  if (p.isSupported == CUPTI_PROFILER_CONFIGURATION_SUPPORTED) return;
+  // Name the first cause CUPTI flags; DISABLED (vGPU) means supported but switched off.
+  const std::pair<const char*, CUpti_Profiler_Support_Level> causes[] = {
+      {"architecture older than sm_70", p.architecture}, {"SLI", p.sli},
+      {"vGPU profiling", p.vGpu},                         {"confidential computing", p.confidentialCompute},
+      {"CMP device", p.cmp},                              {"WSL", p.wsl}};
+  for (const auto& [what, level] : causes)
+    if (level != CUPTI_PROFILER_CONFIGURATION_SUPPORTED)
+      throw Unavailable{std::string("device not supported by the range profiler: ") + what +
+                        (level == CUPTI_PROFILER_CONFIGURATION_DISABLED ? " (disabled)" : "")};
+  throw Unavailable{"device not supported by the range profiler"};
+}
+
+std::string chip_name(CUdevice dev) {
+  CUpti_Device_GetChipName_Params p{};
+  p.structSize = CUpti_Device_GetChipName_Params_STRUCT_SIZE;
+  p.deviceIndex = static_cast<std::size_t>(dev);
+  EVO_CUPTI(cuptiDeviceGetChipName(&p));
+  return p.pChipName ? p.pChipName : "";
+}
+
+// Which counters this context can read; the host API uses it to refuse metrics that need others.
+// It is the first call that touches the counters, so it is where a missing permission shows.
+std::vector<std::uint8_t> counter_availability(CUcontext ctx) {
+  CUpti_Profiler_GetCounterAvailability_Params p{};
+  p.structSize = CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE;
+  p.ctx = ctx;
+  EVO_CUPTI(cuptiProfilerGetCounterAvailability(&p));  // size only
+  std::vector<std::uint8_t> image(p.counterAvailabilityImageSize);
+  p.pCounterAvailabilityImage = image.data();
+  EVO_CUPTI(cuptiProfilerGetCounterAvailability(&p));
+  return image;
+}
+
+// ---- C. host side: metric names -> config image -------------------------------------------------
+
+// The host object CUPTI allocates per chip; deinitialised with its owner.
+class HostObject {
+ public:
+  HostObject(const std::string& chip, const std::uint8_t* availability) {
+    CUpti_Profiler_Host_Initialize_Params p{};
+    p.structSize = CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE;
+    p.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+    p.pChipName = chip.c_str();
+    p.pCounterAvailabilityImage = availability;  // NULL is accepted for chips CUPTI 13.0 knows
+    EVO_CUPTI(cuptiProfilerHostInitialize(&p));
+    obj_ = p.pHostObject;
+  }
+  ~HostObject() {
+    if (!obj_) return;
+    CUpti_Profiler_Host_Deinitialize_Params p{CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE, nullptr, obj_};
+    cuptiProfilerHostDeinitialize(&p);
+  }
+  HostObject(const HostObject&) = delete;
+  HostObject& operator=(const HostObject&) = delete;
+
+  bool knows(const std::string& metric) const {
+    CUpti_Profiler_Host_GetMetricProperties_Params p{};
+    p.structSize = CUpti_Profiler_Host_GetMetricProperties_Params_STRUCT_SIZE;
+    p.pHostObject = obj_;
+    p.pMetricName = metric.c_str();
+    return cuptiProfilerHostGetMetricProperties(&p) == CUPTI_SUCCESS;
+  }
+  CUptiResult add(const std::vector<const char*>& names) {
+    CUpti_Profiler_Host_ConfigAddMetrics_Params p{};
+    p.structSize = CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE;
+    p.pHostObject = obj_;
+    p.ppMetricNames = const_cast<const char**>(names.data());
+    p.numMetrics = names.size();
+    return cuptiProfilerHostConfigAddMetrics(&p);
+  }
+  std::vector<std::uint8_t> config_image() const {
+    CUpti_Profiler_Host_GetConfigImageSize_Params s{};
+    s.structSize = CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE;
+    s.pHostObject = obj_;
+    EVO_CUPTI(cuptiProfilerHostGetConfigImageSize(&s));
+    std::vector<std::uint8_t> image(s.configImageSize);
+    CUpti_Profiler_Host_GetConfigImage_Params g{};
+    g.structSize = CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE;
+    g.pHostObject = obj_;
+    g.configImageSize = image.size();
+    g.pConfigImage = image.data();
+    EVO_CUPTI(cuptiProfilerHostGetConfigImage(&g));
+    return image;
+  }
+  CUpti_Profiler_Host_Object* get() const { return obj_; }
+
+ private:
+  CUpti_Profiler_Host_Object* obj_ = nullptr;
+};
+
+std::vector<const char*> c_names(const std::vector<std::string>& v) {
+  std::vector<const char*> out;
+  for (const auto& s : v) out.push_back(s.c_str());
+  return out;
+}
+
+// The names to ask CUPTI for: derived names replaced by their inputs, duplicates dropped.
+std::vector<std::string> expand(const std::vector<std::string>& names) {
+  std::vector<std::string> out;
+  auto add = [&](const std::string& n) {
+    if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+  };
+  for (const auto& n : names) {
+    if (n == kBankConflictPct) {
+      add(kConflictsLd);
+      add(kWavefrontsLd);
+    } else {
+      add(n);
+    }
+  }
+  return out;
+}
+
+// What C produces; kept for the process's life (the worker profiles many candidates with one
+// list, and building it loads nvperf's metric tables). `availability` outlives `host` because
+// CUPTI may keep the pointer it was given.
+struct HostPlan {
+  std::vector<std::uint8_t> availability;
+  std::unique_ptr<HostObject> host;
+  std::vector<std::string> collect, unknown;
+  std::vector<std::uint8_t> config;
+  std::size_t passes = 0;
+};
+
+std::unique_ptr<HostPlan> build_plan(const std::string& chip, std::vector<std::uint8_t> availability,
+                                     const std::vector<std::string>& names) {
+  auto plan = std::make_unique<HostPlan>();
+  plan->availability = std::move(availability);
+  const std::uint8_t* avail = plan->availability.empty() ? nullptr : plan->availability.data();
+  plan->host = std::make_unique<HostObject>(chip, avail);
+  for (const auto& n : expand(names)) (plan->host->knows(n) ? plan->collect : plan->unknown).push_back(n);
+  if (plan->collect.empty()) return plan;
+  if (plan->host->add(c_names(plan->collect)) != CUPTI_SUCCESS) {
+    // A known name whose counters this context cannot read (MIG, say) fails the whole list. Find
+    // which, each on a fresh host object: a failed add may leave the object's config half-built.
+    std::vector<std::string> ok;
+    for (const auto& n : plan->collect) {
+      HostObject probe(chip, avail);
+      (probe.add({n.c_str()}) == CUPTI_SUCCESS ? ok : plan->unknown).push_back(n);
+    }
+    plan->collect = ok;
+    plan->host = std::make_unique<HostObject>(chip, avail);
+    if (plan->collect.empty()) return plan;
+    EVO_CUPTI(plan->host->add(c_names(plan->collect)));
+  }
+  plan->config = plan->host->config_image();
+  CUpti_Profiler_Host_GetNumOfPasses_Params p{};
+  p.structSize = CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE;
+  p.configImageSize = plan->config.size();
+  p.pConfigImage = plan->config.data();
+  EVO_CUPTI(cuptiProfilerHostGetNumOfPasses(&p));
+  plan->passes = p.numOfPasses;
+  return plan;
+}
+
+// ---- D. one profiling session -----------------------------------------------------------------
+
+// The range profiler enabled on a context; disabled on every way out, so that a throwing `launch`
+// or a failed CUPTI call leaves the context free for timing and for the next candidate.
+class RangeSession {
+ public:
+  explicit RangeSession(CUcontext ctx) {
+    CUpti_RangeProfiler_Enable_Params p{};
+    p.structSize = CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE;
+    p.ctx = ctx;
+    EVO_CUPTI(cuptiRangeProfilerEnable(&p));
+    obj_ = p.pRangeProfilerObject;
+  }
+  ~RangeSession() {
+    CUpti_RangeProfiler_Disable_Params p{CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE, nullptr, obj_};
+    cuptiRangeProfilerDisable(&p);
+  }
+  RangeSession(const RangeSession&) = delete;
+  RangeSession& operator=(const RangeSession&) = delete;
+  CUpti_RangeProfiler_Object* get() const { return obj_; }
+
+ private:
+  CUpti_RangeProfiler_Object* obj_ = nullptr;
+};
+
+// A CUPTI call that failed while the candidate was running may be the kernel's fault: if the
+// context died, that is a crash for the worker to report, not "metrics unavailable".
+void check_during_launch(CUptiResult r, const char* call, cudaStream_t stream) {
+  if (r == CUPTI_SUCCESS) return;
+  cudaError_t e = cudaStreamSynchronize(stream);
+  if (e != cudaSuccess && is_sticky(e)) throw CudaError(e, std::string(call) + " (kernel under CUPTI profiling)", true);
+  cupti_check(r, call);
+}
+
+std::mutex& profiler_mutex() {  // one session per process at a time: CUPTI allows one per context
+  static std::mutex m;
+  return m;
+}
+
+HostPlan& cached_plan(const std::string& chip, CUcontext ctx, const std::vector<std::string>& names) {
+  // Deliberately never freed: destroying host objects during static destruction would race
+  // cudart's own teardown, and the process ends anyway.
+  static auto* cache = new std::map<std::pair<std::string, std::vector<std::string>>, std::unique_ptr<HostPlan>>;
+  auto key = std::make_pair(chip, names);
+  auto it = cache->find(key);
+  if (it == cache->end()) it = cache->emplace(key, build_plan(chip, counter_availability(ctx), names)).first;
+  return *it->second;
+}
+
+void add_derived(MetricsResult& r) {
+  auto c = r.values.find(kConflictsLd), w = r.values.find(kWavefrontsLd);
+  if (c == r.values.end() || w == r.values.end()) return;
+  r.values[kBankConflictPct] = w->second > 0 ? 100.0 * c->second / w->second : 0.0;
+}
+
+}  // namespace
+
+const std::vector<std::string>& default_metric_names() {
+  static const std::vector<std::string> names{kDuration,    kSmThroughput, kTensorPipe,   kDramRead,
+                                              kDramWrite,   kConflictsLd,  kConflictsSt,  kWavefrontsLd,
+                                              kWavefrontsSt, kOccupancy};
+  return names;
+}
+
+MetricPlan plan_metrics(const std::string& chip, const std::vector<std::string>& names) {
+  MetricPlan out;
+  try {
+    auto plan = build_plan(chip, {}, names);
+    out.collect = plan->collect;
+    out.unknown = plan->unknown;
+    out.passes = plan->passes;
+  } catch (const Unavailable& u) {
+    out.error = u.why;
+  }
+  return out;
+}
+
+MetricsResult collect_metrics(const std::vector<std::string>& names, const std::function<void()>& launch,
+                              cudaStream_t stream) {
+  MetricsResult r;
+  const auto& wanted = names.empty() ? default_metric_names() : names;
+  std::lock_guard<std::mutex> lock(profiler_mutex());
+  try {
+    CurrentContext cc = current_context();
+    initialize_profiler();
+    check_device_supported(cc.device);
+    const std::string chip = chip_name(cc.device);
+    HostPlan& plan = cached_plan(chip, cc.ctx, wanted);
+    r.unavailable = plan.unknown;
+    if (plan.collect.empty()) throw Unavailable{"none of the " + std::to_string(wanted.size()) + " metrics exists on " + chip};
+    auto metric_ptrs = c_names(plan.collect);
+
+    RangeSession session(cc.ctx);
+    // The counter-data image: room for kMaxRanges ranges of these metrics.
+    CUpti_RangeProfiler_GetCounterDataSize_Params sz{};
+    sz.structSize = CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE;
+    sz.pRangeProfilerObject = session.get();
+    sz.pMetricNames = metric_ptrs.data();
+    sz.numMetrics = metric_ptrs.size();
+    sz.maxNumOfRanges = kMaxRanges;
+    sz.maxNumRangeTreeNodes = kMaxRanges;
+    EVO_CUPTI(cuptiRangeProfilerGetCounterDataSize(&sz));
+    std::vector<std::uint8_t> data(sz.counterDataSize);
+    CUpti_RangeProfiler_CounterDataImage_Initialize_Params init{};
+    init.structSize = CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE;
+    init.pRangeProfilerObject = session.get();
+    init.counterDataSize = data.size();
+    init.pCounterData = data.data();
+    EVO_CUPTI(cuptiRangeProfilerCounterDataImageInitialize(&init));
+
+    // Auto range + kernel replay: each kernel is a range, and CUPTI replays it once per pass
+    // itself (saving and restoring device memory), so Stop reports all passes submitted after one
+    // launch. The loop stays for the general contract, bounded in case CUPTI never says so.
+    CUpti_RangeProfiler_SetConfig_Params sc{};
+    sc.structSize = CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE;
+    sc.pRangeProfilerObject = session.get();
+    sc.configSize = plan.config.size();
+    sc.pConfig = plan.config.data();
+    sc.counterDataImageSize = data.size();
+    sc.pCounterDataImage = data.data();
+    sc.range = CUPTI_AutoRange;
+    sc.replayMode = CUPTI_KernelReplay;
+    sc.maxRangesPerPass = kMaxRanges;
+    sc.numNestingLevels = 1;
+    sc.minNestingLevel = 1;
+    sc.passIndex = 0;
+    sc.targetNestingLevel = 1;
+    EVO_CUPTI(cuptiRangeProfilerSetConfig(&sc));
+    std::size_t launches = 0;
+    for (;;) {
+      CUpti_RangeProfiler_Start_Params st{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE, nullptr, session.get()};
+      EVO_CUPTI(cuptiRangeProfilerStart(&st));
+      launch();
+      ++launches;
+      CUpti_RangeProfiler_Stop_Params sp{};
+      sp.structSize = CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE;
+      sp.pRangeProfilerObject = session.get();
+      check_during_launch(cuptiRangeProfilerStop(&sp), "cuptiRangeProfilerStop", stream);
+      if (sp.isAllPassSubmitted) break;
+      if (launches > plan.passes)
+        throw Unavailable{"CUPTI still wants passes after " + std::to_string(launches) + " launches (" +
+                          std::to_string(plan.passes) + " planned)"};
+    }
+    CUpti_RangeProfiler_DecodeData_Params dd{};
+    dd.structSize = CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE;
+    dd.pRangeProfilerObject = session.get();
+    check_during_launch(cuptiRangeProfilerDecodeData(&dd), "cuptiRangeProfilerDecodeData", stream);
+
+    CUpti_RangeProfiler_GetCounterDataInfo_Params info{};
+    info.structSize = CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE;
+    info.pCounterDataImage = data.data();
+    info.counterDataImageSize = data.size();
+    EVO_CUPTI(cuptiRangeProfilerGetCounterDataInfo(&info));
+    if (info.numTotalRanges == 0) throw Unavailable{"no kernel ran inside the profiled launch"};
+
+    std::vector<double> values(plan.collect.size(), 0.0);
+    CUpti_Profiler_Host_EvaluateToGpuValues_Params ev{};
+    ev.structSize = CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE;
+    ev.pHostObject = plan.host->get();
+    ev.pCounterDataImage = data.data();
+    ev.counterDataImageSize = data.size();
+    ev.rangeIndex = 0;
+    ev.ppMetricNames = metric_ptrs.data();
+    ev.numMetrics = metric_ptrs.size();
+    ev.pMetricValues = values.data();
+    EVO_CUPTI(cuptiProfilerHostEvaluateToGpuValues(&ev));
+
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      // NaN (a ratio over nothing) is not a figure: it cannot be stored as JSON or compared.
+      if (std::isfinite(values[i])) r.values[plan.collect[i]] = values[i];
+      else r.unavailable.push_back(plan.collect[i]);
+    }
+    add_derived(r);
+    r.outcome = Outcome::Passed;
+    std::vector<std::string> notes;
+    if (!r.unavailable.empty()) notes.push_back(std::to_string(r.unavailable.size()) + " metric(s) unavailable on " + chip);
+    const std::size_t kernels = info.numTotalRanges + dd.numOfRangeDropped;
+    if (kernels > 1) notes.push_back("launch ran " + std::to_string(kernels) + " kernels; figures are the first's");
+    for (std::size_t i = 0; i < notes.size(); ++i) r.reason += (i ? "; " : "") + notes[i];
+  } catch (const Unavailable& u) {
+    r.outcome = Outcome::Skipped;
+    r.values.clear();
+    r.reason = "metrics unavailable: " + u.why;
+  }
+  return r;
+}
+
+std::optional<double> metric_value(const MetricsResult& m, const std::string& name) {
+  if (auto it = m.values.find(name); it != m.values.end()) return it->second;
+  if (name == kBankConflictPct) {
+    auto c = m.values.find(kConflictsLd), w = m.values.find(kWavefrontsLd);
+    if (c != m.values.end() && w != m.values.end()) return w->second > 0 ? 100.0 * c->second / w->second : 0.0;
+  }
+  return std::nullopt;
+}
+
+MetricGateVerdict metric_gate(const MetricsResult& m, const std::vector<MetricThreshold>& thresholds) {
+  MetricGateVerdict v;
+  if (thresholds.empty()) {
+    v.reason = "no metric thresholds in the profile";
+    return v;
+  }
+  if (m.outcome != Outcome::Passed) {
+    v.reason = m.reason.empty() ? "metrics were not collected" : m.reason;
+    return v;
+  }
+  // A figure outside its bounds rejects even when another thresholded metric is missing: the
+  // candidate fails the gate whatever the missing one says. Only then does a gap mean Skipped.
+  std::vector<std::string> missing;
+  for (const auto& t : thresholds) {
+    auto value = metric_value(m, t.metric);
+    if (!value) {
+      missing.push_back(t.metric);
+      continue;
+    }
+    if (t.min && *value < *t.min) {
+      v.outcome = Outcome::Rejected;
+      v.reason = t.metric + " = " + number(*value) + ", below the minimum " + number(*t.min);
+      return v;
+    }
+    if (t.max && *value > *t.max) {
+      v.outcome = Outcome::Rejected;
+      v.reason = t.metric + " = " + number(*value) + ", above the maximum " + number(*t.max);
+      return v;
+    }
+  }
+  if (!missing.empty()) {
+    v.reason = "metric unavailable: " + missing.front() +
+               (missing.size() > 1 ? " (and " + std::to_string(missing.size() - 1) + " more)" : "");
+    return v;
+  }
+  v.outcome = Outcome::Passed;
+  v.reason = std::to_string(thresholds.size()) + " metric threshold" + (thresholds.size() == 1 ? "" : "s") + " met";
+  return v;
+}
+
+}  // namespace evo

@@ -1,0 +1,64 @@
+// Hardware metrics of one kernel through CUPTI's range profiler (CUDA 13: cupti_range_profiler.h
+// with cupti_profiler_host.h; call sequence in ../shared/CUPTI_NVRTC.md). The kernel is replayed
+// as many passes as the metric list needs, so metrics are never part of the FAST timing. Where
+// profiling is not permitted (CUPTI_ERROR_INSUFFICIENT_PRIVILEGES …) or a metric does not exist
+// on the device, the result says which and why; it never throws for that.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/evaluation.h"
+#include "engine/profile.h"
+
+namespace evo {
+
+// The default list (GH100 names, checked in CUPTI_NVRTC.md): duration, SM throughput %,
+// tensor-pipe activity %, DRAM bytes read/written, shared-memory bank conflicts (load/store),
+// shared-memory wavefronts (load/store, the denominators), achieved occupancy.
+const std::vector<std::string>& default_metric_names();
+
+// Profiles `launch` (which launches the kernel once on `stream`, idempotently: it is replayed)
+// on the current device and returns each metric's value. Buffers must already hold valid inputs.
+// An empty `names` means default_metric_names(). CUPTI's auto range with kernel replay: each
+// kernel `launch` starts is one range, which CUPTI itself replays once per pass, saving and
+// restoring device memory between passes. If `launch` starts several kernels the figures are the
+// first kernel's (the reason says so). A CudaError thrown by `launch` is passed on (after the
+// profiler is disabled): a faulting kernel is a crash, not "metrics unavailable".
+MetricsResult collect_metrics(const std::vector<std::string>& names, const std::function<void()>& launch,
+                              cudaStream_t stream);
+
+// The profile's accept/reject thresholds over a MetricsResult: Skipped (with why) when there are
+// no thresholds or the metrics it needs are unavailable; Rejected naming the first metric outside
+// its bounds with both figures.
+MetricGateVerdict metric_gate(const MetricsResult& m, const std::vector<MetricThreshold>& thresholds);
+
+// A derived metric a threshold may name (the seed profiles asked for "bank conflicts < 5 % of
+// shared loads"): shared-memory load bank conflicts as a percentage of shared load wavefronts,
+//   100 × l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum
+//       / l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum
+// (each conflict costs one extra wavefront, so this is the share of load wavefronts wasted on
+// conflicts; 0 when the kernel issues no shared loads). collect_metrics gathers its two inputs
+// when the name is asked for, and adds it to `values` whenever both inputs were collected.
+inline constexpr const char* kBankConflictPct = "bank_conflict_pct";
+
+// A metric's value in a result: a collected CUPTI name, or bank_conflict_pct derived from its
+// inputs when `values` lacks it. nullopt when neither is there.
+std::optional<double> metric_value(const MetricsResult& m, const std::string& name);
+
+// Host-side check of a metric list for a chip ("GH100"), with no GPU: CUPTI's host API knows each
+// chip's metrics, so this runs on CPU CI. `collect` are the names the chip has (derived names
+// expanded to their inputs), `unknown` those it has not, `passes` how many replays of the kernel
+// `collect` needs. `error` is set (and the rest empty) when the host API itself fails.
+struct MetricPlan {
+  std::vector<std::string> collect, unknown;
+  std::size_t passes = 0;
+  std::string error;
+};
+MetricPlan plan_metrics(const std::string& chip, const std::vector<std::string>& names);
+
+}  // namespace evo

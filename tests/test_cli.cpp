@@ -1,0 +1,490 @@
+// The `evo` command as a user meets it: the real binary (EVO_BINARY) run in a child process,
+// its exit code, its stdout and its one stderr line, and what it left (or did not leave) on disk.
+#include <gtest/gtest.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "engine/profile.h"
+#include "engine/space.h"
+#include "population/store.h"
+
+namespace evo {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using nlohmann::ordered_json;
+const fs::path kSource = EVO_SOURCE_DIR;
+
+struct TempDir {
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "evo-cli-XXXXXX").string();
+    path = mkdtemp(tmpl.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  fs::path path;
+};
+
+std::string read_bytes(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void write_text(const fs::path& p, const std::string& text) {
+  std::ofstream(p, std::ios::binary | std::ios::trunc) << text;
+}
+
+std::string evo_binary() {
+  if (const char* e = std::getenv("EVO_BINARY"); e && *e) return e;
+  return EVO_BINARY;
+}
+
+struct Result {
+  int code = -1;  // exit status; 128 + N if killed by signal N
+  std::string out, err;
+  std::vector<std::string> err_lines() const {
+    std::vector<std::string> lines;
+    std::istringstream in(err);
+    for (std::string l; std::getline(in, l);) lines.push_back(l);
+    return lines;
+  }
+};
+
+// Runs `evo args...` in `cwd`, stdout and stderr captured through files (no pipe to fill up).
+Result run_evo(const std::vector<std::string>& args, const fs::path& cwd) {
+  TempDir io;
+  const fs::path out = io.path / "stdout", err = io.path / "stderr";
+  const std::string bin = evo_binary();
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (o < 0 || e < 0 || ::dup2(o, 1) < 0 || ::dup2(e, 2) < 0 || ::chdir(cwd.c_str()) != 0) ::_exit(126);
+    std::vector<char*> argv{const_cast<char*>(bin.c_str())};
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execv(bin.c_str(), argv.data());
+    ::_exit(127);
+  }
+  Result r;
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = read_bytes(out);
+  r.err = read_bytes(err);
+  return r;
+}
+
+// Every file under `dir` with its size and content hash: what a command must not change.
+std::map<std::string, std::string> snapshot(const fs::path& dir) {
+  std::map<std::string, std::string> files;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    files[fs::relative(e.path(), dir).string()] = e.is_regular_file() ? read_bytes(e.path()) : "<dir>";
+  return files;
+}
+
+// The shipped gemm profile with absolute template paths, so that it can be edited and written
+// anywhere.
+ordered_json gemm_json() {
+  std::ifstream in(kSource / "profiles/gemm_fp16.json");
+  auto j = ordered_json::parse(in);
+  j["template"] = (kSource / "templates/gemm.cu").string();
+  j["reference"]["template"] = (kSource / "templates/reference/gemm_ref.cu").string();
+  return j;
+}
+
+// ---- a user's bad input: one line naming the file and field, exit 2, nothing written ------------
+
+struct BadInput {
+  std::string name;
+  std::function<std::string(ordered_json&)> edit;  // edits the profile; or returns raw file text
+  std::string field_and_message;                  // expected after "evo: <file>: "
+};
+
+class CliBadProfile : public ::testing::TestWithParam<BadInput> {};
+
+TEST_P(CliBadProfile, OneLineNamingFileAndFieldExit2NothingWritten) {
+  TempDir t;
+  auto j = gemm_json();
+  const std::string raw = GetParam().edit(j);
+  const fs::path profile = t.path / (GetParam().name + ".json");
+  write_text(profile, raw.empty() ? j.dump(2) : raw);
+  const auto before = snapshot(t.path);
+  for (const std::vector<std::string>& cmd :
+       {std::vector<std::string>{"check", profile.string()},
+        std::vector<std::string>{"--db", (t.path / "evo.db").string(), "--cache", (t.path / "cache").string(), "compile",
+                                 profile.string(), "--all", "--arch", "sm_90"}}) {
+    SCOPED_TRACE(cmd[0] == "check" ? "evo check" : "evo compile --all");
+    const Result r = run_evo(cmd, t.path);
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_EQ(r.out, "");
+    const auto lines = r.err_lines();
+    ASSERT_EQ(lines.size(), 1u) << r.err;
+    const std::string want = "evo: " + profile.string() + ": " + GetParam().field_and_message;
+    EXPECT_EQ(lines[0].rfind(want, 0), 0u) << lines[0] << "\nwanted it to start with\n" << want;
+    EXPECT_EQ(snapshot(t.path), before) << "the command wrote something";
+    EXPECT_FALSE(fs::exists(t.path / "evo.db"));
+    EXPECT_FALSE(fs::exists(t.path / "cache"));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Inputs, CliBadProfile,
+    ::testing::Values(
+        BadInput{"malformed_json", [](ordered_json&) { return std::string("{\"name\": \"x\", \"knobs\": {\"A\": [1, 2]\n"); },
+                 "malformed JSON"},
+        BadInput{"unknown_field", [](ordered_json& j) { j["constriants"] = ordered_json::array(); return std::string(); },
+                 "constriants: unknown field"},
+        BadInput{"knob_no_values", [](ordered_json& j) { j["knobs"]["STAGES"] = ordered_json::array(); return std::string(); },
+                 "knobs.STAGES: knob with no values"},
+        BadInput{"constraint_not_expression",
+                 [](ordered_json& j) { j["constraints"].push_back("BLOCK_M %% ) 16"); return std::string(); },
+                 "constraints[6]: "},
+        BadInput{"constraints_leave_no_config",
+                 [](ordered_json& j) { j["constraints"].push_back("BLOCK_M > 1000"); return std::string(); },
+                 "constraints: no configuration satisfies them"},
+        BadInput{"missing_template",
+                 [](ordered_json& j) { j["template"] = (kSource / "templates/nope.cu").string(); return std::string(); },
+                 "template: template file not found"},
+        BadInput{"kernel_not_in_template", [](ordered_json& j) { j["kernel"] = "gemm_fp17"; return std::string(); },
+                 "kernel: kernel 'gemm_fp17' not found"},
+        BadInput{"unknown_dtype", [](ordered_json& j) { j["buffers"][0]["dtype"] = "fp4"; return std::string(); },
+                 "buffers[0].dtype: unknown dtype 'fp4'"}),
+    [](const auto& info) { return info.param.name; });
+
+TEST(CliBadInput, UnknownProfileNameListsTheShippedOnes) {
+  TempDir t;
+  const Result r = run_evo({"check", "no_such_profile"}, kSource);
+  EXPECT_EQ(r.code, 2);
+  ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
+  EXPECT_NE(r.err.find("unknown profile 'no_such_profile'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("gemm_fp16"), std::string::npos) << r.err;
+}
+
+// The database cases: the file is named, the exit is 2, and the file is left as it was.
+void expect_db_refused(const fs::path& dir, const fs::path& db, const std::vector<std::string>& command) {
+  const auto before = snapshot(dir);
+  std::vector<std::string> args{"--db", db.string()};
+  args.insert(args.end(), command.begin(), command.end());
+  const Result r = run_evo(args, dir);
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  const auto lines = r.err_lines();
+  ASSERT_EQ(lines.size(), 1u) << r.err;
+  EXPECT_EQ(lines[0].rfind("evo: " + db.string() + ": ", 0), 0u) << lines[0];
+  EXPECT_EQ(snapshot(dir), before) << "the database folder changed";
+}
+
+TEST(CliBadInput, CorruptDatabaseIsRefusedAndLeftAsItWas) {
+  TempDir t;
+  const fs::path db = t.path / "evo.db";
+  std::string junk;
+  for (int i = 0; i < 200; ++i) junk += "this is not an SQLite database, it is a text file\n";
+  write_text(db, junk);
+  for (const auto& cmd : {std::vector<std::string>{"runs"}, std::vector<std::string>{"show-elites"},
+                          std::vector<std::string>{"db", "check"}, std::vector<std::string>{"export", "best"}}) {
+    SCOPED_TRACE(cmd[0]);
+    expect_db_refused(t.path, db, cmd);
+  }
+}
+
+TEST(CliBadInput, TruncatedDatabaseIsRefusedAndLeftAsItWas) {
+  TempDir t;
+  const fs::path db = t.path / "evo.db";
+  {
+    Store s(db);
+    RunInfo info;
+    info.profile = "gemm_fp16";
+    info.strategy = "random";
+    s.begin_run(info);
+  }
+  std::error_code ec;
+  fs::remove(t.path / "evo.db-wal", ec);
+  fs::remove(t.path / "evo.db-shm", ec);
+  const std::string whole = read_bytes(db);
+  ASSERT_GT(whole.size(), 4096u);
+  write_text(db, whole.substr(0, whole.size() / 2 + 100));  // torn mid-page
+  expect_db_refused(t.path, db, {"runs"});
+}
+
+TEST(CliBadInput, UnwritableDatabasePathIsNamed) {
+  TempDir t;
+  write_text(t.path / "plainfile", "x");
+  const fs::path db = t.path / "plainfile" / "evo.db";  // through a regular file: unwritable even for root
+  const auto before = snapshot(t.path);
+  const Result r = run_evo({"--db", db.string(), "run", "--profile", (kSource / "profiles/gemm_fp16.json").string(),
+                            "--replay", (kSource / "tests/data/landscape_synthetic.json").string(), "--budget", "3",
+                            "--strategy", "random", "-q"},
+                           t.path);
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  const auto lines = r.err_lines();
+  ASSERT_EQ(lines.size(), 1u) << r.err;
+  EXPECT_EQ(lines[0].rfind("evo: " + db.string() + ": ", 0), 0u) << lines[0];
+  EXPECT_EQ(snapshot(t.path), before);
+}
+
+TEST(CliBadInput, ReadingCommandsDoNotCreateAMissingDatabase) {
+  TempDir t;
+  const fs::path db = t.path / "typo.db";
+  for (const auto& cmd : {std::vector<std::string>{"runs"}, std::vector<std::string>{"db", "check"},
+                          std::vector<std::string>{"export", "best"}}) {
+    SCOPED_TRACE(cmd[0]);
+    expect_db_refused(t.path, db, cmd);
+    EXPECT_FALSE(fs::exists(db));
+  }
+}
+
+// ---- what a user reads ------------------------------------------------------------------------------
+
+TEST(Cli, HelpListsEveryCommand) {
+  const Result r = run_evo({"--help"}, kSource);
+  EXPECT_EQ(r.code, 0) << r.err;
+  for (const char* cmd : {"profiles", "check", "compile", "eval", "run", "runs", "compare", "show-elites", "export",
+                          "export-landscape", "db"})
+    EXPECT_NE(r.out.find(std::string("  ") + cmd), std::string::npos) << cmd << " missing from:\n" << r.out;
+  EXPECT_EQ(r.out.find("worker"), std::string::npos) << "the internal worker command is hidden";
+}
+
+TEST(Cli, ProfilesListsEveryShippedProfileWithItsSpace) {
+  const Result r = run_evo({"profiles", "--json"}, kSource);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  std::set<std::string> listed;
+  for (const auto& p : j) listed.insert(p.at("name").get<std::string>());
+  std::size_t shipped = 0;
+  for (const auto& e : fs::directory_iterator(kSource / "profiles")) {
+    if (e.path().extension() != ".json") continue;
+    ++shipped;
+    const Profile p = load_profile(e.path());
+    EXPECT_TRUE(listed.count(p.name)) << p.name;
+  }
+  EXPECT_EQ(j.size(), shipped);
+  for (const auto& p : j)
+    if (p["name"] == "gemm_fp16") {
+      EXPECT_EQ(p["space"].get<std::uint64_t>(), 3u * 3 * 3 * 3 * 3 * 3 * 2);
+      EXPECT_EQ(p["knobs"].get<int>(), 7);
+      EXPECT_EQ(p["objective"], "mission");
+    }
+  const Result table = run_evo({"profiles"}, kSource);
+  EXPECT_EQ(table.code, 0);
+  EXPECT_NE(table.out.find("gemm_fp16"), std::string::npos) << table.out;
+}
+
+TEST(Cli, CheckGemmReportsSpaceValidConfigsAndBaseline) {
+  const Profile p = load_profile(kSource / "profiles/gemm_fp16.json");
+  const KnobSpace space(p);
+  const auto valid = space.enumerate_valid().size();
+
+  const Result r = run_evo({"check", "gemm_fp16", "--json"}, kSource);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["profile"], "gemm_fp16");
+  EXPECT_EQ(j["space"].get<std::uint64_t>(), space.size());
+  EXPECT_EQ(j["valid"].get<std::size_t>(), valid);
+  EXPECT_GT(valid, 0u);
+  EXPECT_LT(valid, space.size());
+  EXPECT_EQ(j["baseline_valid"], true);
+  EXPECT_EQ(j["baseline"]["BLOCK_M"], 64);
+
+  const Result text = run_evo({"check", "gemm_fp16"}, kSource);
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find(std::to_string(space.size()) + " combinations, " + std::to_string(valid) + " pass the constraints"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find(config_text(p.baseline) + "  valid"), std::string::npos) << text.out;
+}
+
+TEST(Cli, CheckSaysWhyTheBaselineIsInvalidAndExits1) {
+  TempDir t;
+  auto j = gemm_json();
+  j["constraints"].push_back("BLOCK_M >= 128");  // the baseline has BLOCK_M = 64
+  const fs::path profile = t.path / "strict.json";
+  write_text(profile, j.dump(2));
+  const Result r = run_evo({"check", profile.string()}, t.path);
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.out.find("INVALID: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("BLOCK_M >= 128"), std::string::npos) << r.out;
+  const Result js = run_evo({"check", profile.string(), "--json"}, t.path);
+  EXPECT_EQ(json::parse(js.out)["baseline_valid"], false);
+}
+
+// ---- compile from the command line -----------------------------------------------------------------
+
+TEST(CliCompile, AllJsonParsesAndSecondRunComesFromTheCache) {
+  TempDir t;
+  const std::string profile = (kSource / "tests/data/profiles/foreign_kernel.json").string();
+  const std::vector<std::string> cmd{"--cache", (t.path / "cache").string(), "-j", "2", "compile", profile, "--all",
+                                     "--json"};
+  const Result first = run_evo(cmd, t.path);
+  ASSERT_EQ(first.code, 0) << first.err;
+  const json j = json::parse(first.out);
+  EXPECT_EQ(j["profile"], "foreign_kernel");
+  EXPECT_EQ(j["arch"], "sm_90");
+  ASSERT_EQ(j["results"].size(), 19u);
+  std::set<std::string> hashes;
+  for (const auto& res : j["results"]) {
+    EXPECT_EQ(res["build"]["ok"], true) << res.dump();
+    EXPECT_EQ(res["build"]["from_cache"], false);
+    EXPECT_EQ(res["build"]["lowered_name"].get<std::string>().rfind("_ZN7foreign5scaleIf", 0), 0u) << res.dump();
+    EXPECT_EQ(res["static"]["outcome"], "passed") << res.dump();
+    hashes.insert(res["config_hash"].get<std::string>());
+  }
+  EXPECT_EQ(hashes.size(), 19u);
+
+  const Result second = run_evo(cmd, t.path);
+  ASSERT_EQ(second.code, 0) << second.err;
+  const json k = json::parse(second.out);
+  for (const auto& res : k["results"]) EXPECT_EQ(res["build"]["from_cache"], true);
+  EXPECT_LT(k["wall_s"].get<double>(), j["wall_s"].get<double>());
+}
+
+TEST(CliCompile, ForeignKernelChecksAndCompiles) {
+  TempDir t;
+  const std::string profile = (kSource / "tests/data/profiles/foreign_kernel.json").string();
+  const Result check = run_evo({"check", profile}, t.path);
+  EXPECT_EQ(check.code, 0) << check.err;
+  EXPECT_NE(check.out.find("kernel foreign::scale<float, block_size_x, tile_size_x>"), std::string::npos) << check.out;
+  EXPECT_NE(check.out.find("20 combinations, 19 pass the constraints"), std::string::npos) << check.out;
+  const Result baseline = run_evo({"--cache", (t.path / "cache").string(), "compile", profile}, t.path);
+  EXPECT_EQ(baseline.code, 0) << baseline.err;
+  EXPECT_NE(baseline.out.find("1 passed"), std::string::npos) << baseline.out;
+}
+
+TEST(CliCompile, GemmSampleForSm89) {
+  TempDir t;
+  const Result r = run_evo({"--cache", (t.path / "cache").string(), "compile", "gemm_fp16", "--sample", "2", "--seed",
+                            "5", "--arch", "sm_89", "--json"},
+                           kSource);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["arch"], "sm_89");
+  ASSERT_EQ(j["results"].size(), 2u);
+  for (const auto& res : j["results"]) {
+    EXPECT_EQ(res["build"]["ok"], true) << res.dump();
+    EXPECT_EQ(res["build"]["lowered_name"], "gemm_fp16");
+    EXPECT_GT(res["build"]["ptxas"]["registers"].get<int>(), 0);
+  }
+}
+
+// ---- export -------------------------------------------------------------------------------------------
+
+RunInfo gemm_run() {
+  RunInfo r;
+  r.profile = "gemm_fp16";
+  r.profile_path = (kSource / "profiles/gemm_fp16.json").string();
+  r.strategy = "random";
+  r.device = "NVIDIA H100 80GB HBM3";
+  r.driver = "580.159";
+  r.arch = "sm_90";
+  r.budget = 10;
+  return r;
+}
+
+EvalKey gemm_key(const Config& c) { return {"gemm_fp16", "build-" + config_hash(c), "NVIDIA H100 80GB HBM3", "mission"}; }
+
+TEST(CliExport, NoElitesIsAClearErrorAndWritesNothing) {
+  TempDir t;
+  const fs::path db = t.path / "evo.db";
+  const Profile p = load_profile(kSource / "profiles/gemm_fp16.json");
+  std::int64_t failed_id = 0;
+  {
+    Store s(db);
+    const auto run = s.begin_run(gemm_run());
+    Evaluation e;
+    e.config = p.baseline;
+    e.config_hash = config_hash(p.baseline);
+    e.status = Status::GreenFailed;
+    e.message = "max abs error 3.5 > 0.01";
+    failed_id = s.record(run, gemm_key(p.baseline), e, false);
+  }
+  const auto before = snapshot(t.path);
+  const Result r = run_evo({"--db", db.string(), "export", "best", "--to", (t.path / "kernels").string()}, t.path);
+  EXPECT_EQ(r.code, 2);
+  ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
+  EXPECT_NE(r.err.find("evo: no elites for profile gemm_fp16 in " + db.string()), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(t.path / "kernels"));
+
+  const Result by_id =
+      run_evo({"--db", db.string(), "export", std::to_string(failed_id), "--to", (t.path / "kernels").string()}, t.path);
+  EXPECT_EQ(by_id.code, 2);
+  EXPECT_NE(by_id.err.find("green_failed, not a measured kernel"), std::string::npos) << by_id.err;
+  EXPECT_FALSE(fs::exists(t.path / "kernels"));
+  EXPECT_EQ(read_bytes(db), before.at("evo.db")) << "export changed the database";
+}
+
+TEST(CliExport, ExportedKernelCompilesWithNvcc) {
+  TempDir t;
+  const fs::path db = t.path / "evo.db";
+  const Profile p = load_profile(kSource / "profiles/gemm_fp16.json");
+  Config best = p.baseline;
+  best["BLOCK_M"] = 128;
+  best["WARPS_M"] = 4;
+  {
+    Store s(db);
+    const auto run = s.begin_run(gemm_run());
+    for (const auto& [c, us] : {std::pair{p.baseline, 120.0}, std::pair{best, 80.0}}) {
+      Evaluation e;
+      e.config = c;
+      e.config_hash = config_hash(c);
+      e.status = Status::Measured;
+      e.build.ok = true;
+      e.build.lowered_name = "gemm_fp16";
+      e.green.outcome = Outcome::Passed;
+      e.green.problems = {{"small", Outcome::Passed, 1e-3, 1e-4, 1e-4, 0, 0, 0, 0, 4, ""},
+                          {"mission", Outcome::Passed, 2e-3, 2e-4, 1e-4, 0, 0, 0, 0, 4, ""}};
+      e.fast = {Outcome::Passed, "mission", "events", 30, us, us * 1.1, us, 1.0, 0.01, us * 0.95, ""};
+      e.speedup = 120.0 / us;
+      s.record(run, gemm_key(c), e, false);
+    }
+  }
+  const Result r = run_evo({"--db", db.string(), "export", "best", "--to", (t.path / "kernels").string()}, t.path);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string stem = "gemm_fp16-" + config_hash(best);
+  const fs::path cu = t.path / "kernels" / (stem + ".cu"), prov = t.path / "kernels" / (stem + ".json");
+  ASSERT_TRUE(fs::exists(cu)) << r.out;
+  ASSERT_TRUE(fs::exists(prov)) << r.out;
+  const json j = json::parse(read_bytes(prov));
+  EXPECT_EQ(j["profile"], "gemm_fp16");
+  EXPECT_EQ(j["knobs"]["BLOCK_M"], 128);
+  EXPECT_EQ(j["knobs"]["WARPS_M"], 4);
+  EXPECT_EQ(j["timing"]["p50_us"], 80.0);
+  const std::string text = read_bytes(cu);
+  EXPECT_NE(text.find("#define BLOCK_M 128"), std::string::npos);
+  EXPECT_NE(text.find("#define WARPS_M 4"), std::string::npos);
+
+  const fs::path nvcc = fs::path(EVO_CUDA_HOME) / "bin" / "nvcc";
+  if (!fs::exists(nvcc)) GTEST_SKIP() << "no nvcc at " << nvcc << ": the export was written but not compiled";
+  const std::string command = nvcc.string() + " -arch=sm_90 -std=c++17 -c " + cu.string() + " -o " +
+                              (t.path / "k.o").string() + " > " + (t.path / "nvcc.log").string() + " 2>&1";
+  const int rc = std::system(command.c_str());
+  EXPECT_EQ(rc, 0) << read_bytes(t.path / "nvcc.log");
+  EXPECT_TRUE(fs::exists(t.path / "k.o"));
+}
+
+TEST(CliDb, CheckOnAGoodDatabaseIsOk) {
+  TempDir t;
+  const fs::path db = t.path / "evo.db";
+  {
+    Store s(db);
+    s.begin_run(gemm_run());
+  }
+  const Result r = run_evo({"--db", db.string(), "db", "check"}, t.path);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find(": ok (schema v" + std::to_string(Store::schema_version())), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace evo

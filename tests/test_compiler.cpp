@@ -1,0 +1,563 @@
+// The NVRTC compiler, its content-addressed cache, the ptxas report and the compile-worker pool.
+// Needs the CUDA toolkit (NVRTC), not a GPU: every compile here runs on the build machine.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "engine/compiler.h"
+#include "engine/error.h"
+#include "engine/launch.h"
+#include "engine/profile.h"
+#include "engine/space.h"
+
+namespace evo {
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path kSource = EVO_SOURCE_DIR;
+
+// A fresh directory per test, removed afterwards.
+struct TempDir {
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "evo-compiler-XXXXXX").string();
+    path = mkdtemp(tmpl.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  fs::path path;
+};
+
+void write_text(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p, std::ios::binary | std::ios::trunc) << text;
+}
+
+std::string read_bytes(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// A small template with one knob, a quoted #include beside it and one from an include folder.
+struct TinyTemplate {
+  explicit TinyTemplate(const fs::path& dir) : dir(dir) {
+    write_text(dir / "src" / "tiny.cu",
+               "#include \"tiny_helper.cuh\"\n"
+               "#include <extra.cuh>\n"
+               "#ifndef SCALE\n#define SCALE 2\n#endif\n"
+               "extern \"C\" __global__ void tiny(float* y, const float* x, int n) {\n"
+               "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+               "  if (i < n) y[i] = twice(x[i]) * SCALE + EXTRA;\n"
+               "}\n");
+    write_text(dir / "src" / "tiny_helper.cuh", "__device__ inline float twice(float v) { return 2.0f * v; }\n");
+    write_text(dir / "inc" / "extra.cuh", "#define EXTRA 1.0f\n");
+  }
+  CompileRequest request() const {
+    CompileRequest r;
+    r.source_path = (dir / "src" / "tiny.cu").string();
+    r.name_expression = "tiny";
+    r.defines = {{"SCALE", "3"}};
+    r.include_dirs = {(dir / "inc").string()};
+    r.arch = "sm_90";
+    return r;
+  }
+  fs::path dir;
+};
+
+// Cache entries (json files) under a cache folder.
+std::size_t cache_entries(const fs::path& cache) {
+  std::size_t n = 0;
+  if (!fs::exists(cache)) return 0;
+  for (const auto& e : fs::recursive_directory_iterator(cache))
+    if (e.path().extension() == ".json") ++n;
+  return n;
+}
+
+// The direct children of this process (the pool's compile workers).
+std::vector<pid_t> child_pids() {
+  std::vector<pid_t> out;
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(e.path() / "stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    auto close = text.rfind(')');  // "pid (comm) state ppid ..."; comm may hold spaces
+    if (close == std::string::npos) continue;
+    char state = 0;
+    long ppid = 0;
+    if (std::sscanf(text.c_str() + close + 1, " %c %ld", &state, &ppid) == 2 && ppid == ::getpid())
+      out.push_back(std::stoi(name));
+  }
+  return out;
+}
+
+// ---- cache key ------------------------------------------------------------------------------------
+
+TEST(CompileCache, KeyIsStableAcrossCallsCachesAndCheckouts) {
+  TempDir t;
+  TinyTemplate tiny(t.path / "a");
+  CompileCache c1(t.path / "cache1"), c2(t.path / "cache2");
+  const auto r = tiny.request();
+  const std::string k = c1.key(r);
+  EXPECT_EQ(k.size(), 64u);
+  EXPECT_EQ(k, c1.key(r));
+  EXPECT_EQ(k, c2.key(r));  // the key does not depend on where the cache is
+
+  // The same files in another folder (another checkout) give the same key: text, not paths.
+  TinyTemplate other(t.path / "b");
+  EXPECT_NE(other.request().source_path, r.source_path);
+  EXPECT_EQ(c1.key(other.request()), k);
+}
+
+TEST(CompileCache, KeyChangesWithEveryInput) {
+  TempDir t;
+  TinyTemplate tiny(t.path);
+  CompileCache cache(t.path / "cache");
+  const auto base = tiny.request();
+  const std::string k0 = cache.key(base);
+  std::set<std::string> keys{k0};
+  auto expect_new = [&](const CompileRequest& r, const char* what) {
+    const std::string k = cache.key(r);
+    EXPECT_NE(k, k0) << what;
+    EXPECT_TRUE(keys.insert(k).second) << what << " collides with another variation";
+  };
+  {
+    auto r = base;
+    r.arch = "sm_89";
+    expect_new(r, "arch");
+  }
+  {
+    auto r = base;
+    r.name_expression = "tiny2";
+    expect_new(r, "entry name");
+  }
+  {
+    auto r = base;
+    r.defines["SCALE"] = "4";
+    expect_new(r, "define value");
+  }
+  {
+    auto r = base;
+    r.defines["OTHER"] = "1";
+    expect_new(r, "added define");
+  }
+  {
+    auto r = base;
+    r.options = {"--use_fast_math"};
+    expect_new(r, "option");
+  }
+  // Files: change, measure, restore (the restored text gives the original key back).
+  auto with_edit = [&](const fs::path& file, const char* what) {
+    const std::string before = read_bytes(file);
+    write_text(file, before + "// edited\n");
+    expect_new(base, what);
+    write_text(file, before);
+    EXPECT_EQ(cache.key(base), k0) << what << " restored";
+  };
+  with_edit(t.path / "src" / "tiny.cu", "template text");
+  with_edit(t.path / "src" / "tiny_helper.cuh", "quoted #include beside the template");
+  with_edit(t.path / "inc" / "extra.cuh", "#include <...> found in include_dirs");
+}
+
+TEST(CompileCache, KeyOfUnreadableTemplateIsAUserError) {
+  TempDir t;
+  CompileCache cache(t.path / "cache");
+  CompileRequest r;
+  r.source_path = (t.path / "missing.cu").string();
+  r.name_expression = "k";
+  r.arch = "sm_90";
+  try {
+    cache.key(r);
+    FAIL() << "no error";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("missing.cu: cannot read the template"), std::string::npos) << e.what();
+  }
+}
+
+// ---- compile and cache ------------------------------------------------------------------------------
+
+TEST(Compiler, SecondCompileIsACacheHitWithTheSameBuild) {
+  TempDir t;
+  TinyTemplate tiny(t.path);
+  CompileCache cache(t.path / "cache");
+  const Build first = compile(tiny.request(), cache);
+  ASSERT_TRUE(first.ok) << first.log;
+  EXPECT_FALSE(first.from_cache);
+  EXPECT_EQ(first.lowered_name, "tiny");
+  EXPECT_GT(first.compile_ms, 0);
+  EXPECT_GT(first.ptxas.registers, 0);
+  ASSERT_TRUE(fs::is_regular_file(first.cubin_path));
+  EXPECT_EQ(read_bytes(first.cubin_path).substr(0, 4), std::string("\x7f" "ELF"));
+  EXPECT_EQ(cache_entries(cache.dir()), 1u);
+
+  const Build again = compile(tiny.request(), cache);
+  EXPECT_TRUE(again.ok);
+  EXPECT_TRUE(again.from_cache);
+  EXPECT_EQ(again.key, first.key);
+  EXPECT_EQ(again.cubin_path, first.cubin_path);
+  EXPECT_EQ(again.compile_ms, first.compile_ms);  // the real compile's time, kept
+  EXPECT_EQ(again.ptxas.registers, first.ptxas.registers);
+  EXPECT_EQ(cache_entries(cache.dir()), 1u);
+
+  auto looked = cache.lookup(first.key);
+  ASSERT_TRUE(looked.has_value());
+  EXPECT_TRUE(looked->from_cache);
+  EXPECT_FALSE(cache.lookup(std::string(64, '0')).has_value());
+}
+
+TEST(Compiler, EditedIncludeIsCompiledAgain) {
+  TempDir t;
+  TinyTemplate tiny(t.path);
+  CompileCache cache(t.path / "cache");
+  const Build first = compile(tiny.request(), cache);
+  ASSERT_TRUE(first.ok) << first.log;
+  write_text(t.path / "src" / "tiny_helper.cuh", "__device__ inline float twice(float v) { return v + v; }\n");
+  const Build second = compile(tiny.request(), cache);
+  ASSERT_TRUE(second.ok) << second.log;
+  EXPECT_FALSE(second.from_cache);
+  EXPECT_NE(second.key, first.key);
+  EXPECT_EQ(cache_entries(cache.dir()), 2u);
+}
+
+TEST(Compiler, FailedBuildIsCachedWithItsLog) {
+  TempDir t;
+  write_text(t.path / "bad.cu",
+             "#ifndef TILE\n#define TILE 48\n#endif\n"
+             "static_assert(TILE % 32 == 0, \"TILE must be a multiple of 32\");\n"
+             "extern \"C\" __global__ void bad(float* y) { y[threadIdx.x] = TILE; }\n");
+  CompileCache cache(t.path / "cache");
+  CompileRequest r;
+  r.source_path = (t.path / "bad.cu").string();
+  r.name_expression = "bad";
+  r.arch = "sm_90";
+  const Build first = compile(r, cache);
+  EXPECT_FALSE(first.ok);
+  EXPECT_FALSE(first.from_cache);
+  EXPECT_NE(first.log.find("TILE must be a multiple of 32"), std::string::npos) << first.log;
+  EXPECT_TRUE(first.cubin_path.empty());
+  EXPECT_EQ(cache_entries(cache.dir()), 1u);
+
+  const Build again = compile(r, cache);
+  EXPECT_FALSE(again.ok);
+  EXPECT_TRUE(again.from_cache);
+  EXPECT_EQ(again.log, first.log);
+
+  r.defines["TILE"] = "64";  // the knob value that satisfies the assertion compiles
+  const Build fixed = compile(r, cache);
+  EXPECT_TRUE(fixed.ok) << fixed.log;
+}
+
+TEST(Compiler, EntryPointMissingFromTheProgramIsAFailedBuild) {
+  TempDir t;
+  TinyTemplate tiny(t.path);
+  CompileCache cache(t.path / "cache");
+  auto r = tiny.request();
+  r.name_expression = "no_such_kernel";
+  const Build b = compile(r, cache);
+  EXPECT_FALSE(b.ok);
+  EXPECT_NE(b.log.find("no_such_kernel"), std::string::npos) << b.log;
+}
+
+TEST(Compiler, VirtualArchGivesPtx) {
+  TempDir t;
+  TinyTemplate tiny(t.path);
+  CompileCache cache(t.path / "cache");
+  auto r = tiny.request();
+  r.arch = "compute_90";
+  const Build b = compile(r, cache);
+  ASSERT_TRUE(b.ok) << b.log;
+  EXPECT_EQ(fs::path(b.cubin_path).extension(), ".ptx");
+  EXPECT_NE(read_bytes(b.cubin_path).find(".entry tiny"), std::string::npos);
+}
+
+// ---- ptxas report -------------------------------------------------------------------------------------
+
+// Recorded from NVRTC 13.0 (-arch=sm_90 -Xptxas=-v -maxrregcount=32) on the two kernels of
+// kPtxasSource below: a helper function's block sits between the entries.
+const char* kRecordedPtxasLog =
+    "ptxas info    : Overriding maximum register limit 256 for 'calls' with  32 of maxrregcount option\n"
+    "ptxas info    : Overriding maximum register limit 256 for 'spill' with  32 of maxrregcount option\n"
+    "ptxas info    : 0 bytes gmem\n"
+    "ptxas info    : Compiling entry function 'calls' for 'sm_90'\n"
+    "ptxas info    : Function properties for calls\n"
+    "ptxas         .     256 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+    "ptxas info    : Used 32 registers, used 1 barriers, 256 bytes cumulative stack size, 1024 bytes smem\n"
+    "ptxas info    : Compile time = 16.720 ms\n"
+    "ptxas info    : Function properties for _Z6helperPfi\n"
+    "ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+    "ptxas info    : Compiling entry function 'spill' for 'sm_90'\n"
+    "ptxas info    : Function properties for spill\n"
+    "ptxas         .     800 bytes stack frame, 2328 bytes spill stores, 2352 bytes spill loads\n"
+    "ptxas info    : Used 32 registers, used 0 barriers, 800 bytes cumulative stack size\n"
+    "ptxas info    : Compile time = 149.268 ms\n";
+
+const char* kPtxasSource = R"(
+__device__ __noinline__ float helper(float* a, int n) {
+  float loc[64];
+  for (int i = 0; i < 64; ++i) loc[i] = a[i * n];
+  return loc[n & 63];
+}
+extern "C" __global__ void spill(float* out, const float* in, int n) {
+  float acc[96];
+#pragma unroll
+  for (int i = 0; i < 96; ++i) acc[i] = in[threadIdx.x + i * n];
+#pragma unroll
+  for (int k = 0; k < 8; ++k)
+#pragma unroll
+    for (int i = 0; i < 96; ++i) acc[i] = acc[i] * acc[(i + k) % 96] + 1.0f;
+  float s = 0;
+#pragma unroll
+  for (int i = 0; i < 96; ++i) s += acc[i];
+  out[threadIdx.x] = s;
+}
+extern "C" __global__ void calls(float* out, int n) {
+  __shared__ float sh[256];
+  sh[threadIdx.x] = n;
+  __syncthreads();
+  out[threadIdx.x] = helper(sh, n);
+}
+)";
+
+TEST(Ptxas, RecordedLogGivesEachEntryItsOwnFigures) {
+  const auto spill = parse_ptxas(kRecordedPtxasLog, "spill");
+  EXPECT_EQ(spill.registers, 32);
+  EXPECT_EQ(spill.spill_stores, 2328);
+  EXPECT_EQ(spill.spill_loads, 2352);
+  EXPECT_EQ(spill.stack_bytes, 800);
+  EXPECT_EQ(spill.barriers, 0);
+  EXPECT_EQ(spill.static_smem, 0);
+
+  const auto calls = parse_ptxas(kRecordedPtxasLog, "calls");
+  EXPECT_EQ(calls.registers, 32);
+  EXPECT_EQ(calls.spill_stores, 0);
+  EXPECT_EQ(calls.spill_loads, 0);
+  EXPECT_EQ(calls.stack_bytes, 256);
+  EXPECT_EQ(calls.barriers, 1);
+  EXPECT_EQ(calls.static_smem, 1024);
+
+  EXPECT_EQ(parse_ptxas(kRecordedPtxasLog, "missing").registers, -1);
+  EXPECT_EQ(parse_ptxas("", "spill").registers, -1);
+}
+
+TEST(Ptxas, LiveNvrtcLogReportsSpillsOfTheSpillingEntryOnly) {
+  TempDir t;
+  write_text(t.path / "ptxas.cu", kPtxasSource);
+  CompileCache cache(t.path / "cache");
+  CompileRequest r;
+  r.source_path = (t.path / "ptxas.cu").string();
+  r.arch = "sm_90";
+  r.options = {"-maxrregcount=32"};
+  r.name_expression = "spill";
+  const Build spill = compile(r, cache);
+  ASSERT_TRUE(spill.ok) << spill.log;
+  EXPECT_NE(spill.log.find("Compiling entry function 'spill'"), std::string::npos) << spill.log;
+  EXPECT_GT(spill.ptxas.registers, 0);
+  EXPECT_LE(spill.ptxas.registers, 32);
+  EXPECT_GT(spill.ptxas.spill_stores, 0);
+  EXPECT_GT(spill.ptxas.spill_loads, 0);
+  EXPECT_GT(spill.ptxas.stack_bytes, 0);
+
+  r.name_expression = "calls";
+  const Build calls = compile(r, cache);
+  ASSERT_TRUE(calls.ok) << calls.log;
+  EXPECT_GT(calls.ptxas.registers, 0);
+  EXPECT_EQ(calls.ptxas.spill_stores + calls.ptxas.spill_loads, 0);
+  EXPECT_EQ(calls.ptxas.barriers, 1);
+  EXPECT_EQ(calls.ptxas.static_smem, 1024);
+}
+
+// ---- the compile-worker pool --------------------------------------------------------------------------
+
+TEST(CompilePool, CompilesInParallelWorkersInRequestOrder) {
+  TempDir t;
+  TinyTemplate tiny(t.path);
+  CompilePool pool(2, t.path / "cache");
+  EXPECT_EQ(pool.jobs(), 2);
+  std::vector<CompileRequest> rs;
+  for (int s : {1, 2, 3, 4, 5}) {
+    auto r = tiny.request();
+    r.defines["SCALE"] = std::to_string(s);
+    rs.push_back(r);
+  }
+  rs.push_back(rs[1]);  // the same build twice: compiled once, answered twice
+  const auto builds = pool.compile_all(rs);
+  ASSERT_EQ(builds.size(), rs.size());
+  std::set<std::string> keys;
+  CompileCache reader(t.path / "cache");
+  for (std::size_t i = 0; i < rs.size(); ++i) {
+    EXPECT_TRUE(builds[i].ok) << builds[i].log;
+    EXPECT_EQ(builds[i].key, reader.key(rs[i])) << "result " << i << " is not its request's";
+    EXPECT_TRUE(fs::is_regular_file(builds[i].cubin_path));
+    keys.insert(builds[i].key);
+  }
+  EXPECT_EQ(keys.size(), 5u);
+  EXPECT_EQ(builds[5].key, builds[1].key);
+  EXPECT_EQ(cache_entries(t.path / "cache"), 5u);
+  EXPECT_EQ(pool.pending(), 0u);
+
+  // A second round is answered from the cache without a worker.
+  const auto again = pool.compile_all(rs);
+  for (const auto& b : again) EXPECT_TRUE(b.from_cache);
+}
+
+TEST(CompilePool, WorkerKilledMidCompileIsReportedAndReplaced) {
+  TempDir t;
+  // A thousand small kernels: tens of seconds of NVRTC on this machine (100 take 2.4 s), so the
+  // kill lands while the worker compiles, however fast the machine.
+  std::string slow_source;
+  for (int k = 0; k < 1000; ++k)
+    slow_source += "extern \"C\" __global__ void slow" + std::to_string(k) +
+                   "(float* y, const float* x) {\n  float acc = 0;\n#pragma unroll\n"
+                   "  for (int i = 0; i < 64; ++i) acc = acc * x[i * " + std::to_string(k + 1) +
+                   "] + __sinf(acc + i);\n  y[threadIdx.x] = acc;\n}\n";
+  write_text(t.path / "slow.cu", slow_source);
+  TinyTemplate tiny(t.path);
+  CompilePool pool(1, t.path / "cache");
+  const auto workers = child_pids();
+  ASSERT_EQ(workers.size(), 1u) << "expected exactly the pool's one worker";
+
+  CompileRequest slow;
+  slow.source_path = (t.path / "slow.cu").string();
+  slow.name_expression = "slow0";
+  slow.arch = "sm_90";
+  const auto id = pool.submit(slow);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_EQ(::kill(workers[0], SIGKILL), 0);
+
+  auto r = pool.wait_any(60);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->first, id);
+  EXPECT_FALSE(r->second.ok);
+  EXPECT_EQ(r->second.log, "compile worker died (signal 9)");
+  CompileCache reader(t.path / "cache");
+  EXPECT_FALSE(reader.lookup(reader.key(slow)).has_value()) << "a death is not a verdict on the source";
+
+  // The pool goes on with a fresh worker.
+  const auto after = child_pids();
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_NE(after[0], workers[0]);
+  const auto builds = pool.compile_all({tiny.request()});
+  ASSERT_EQ(builds.size(), 1u);
+  EXPECT_TRUE(builds[0].ok) << builds[0].log;
+  EXPECT_FALSE(builds[0].from_cache);
+}
+
+TEST(CompilePool, UnreadableTemplateIsAUserErrorAtSubmit) {
+  TempDir t;
+  CompilePool pool(1, t.path / "cache");
+  CompileRequest r;
+  r.source_path = (t.path / "gone.cu").string();
+  r.name_expression = "k";
+  r.arch = "sm_90";
+  EXPECT_THROW(pool.submit(r), UserError);
+  EXPECT_EQ(pool.pending(), 0u);
+}
+
+// ---- shipped profiles and a kernel written for another tuner ----------------------------------------
+
+// A seeded sample of every shipped profile's valid configurations, and its reference, compile for
+// sm_90 (profiles added later are picked up: the test iterates profiles/*.json).
+TEST(ShippedProfiles, SeededSampleOfEachCompilesForSm90) {
+  TempDir t;
+  CompilePool pool(0, t.path / "cache");
+  std::size_t profiles = 0;
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(kSource / "profiles"))
+    if (e.path().extension() == ".json") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) {
+    SCOPED_TRACE(f.string());
+    const Profile p = load_profile(f);
+    KnobSpace space(p);
+    auto valid = space.enumerate_valid();
+    ASSERT_FALSE(valid.empty());
+    std::mt19937_64 rng(20261122);
+    std::shuffle(valid.begin(), valid.end(), rng);
+    valid.resize(std::min<std::size_t>(valid.size(), 3));
+    if (std::find(valid.begin(), valid.end(), p.baseline) == valid.end()) valid.push_back(p.baseline);
+    std::vector<CompileRequest> rs;
+    for (const auto& c : valid) rs.push_back(candidate_request(p, c, "sm_90"));
+    rs.push_back(reference_request(p, "sm_90"));
+    const auto builds = pool.compile_all(rs);
+    for (std::size_t i = 0; i < builds.size(); ++i) {
+      const std::string what = i < valid.size() ? config_text(valid[i]) : "reference";
+      EXPECT_TRUE(builds[i].ok) << what << ":\n" << builds[i].log;
+      EXPECT_FALSE(builds[i].lowered_name.empty()) << what;
+      EXPECT_GT(builds[i].ptxas.registers, 0) << what;
+    }
+    ++profiles;
+  }
+  EXPECT_GE(profiles, 1u);
+}
+
+TEST(ForeignKernel, ProfileLoadsWithTemplatedEntryAndConstantTable) {
+  const Profile p = load_profile(kSource / "tests/data/profiles/foreign_kernel.json");
+  EXPECT_EQ(p.kernel.name, "foreign::scale<float, block_size_x, tile_size_x>");
+  ASSERT_EQ(p.buffers.size(), 3u);
+  EXPECT_EQ(p.buffers[0].symbol, "coeffs");
+  KnobSpace space(p);
+  EXPECT_EQ(space.size(), 20u);
+  const auto valid = space.enumerate_valid();
+  EXPECT_EQ(valid.size(), 19u);  // 512 x 8 = 4096 > 2048 is the one excluded
+  EXPECT_FALSE(space.why_invalid(p.baseline).has_value());
+  // Grid as the problem size divided by a product of knobs.
+  const auto g = launch_geometry(p.kernel, *p.find_problem("large"), {{"block_size_x", 256}, {"tile_size_x", 4}});
+  EXPECT_EQ(g.grid[0], 16777216u / (256 * 4));
+  EXPECT_EQ(g.block[0], 256u);
+}
+
+TEST(ForeignKernel, EveryConfigCompilesAndTheLoweredNameIsResolved) {
+  TempDir t;
+  const Profile p = load_profile(kSource / "tests/data/profiles/foreign_kernel.json");
+  KnobSpace space(p);
+  const auto valid = space.enumerate_valid();
+  std::vector<CompileRequest> rs;
+  for (const auto& c : valid) rs.push_back(candidate_request(p, c));
+  CompilePool pool(0, t.path / "cache");
+  const auto builds = pool.compile_all(rs);
+  std::set<std::string> lowered;
+  for (std::size_t i = 0; i < builds.size(); ++i) {
+    ASSERT_TRUE(builds[i].ok) << config_text(valid[i]) << ":\n" << builds[i].log;
+    // The Itanium-mangled instantiation, with the knobs' values as template arguments.
+    const std::string want = "_ZN7foreign5scaleIfLi" + std::to_string(valid[i].at("block_size_x")) + "ELi" +
+                             std::to_string(valid[i].at("tile_size_x")) + "EEEvPT_PKS1_i";
+    EXPECT_EQ(builds[i].lowered_name, want);
+    EXPECT_GT(builds[i].ptxas.registers, 0) << "ptxas figures found under the lowered name";
+    // The __constant__ table is a symbol of the cubin, for the host to fill before the launch.
+    EXPECT_NE(read_bytes(builds[i].cubin_path).find("coeffs"), std::string::npos);
+    lowered.insert(builds[i].lowered_name);
+  }
+  EXPECT_EQ(lowered.size(), valid.size());
+
+  CompileCache cache(t.path / "cache");
+  const Build ref = compile(reference_request(p), cache);
+  ASSERT_TRUE(ref.ok) << ref.log;
+  EXPECT_EQ(ref.lowered_name, "scale_ref");
+}
+
+TEST(ForeignKernel, KnobsWithoutDefaultsAreRequired) {
+  // Without evo's -D values the template does not compile: the knobs really have no default.
+  TempDir t;
+  const Profile p = load_profile(kSource / "tests/data/profiles/foreign_kernel.json");
+  CompileRequest r = candidate_request(p, p.baseline);
+  r.defines.erase("tile_size_x");
+  r.name_expression = "foreign::scale<float, block_size_x, 1>";
+  CompileCache cache(t.path / "cache");
+  const Build b = compile(r, cache);
+  EXPECT_FALSE(b.ok);
+  EXPECT_NE(b.log.find("tile_size_x"), std::string::npos) << b.log;
+}
+
+}  // namespace
+}  // namespace evo

@@ -1,0 +1,548 @@
+// The GPU gates: GREEN, FAST, sanitize, the worker's crash and hang isolation, `evo eval`.
+// Gpu* suites need a CUDA device (each skips, saying why, without one) and run the real `evo`
+// binary as the worker ($EVO_BINARY). The planted kernels are tests/data/templates/planted_gemm.cu
+// (profile tests/data/profiles/planted.json): PLANT=1 wrong tile, 2 fault, 3 hang, 4 NaN, 5 reads
+// past the end. The other suites need no GPU: buffers' encodings, output comparison, the worker's
+// framing, timing statistics, the memcheck log parser, `evo eval` without a device.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+#include "engine/buffers.h"
+#include "engine/compiler.h"
+#include "engine/error.h"
+#include "engine/gpu_evaluator.h"
+#include "engine/profile.h"
+#include "engine/worker.h"
+#include "gates/fast.h"
+#include "gates/green.h"
+#include "gates/sanitize.h"
+#include "population/store.h"
+
+namespace evo {
+namespace {
+
+namespace fs = std::filesystem;
+
+// tests/data from the working directory (ctest and the GPU bundle run from the repository root),
+// else from the source tree this binary was built from.
+fs::path data(const std::string& rel) {
+  fs::path here = fs::path("tests/data") / rel;
+  if (fs::exists(here)) return fs::absolute(here);
+  return fs::path(EVO_SOURCE_DIR) / "tests/data" / rel;
+}
+fs::path repo(const std::string& rel) {
+  if (fs::exists(rel)) return fs::absolute(rel);
+  return fs::path(EVO_SOURCE_DIR) / rel;
+}
+
+std::string evo_binary() {
+  if (const char* e = std::getenv("EVO_BINARY"); e && *e) return e;
+  return EVO_BINARY;
+}
+
+fs::path temp_dir(const std::string& stem) {
+  std::string t = (fs::temp_directory_path() / (stem + "-XXXXXX")).string();
+  return mkdtemp(t.data());
+}
+
+// One compile cache for the whole test process.
+const fs::path& test_cache() {
+  static const fs::path p = temp_dir("evo-gpu-cache");
+  return p;
+}
+
+// The device, asked through a worker process: the test process itself never initialises CUDA
+// (its evaluators fork compile workers).
+const DeviceInfo& device() {
+  static const DeviceInfo d = [] {
+    try {
+      WorkerClient w(evo_binary(), 0);
+      return w.probe(120);
+    } catch (const UserError& e) {
+      DeviceInfo none;
+      none.error = e.what();
+      return none;
+    }
+  }();
+  return d;
+}
+
+#define REQUIRE_GPU() \
+  if (!device().present) GTEST_SKIP() << "no CUDA device: " << device().error
+
+struct CliResult {
+  int code = -1;
+  std::string out, err;
+};
+CliResult run_evo(const std::string& args) {
+  const fs::path dir = temp_dir("evo-cli");
+  const std::string cmd = "'" + evo_binary() + "' " + args + " >" + (dir / "out").string() + " 2>" + (dir / "err").string();
+  int st = std::system(cmd.c_str());
+  CliResult r;
+  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  std::ifstream o(dir / "out"), e(dir / "err");
+  std::stringstream so, se;
+  so << o.rdbuf();
+  se << e.rdbuf();
+  r.out = so.str();
+  r.err = se.str();
+  fs::remove_all(dir);
+  return r;
+}
+
+// Evaluators shared by the tests of one profile (a worker and a compile pool each).
+Evaluator& evaluator(const std::string& profile_file, bool sanitize = false) {
+  static std::map<std::string, std::pair<std::unique_ptr<Profile>, std::unique_ptr<Evaluator>>> all;
+  const std::string key = profile_file + (sanitize ? "+sanitize" : "");
+  auto& slot = all[key];
+  if (!slot.second) {
+    slot.first = std::make_unique<Profile>(load_profile(profile_file));
+    GpuEvaluatorOptions o;
+    o.jobs = 2;
+    o.cache_dir = test_cache();
+    o.metrics = false;
+    o.sanitize = sanitize;
+    o.evo_binary = evo_binary();
+    slot.second = make_gpu_evaluator(*slot.first, o);
+  }
+  return *slot.second;
+}
+Evaluator& planted() { return evaluator(data("profiles/planted.json").string()); }
+Evaluator& gemm() { return evaluator(repo("profiles/gemm_fp16.json").string()); }
+Candidate plant(int n) { return Candidate{Config{{"TILE", 16}, {"PLANT", n}}, Origin{}}; }
+
+// ---- on the GPU ----
+
+TEST(GpuGates, GemmBaselinePassesGreenAndIsTimed) {
+  REQUIRE_GPU();
+  const Profile p = load_profile(repo("profiles/gemm_fp16.json"));
+  const Evaluation e = gemm().evaluate(Candidate{p.baseline, Origin{"baseline"}});
+  ASSERT_EQ(e.status, Status::Measured) << e.message;
+  ASSERT_EQ(e.green.problems.size(), p.problems.size());
+  for (const auto& r : e.green.problems) {
+    EXPECT_EQ(r.outcome, Outcome::Passed) << r.problem << ": " << r.reason;
+    EXPECT_EQ(r.nan_count + r.inf_count + r.unwritten, 0);
+    EXPECT_LT(r.max_abs, p.gates.green.atol + 1e-9) << r.problem;
+  }
+  EXPECT_EQ(e.fast.outcome, Outcome::Passed);
+  EXPECT_EQ(e.fast.problem, "mission");
+  EXPECT_GT(e.fast.p50_us, 1.0);
+  EXPECT_LE(e.fast.min_us, e.fast.p50_us);
+  EXPECT_LE(e.fast.p50_us, e.fast.p90_us);
+  EXPECT_GT(e.speedup, 0.8);  // the baseline against its own re-timing
+  EXPECT_LT(e.speedup, 1.25);
+  std::cout << "[gemm baseline] " << e.message << " (CV " << 100 * e.fast.cv << "%)\n";
+}
+
+TEST(GpuGates, OffByOneTileFailsGreenWithFigures) {
+  REQUIRE_GPU();
+  const Evaluation e = planted().evaluate(plant(1));
+  ASSERT_EQ(e.status, Status::GreenFailed) << e.message;
+  ASSERT_FALSE(e.green.problems.empty());
+  const GreenResult& r = e.green.problems.front();
+  EXPECT_EQ(r.outcome, Outcome::Rejected);
+  EXPECT_GT(r.bad_pct, 50.0);  // one of four K tiles missing: nearly every element is off
+  EXPECT_GT(r.max_abs, 0.1);
+  EXPECT_NE(e.message.find("bad"), std::string::npos) << e.message;
+  EXPECT_EQ(e.fast.outcome, Outcome::Skipped);  // green before fast: a wrong kernel is never timed
+  std::cout << "[off-by-one] " << e.message << "\n";
+}
+
+TEST(GpuGates, FaultIsACrashAndTheNextCandidateStillEvaluates) {
+  REQUIRE_GPU();
+  const Evaluation bad = planted().evaluate(plant(2));
+  ASSERT_EQ(bad.status, Status::Crashed) << bad.message;
+  EXPECT_NE(bad.message.find("illegal memory access"), std::string::npos) << bad.message;
+  EXPECT_NE(bad.message.find("green: candidate launch (problem small, seed 0, trial 0)"), std::string::npos)
+      << bad.message;
+  std::cout << "[fault] " << bad.message << "\n";
+  const Evaluation good = planted().evaluate(plant(0));
+  EXPECT_EQ(good.status, Status::Measured) << good.message;
+}
+
+TEST(GpuGates, HangIsATimeoutNamingTheStep) {
+  REQUIRE_GPU();
+  const auto t0 = std::chrono::steady_clock::now();
+  const Evaluation e = planted().evaluate(plant(3));
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_EQ(e.status, Status::Timeout) << e.message;
+  EXPECT_NE(e.message.find("green: candidate launch"), std::string::npos) << e.message;
+  EXPECT_LT(s, 30.0);  // timeout_s is 2 in the profile
+  std::cout << "[hang] " << e.message << " (" << s << " s)\n";
+  EXPECT_EQ(planted().evaluate(plant(0)).status, Status::Measured);
+}
+
+TEST(GpuGates, NaNFailsGreenNamingTheElement) {
+  REQUIRE_GPU();
+  const Evaluation e = planted().evaluate(plant(4));
+  ASSERT_EQ(e.status, Status::GreenFailed) << e.message;
+  EXPECT_EQ(e.green.problems.front().nan_count, 1);
+  EXPECT_NE(e.message.find("C[3,5]"), std::string::npos) << e.message;
+  std::cout << "[nan] " << e.message << "\n";
+}
+
+TEST(GpuGates, SanitizeCatchesAReadPastTheEndThatGreenCannotSee) {
+  REQUIRE_GPU();
+  if (!find_compute_sanitizer()) GTEST_SKIP() << "no compute-sanitizer on this machine";
+  const Evaluation e = planted().evaluate(plant(5));
+  EXPECT_EQ(e.status, Status::Measured) << "GREEN alone passes it: " << e.message;
+  const SanitizeVerdict v = planted().sanitize(plant(5));
+  EXPECT_EQ(v.outcome, Outcome::Rejected) << v.first_message;
+  EXPECT_GE(v.errors, 1);
+  EXPECT_NE(v.first_message.find("Invalid __global__ read"), std::string::npos) << v.first_message;
+  std::cout << "[oob read] memcheck: " << v.errors << " errors: " << v.first_message << "\n";
+  // With --sanitize the same candidate is not green.
+  const Evaluation s = evaluator(data("profiles/planted.json").string(), true).evaluate(plant(5));
+  EXPECT_EQ(s.status, Status::SanitizeFailed) << s.message;
+}
+
+TEST(GpuGates, SanitizeFindsNoErrorsInTheGemmBaseline) {
+  REQUIRE_GPU();
+  if (!find_compute_sanitizer()) GTEST_SKIP() << "no compute-sanitizer on this machine";
+  const Profile p = load_profile(repo("profiles/gemm_fp16.json"));
+  const SanitizeVerdict v = gemm().sanitize(Candidate{p.baseline, Origin{}});
+  EXPECT_EQ(v.outcome, Outcome::Passed) << v.first_message;
+  EXPECT_EQ(v.errors, 0);
+}
+
+TEST(GpuGates, TimingTheSameConfigTwiceAgreesWithinItsNoise) {
+  REQUIRE_GPU();
+  const Timing a = gemm().time_baseline();
+  const Timing b = gemm().time_baseline();
+  ASSERT_EQ(a.outcome, Outcome::Passed) << a.reason;
+  ASSERT_EQ(b.outcome, Outcome::Passed) << b.reason;
+  const double diff = std::fabs(a.p50_us - b.p50_us) / a.p50_us;
+  // Two CVs (and at least 2%: a quiet GPU gives CVs well under 1%).
+  EXPECT_LE(diff, std::max(0.02, 2 * std::max(a.cv, b.cv)))
+      << "p50 " << a.p50_us << " vs " << b.p50_us << " us, CV " << a.cv << " / " << b.cv;
+  std::cout << "[twice] p50 " << a.p50_us << " / " << b.p50_us << " us, CV " << 100 * a.cv << "% / " << 100 * b.cv
+            << "%, differ by " << 100 * diff << "%\n";
+}
+
+TEST(GpuGates, GraphModeTimesOneLaunchOfAReplayedGraph) {
+  REQUIRE_GPU();
+  // The planted profile with graph timing; the template path made absolute so the copy can live anywhere.
+  nlohmann::json j;
+  std::ifstream(data("profiles/planted.json")) >> j;
+  j["template"] = data("templates/planted_gemm.cu").string();
+  j["reference"]["template"] = data("templates/gemm_naive_ref.cu").string();
+  j["gates"]["fast"] = {{"mode", "graph"}, {"warmup", 3}, {"iters", 20}, {"graph_launches", 10}};
+  const fs::path dir = temp_dir("evo-graph");
+  std::ofstream(dir / "planted_graph.json") << j.dump(2);
+  const Timing g = evaluator((dir / "planted_graph.json").string()).time_baseline();
+  const Timing ev = planted().time_baseline();
+  ASSERT_EQ(g.outcome, Outcome::Passed) << g.reason;
+  EXPECT_EQ(g.mode, "graph");
+  EXPECT_EQ(ev.mode, "events");
+  EXPECT_GT(g.p50_us, 0.5);
+  EXPECT_LT(g.p50_us, 2 * ev.p50_us);  // per launch, not per graph of 10
+  std::cout << "[graph] p50 " << g.p50_us << " us per launch vs events " << ev.p50_us << " us\n";
+}
+
+TEST(GpuCli, EvaluationSurvivesKillRightAfterTheWorkerReports) {
+  REQUIRE_GPU();
+  const fs::path dir = temp_dir("evo-kill");
+  const fs::path db = dir / "e.db";
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    std::freopen("/dev/null", "w", stdout);
+    execl(evo_binary().c_str(), "evo", "--db", db.c_str(), "--cache", test_cache().c_str(), "eval",
+          data("profiles/planted.json").c_str(), "--knobs", "PLANT=0", nullptr);
+    _exit(127);
+  }
+  // Poll the database; kill -9 the moment the evaluation is there.
+  bool seen = false, killed = false;
+  const auto t0 = std::chrono::steady_clock::now();
+  std::unique_ptr<Store> reader;
+  while (!seen && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(120)) {
+    int st = 0;
+    if (waitpid(pid, &st, WNOHANG) == pid) {
+      pid = -1;
+      break;
+    }
+    // Opened once evo has created the file; a schema still being written is retried.
+    if (!reader && fs::exists(db)) {
+      try {
+        reader = std::make_unique<Store>(db);
+      } catch (const UserError&) {
+      }
+    }
+    if (reader) {
+      for (const auto& r : reader->runs())
+        if (!reader->evaluations_of_run(r.id).empty()) seen = true;
+    }
+    if (seen) killed = kill(pid, SIGKILL) == 0;
+    else std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  if (pid > 0) waitpid(pid, nullptr, 0);
+  reader.reset();
+  Store after(db);
+  auto runs = after.runs();
+  ASSERT_EQ(runs.size(), 1u);
+  auto evals = after.evaluations_of_run(runs[0].id);
+  ASSERT_EQ(evals.size(), 1u);
+  EXPECT_EQ(evals[0].eval.status, Status::Measured) << evals[0].eval.message;
+  EXPECT_GT(evals[0].eval.fast.p50_us, 0);
+  EXPECT_TRUE(after.check().ok);
+  std::cout << "[kill -9] " << (killed ? "killed evo after the row appeared" : "evo had already exited")
+            << "; run status " << runs[0].status << "\n";
+  fs::remove_all(dir);
+}
+
+TEST(GpuCli, EvalPrintsEveryVerdictAndExitsZero) {
+  REQUIRE_GPU();
+  const fs::path dir = temp_dir("evo-eval");
+  CliResult r = run_evo("--db " + (dir / "e.db").string() + " --cache " + test_cache().string() + " eval " +
+                  data("profiles/planted.json").string() + " --baseline");
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  for (const char* gate : {"compile", "static", "green", "baseline", "fast", "sanitize", "status  measured"})
+    EXPECT_NE(r.out.find(gate), std::string::npos) << gate << " missing in:\n" << r.out;
+  CliResult bad = run_evo("--db " + (dir / "e.db").string() + " --cache " + test_cache().string() + " eval " +
+                    data("profiles/planted.json").string() + " --knobs PLANT=4");
+  EXPECT_EQ(bad.code, 1) << bad.out << bad.err;
+  fs::remove_all(dir);
+}
+
+// ---- no GPU needed ----
+
+TEST(CliEval, WithoutADeviceExitsTwoWithOneLine) {
+  if (device().present) GTEST_SKIP() << "a CUDA device is present: " << device().name;
+  const fs::path dir = temp_dir("evo-nodev");
+  CliResult r = run_evo("--db " + (dir / "e.db").string() + " eval " + data("profiles/planted.json").string() + " --baseline");
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_EQ(r.err.rfind("evo: no CUDA device is present: ", 0), 0u) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_FALSE(fs::exists(dir / "e.db"));  // nothing stored without a device
+  fs::remove_all(dir);
+}
+
+TEST(Buffers, Fp8RoundTripsRepresentableValuesExactly) {
+  const std::vector<double> e4m3 = {0, 0.5, -1.75, 448, -448, 0.015625, 240};
+  auto b = encode(DType::FP8_E4M3, e4m3, false, nullptr);
+  ASSERT_EQ(b.size(), e4m3.size());
+  for (std::size_t i = 0; i < e4m3.size(); ++i) EXPECT_EQ(decode_one(DType::FP8_E4M3, &b[i]), e4m3[i]);
+  const std::vector<double> e5m2 = {57344, -0.25, 3, 1.0 / 1024};
+  b = encode(DType::FP8_E5M2, e5m2, false, nullptr);
+  for (std::size_t i = 0; i < e5m2.size(); ++i) EXPECT_EQ(decode_one(DType::FP8_E5M2, &b[i]), e5m2[i]);
+  // Out of range saturates to the largest finite value rather than becoming Inf/NaN.
+  b = encode(DType::FP8_E4M3, {1e6}, false, nullptr);
+  EXPECT_EQ(decode_one(DType::FP8_E4M3, &b[0]), 448);
+}
+
+TEST(Buffers, ScaledFp8UsesTheWholeRangeAndDescalesBack) {
+  std::vector<double> v = draw_values(InitSpec{InitSpec::Kind::Normal, 0, 3}, 1000, 7, 0, "Q");
+  float descale = 0;
+  auto b = encode(DType::FP8_E4M3, v, true, &descale);
+  double amax = 0, back_max = 0;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    amax = std::max(amax, std::fabs(v[i]));
+    const double back = decode_one(DType::FP8_E4M3, &b[i]);
+    back_max = std::max(back_max, std::fabs(back));
+    EXPECT_NEAR(back * descale, v[i], std::fabs(v[i]) / 8 + 1e-3 * amax) << i;  // 3 mantissa bits
+  }
+  EXPECT_NEAR(descale, amax / 448, 1e-6 * amax);
+  EXPECT_EQ(back_max, 448);  // the largest value lands on the top of the range
+}
+
+TEST(Buffers, PoisonIsNaNInEveryFloatFormatAndDetectedBitExactly) {
+  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::FP8_E4M3, DType::FP8_E5M2}) {
+    std::vector<std::uint8_t> e(dtype_bytes(t), poison_byte(t));
+    EXPECT_TRUE(is_poison(t, e.data())) << dtype_name(t);
+    EXPECT_TRUE(std::isnan(decode_one(t, e.data()))) << dtype_name(t);
+    auto written = encode(t, {std::nan("")}, false, nullptr);
+    // A NaN the kernel wrote is not the poison pattern (unless it happens to be all ones).
+    if (t == DType::F32 || t == DType::F16) EXPECT_FALSE(is_poison(t, written.data())) << dtype_name(t);
+  }
+  std::vector<std::uint8_t> i(4, poison_byte(DType::I32));
+  EXPECT_TRUE(is_poison(DType::I32, i.data()));
+  EXPECT_EQ(decode_one(DType::I32, i.data()), static_cast<double>(static_cast<std::int32_t>(0x80808080u)));
+  EXPECT_EQ(index_text({2, 3, 4}, 23), "[1,2,3]");
+}
+
+HostTensor tensor(const std::string& name, std::vector<std::int64_t> shape, const std::vector<double>& v) {
+  HostTensor t;
+  t.name = name;
+  t.dtype = DType::F32;
+  t.shape = std::move(shape);
+  t.bytes = encode(DType::F32, v, false, nullptr);
+  return t;
+}
+
+TEST(GreenCompare, GivesTheFiguresOfAWrongOutput) {
+  GreenThresholds th;
+  th.atol = 0.01;
+  th.rtol = 0;
+  const HostTensor ref = tensor("O", {2, 3}, {1, 2, 3, 4, 5, 6});
+  const HostTensor cand = tensor("O", {2, 3}, {1, 2, 3, 4, 5.5, 6.005});
+  const OutputCompare o = compare_output(cand, ref, th);
+  EXPECT_EQ(o.bad, 1);
+  EXPECT_NEAR(o.bad_pct, 100.0 / 6, 1e-9);
+  EXPECT_NEAR(o.max_abs, 0.5, 1e-6);
+  EXPECT_NEAR(o.mean_abs, 0.505 / 6, 1e-6);
+  EXPECT_NE(o.failure.find("O[1,1] = 5.5, ref 5"), std::string::npos) << o.failure;
+  EXPECT_TRUE(compare_output(ref, ref, th).failure.empty());
+}
+
+TEST(GreenCompare, RejectsUnwrittenAndNaNAndDistrustsABadReference) {
+  GreenThresholds th;
+  const HostTensor ref = tensor("O", {4}, {1, 2, 3, 4});
+  HostTensor cand = tensor("O", {4}, {1, 2, 3, 4});
+  std::fill(cand.bytes.begin() + 8, cand.bytes.begin() + 12, poison_byte(DType::F32));
+  OutputCompare o = compare_output(cand, ref, th);
+  EXPECT_EQ(o.unwritten, 1);
+  EXPECT_NE(o.failure.find("unwritten"), std::string::npos) << o.failure;
+  EXPECT_NE(o.failure.find("O[2]"), std::string::npos) << o.failure;
+
+  o = compare_output(tensor("O", {4}, {1, std::nan(""), 3, 4}), ref, th);
+  EXPECT_EQ(o.nan, 1);
+  EXPECT_NE(o.failure.find("NaN"), std::string::npos) << o.failure;
+
+  o = compare_output(ref, tensor("O", {4}, {1, 2, INFINITY, 4}), th);
+  EXPECT_TRUE(o.reference_bad);
+  EXPECT_NE(o.failure.find("reference produced inf"), std::string::npos) << o.failure;
+}
+
+TEST(WorkerProtocol, FramesSurviveAnySplitOfTheByteStream) {
+  const std::vector<std::string> msgs = {R"({"type":"probe"})", std::string(70000, 'x'), "", "{\"a\":\"\\u0000\"}"};
+  std::string stream;
+  for (const auto& m : msgs) stream += encode_frame(m);
+  for (std::size_t chunk : {1u, 3u, 4u, 4096u, 100000u}) {
+    FrameReader r;
+    std::vector<std::string> got;
+    for (std::size_t off = 0; off < stream.size(); off += chunk) {
+      r.feed(stream.data() + off, std::min(chunk, stream.size() - off));
+      while (auto f = r.next()) got.push_back(*f);
+    }
+    EXPECT_EQ(got, msgs) << "chunk " << chunk;
+    EXPECT_FALSE(r.partial());
+  }
+  FrameReader half;
+  const std::string f = encode_frame("hello");
+  half.feed(f.data(), 6);
+  EXPECT_FALSE(half.next());
+  EXPECT_TRUE(half.partial());
+}
+
+TEST(WorkerProtocol, JobsAnswersAndDevicesRoundTrip) {
+  WorkerJob j;
+  j.profile_path = "/p/x.json";
+  j.config = {{"TILE", 16}, {"PLANT", 3}};
+  j.candidate_cubin = "/c/a.cubin";
+  j.candidate_name = "planted_gemm";
+  j.problems = {"small"};
+  j.seeds = {7, 9};
+  j.trials = 3;
+  j.fast = true;
+  const WorkerJob k = job_from_json(job_to_json(j));
+  EXPECT_EQ(k.config, j.config);
+  EXPECT_EQ(k.seeds, j.seeds);
+  EXPECT_EQ(k.trials, 3);
+  EXPECT_TRUE(k.fast);
+  EXPECT_FALSE(k.metrics);
+  EXPECT_TRUE(k.reference_cubin.empty());
+  EXPECT_THROW(job_from_json("{\"config\": 3}"), UserError);
+
+  WorkerAnswer a;
+  a.outcome = Outcome::Crashed;
+  a.message = "an illegal memory access was encountered during green: candidate launch";
+  a.fast.p50_us = 12.5;
+  a.green.problems.push_back(GreenResult{"small", Outcome::Rejected, 0.5});
+  const WorkerAnswer b = answer_from_json(answer_to_json(a));
+  EXPECT_EQ(b.outcome, Outcome::Crashed);
+  EXPECT_EQ(b.message, a.message);
+  EXPECT_EQ(b.fast.p50_us, 12.5);
+  ASSERT_EQ(b.green.problems.size(), 1u);
+  EXPECT_EQ(b.green.problems[0].max_abs, 0.5);
+
+  DeviceInfo d;
+  d.present = true;
+  d.name = "NVIDIA H100 80GB HBM3";
+  d.l2_bytes = 52428800;
+  const DeviceInfo e = device_from_json(device_to_json(d));
+  EXPECT_TRUE(e.present);
+  EXPECT_EQ(e.name, d.name);
+  EXPECT_EQ(e.l2_bytes, d.l2_bytes);
+}
+
+TEST(WorkerProtocol, AWorkerThatCannotStartIsACrashNotAHang) {
+  WorkerClient w("/nonexistent/evo", 0);
+  WorkerJob j;
+  j.profile_path = "x";
+  const WorkerAnswer a = w.run(j, 5);
+  EXPECT_EQ(a.outcome, Outcome::Crashed);
+  EXPECT_NE(a.message.find("exited with status 127"), std::string::npos) << a.message;
+}
+
+TEST(FastStats, SummarizesSamples) {
+  const Timing t = summarize_samples({10, 12, 11, 13, 14, 10, 30});
+  EXPECT_EQ(t.outcome, Outcome::Passed);
+  EXPECT_EQ(t.iters, 7);
+  EXPECT_DOUBLE_EQ(t.p50_us, 12);
+  EXPECT_DOUBLE_EQ(t.min_us, 10);
+  EXPECT_NEAR(t.mean_us, 100.0 / 7, 1e-12);
+  EXPECT_NEAR(t.p90_us, 14 + 0.4 * 16, 1e-12);  // 0.9 * 6 = 5.4: 40% from the 6th to the 7th order statistic
+  double ss = 0;
+  for (double x : {10, 12, 11, 13, 14, 10, 30}) ss += (x - 100.0 / 7) * (x - 100.0 / 7);
+  EXPECT_NEAR(t.std_us, std::sqrt(ss / 6), 1e-12);
+  EXPECT_NEAR(t.cv, t.std_us / t.mean_us, 1e-12);
+  EXPECT_EQ(summarize_samples({}).outcome, Outcome::Skipped);
+}
+
+TEST(Sanitize, ParsesMemcheckErrorsAndTheirFirstMessage) {
+  const std::string log =
+      "========= COMPUTE-SANITIZER\n"
+      "========= Invalid __global__ read of size 4 bytes\n"
+      "=========     at planted_gemm+0x3f0\n"
+      "=========     by thread (0,0,0) in block (0,0,0)\n"
+      "=========     Address 0x7f3a40004000 is out of bounds\n"
+      "=========     and is 1 bytes after the nearest allocation at 0x7f3a40000000 of size 16384 bytes\n"
+      "=========     Saved host backtrace up to driver entry point at kernel launch time\n"
+      "=========         Host Frame: [0x2f2a1f] in libcuda.so.1\n"
+      "=========\n"
+      "========= ERROR SUMMARY: 1 error\n";
+  const SanitizeVerdict v = parse_memcheck_log(log);
+  EXPECT_EQ(v.outcome, Outcome::Rejected);
+  EXPECT_EQ(v.errors, 1);
+  EXPECT_EQ(v.first_message.rfind("Invalid __global__ read of size 4 bytes; at planted_gemm+0x3f0", 0), 0u)
+      << v.first_message;
+  EXPECT_EQ(v.first_message.find("Host Frame"), std::string::npos) << v.first_message;
+
+  const SanitizeVerdict clean = parse_memcheck_log("========= COMPUTE-SANITIZER\n========= ERROR SUMMARY: 0 errors\n");
+  EXPECT_EQ(clean.outcome, Outcome::Passed);
+  EXPECT_EQ(clean.errors, 0);
+  EXPECT_EQ(parse_memcheck_log("segfault").outcome, Outcome::Skipped);
+}
+
+TEST(Planted, ProfileLoadsAndEveryPlantCompiles) {
+  const Profile p = load_profile(data("profiles/planted.json"));
+  EXPECT_EQ(p.gates.timeout_s, 2);
+  EXPECT_EQ(p.objective, "main");
+  ASSERT_NE(p.find_knob("PLANT"), nullptr);
+  EXPECT_EQ(p.find_knob("PLANT")->values.size(), 6u);
+  CompileCache cache(test_cache());
+  for (int n = 0; n <= 5; ++n) {
+    const Build b = compile(candidate_request(p, {{"TILE", 16}, {"PLANT", n}}), cache);
+    EXPECT_TRUE(b.ok) << "PLANT=" << n << ": " << b.log;
+    EXPECT_GT(b.ptxas.registers, 0) << "PLANT=" << n;
+  }
+  EXPECT_TRUE(compile(reference_request(p), cache).ok);
+}
+
+}  // namespace
+}  // namespace evo
