@@ -128,8 +128,9 @@ def main():
     ap.add_argument("--fp16", help="exported .cu, or K=V,... knobs for --template (profile sdpa_fp16)")
     ap.add_argument("--fp8", help="exported .cu, or K=V,... knobs for --template (profile sdpa_fp8)")
     ap.add_argument("--knobs", help="K=V,... used for both dtypes where --fp16 / --fp8 are not given")
-    ap.add_argument("--best", help="sdpa_check.py's JSON: take the fastest passing configuration of the "
-                    "sdpa_fp16 / sdpa_fp8 profiles where --fp16 / --fp8 are not given")
+    ap.add_argument("--best", action="append", default=[],
+                    help="sdpa_check.py's JSON (repeatable; later files win): the fastest passing configuration "
+                    "per shape of the sdpa_fp16 / sdpa_fp8 profiles, where --fp16 / --fp8 are not given")
     ap.add_argument("--out", default=os.path.join(os.environ.get("OUT", "/tmp"), "peers.json"))
     a = ap.parse_args()
     import tempfile
@@ -140,8 +141,8 @@ def main():
 
     # evo[(dtype, shape)]: the given configuration for every shape, or sdpa_check's fastest per shape
     best = {}
-    if a.best:
-        for path, r in json.load(open(a.best)).items():
+    for best_file in a.best:
+        for path, r in json.load(open(best_file)).items():
             for dt in ("fp16", "fp8"):
                 if os.path.basename(path) == "sdpa_%s.json" % dt and r.get("timing"):
                     for name, *_ in SHAPES:

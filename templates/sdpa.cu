@@ -15,7 +15,8 @@
 //      (USE_WMMA_QK / USE_WMMA_PV) or scalar FMA; warps share rows through __syncthreads.
 //   1: FlashAttention-2 shape. Each compute warp owns 16 or 32 query rows; S, P and O stay in
 //      registers; Q·Kᵀ and P·V are mma.sync (fp16 m16n8k16; fp8 Q·Kᵀ m16n8k32 e4m3) fed by ldmatrix;
-//      fp8 V is widened to fp16 in registers (no converted copy in shared memory).
+//      fp8 V is widened to fp16 in registers (no converted copy in shared memory), or with
+//      PV_FP8=1 P·V runs as e4m3 m16n8k32 with P quantised to e4m3.
 // Around both: a STAGES-deep K/V ring in shared memory (cp.async or plain loads), optional
 // producer warp (WARP_SPEC), optional split of the keys across blocks (SPLIT_KV) with an in-kernel
 // combine by the last-arriving block.
@@ -27,7 +28,7 @@
 // stop at a static_assert naming the knob.
 
 #include <cuda_fp16.h>  // defines: __half, __half2, __floats2half2_rn, __half22float2
-#include <cuda_fp8.h>   // defines: __nv_fp8_e4m3, __nv_cvt_fp8x2_to_halfraw2
+#include <cuda_fp8.h>   // defines: __nv_fp8_e4m3, __nv_cvt_fp8x2_to_halfraw2, __nv_cvt_float2_to_fp8x2
 #include <mma.h>        // defines: nvcuda::wmma (MMA_PATH=0 tensor-core products)
 
 // ---- fixed by the profile (not searched) ----
@@ -699,15 +700,13 @@ __device__ __forceinline__ void block_mma(const Work& w, unsigned char* smem, fl
     if (p < w.n_tiles) issue_kv(w, smem, w.t_begin + p, p, tid, NT);
     else issue_none();
   }
-  // With fp8 (V converted in smem) or STAGES > 1 (V long in flight), wait for the whole tile up front.
-  constexpr bool V_EARLY = STAGES > 1;
   for (int j = 0; j < w.n_tiles; ++j) {
     const int st = j % STAGES;
     const int kv0 = (w.t_begin + j) * TILE_N;
 #if STAGES == 1   // knob STAGES=1: copy tile j now, overlap V's copy with Q·Kᵀ
     __syncthreads();                           // everyone is done with the previous tile
     issue_kv(w, smem, w.t_begin + j, 0, tid, NT);
-    if (V_EARLY) cp_async_wait<0>(); else cp_async_wait<1>();
+    cp_async_wait<1>();                        // K_j (and Q) landed; V_j may still be in flight
     __syncthreads();
 #else             // knob STAGES>1: tile j was issued PD iterations ago
     cp_async_wait<2 * PD - 2>();               // K_j and V_j landed (own copies)
@@ -720,10 +719,10 @@ __device__ __forceinline__ void block_mma(const Work& w, unsigned char* smem, fl
     const bool active = warp_active(w, wrow, kv0);
     Scores s;
     if (active) warp_scores(ws, s, sQ, k_stage(smem, st), wrow, lane, w, kv0);
-    if (!V_EARLY) {  // STAGES=1: V must be visible to every warp before P·V
-      cp_async_wait<0>();
-      __syncthreads();
-    }
+#if STAGES == 1   // knob STAGES=1: V_j must be visible to every warp before P·V
+    cp_async_wait<0>();
+    __syncthreads();
+#endif
     if (active) warp_pv(ws, s, sV, lane);
   }
 #endif

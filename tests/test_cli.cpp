@@ -225,15 +225,23 @@ TEST(CliBadInput, UnwritableDatabasePathIsNamed) {
   write_text(t.path / "plainfile", "x");
   const fs::path db = t.path / "plainfile" / "evo.db";  // through a regular file: unwritable even for root
   const auto before = snapshot(t.path);
-  const Result r = run_evo({"--db", db.string(), "run", "--profile", (kSource / "profiles/gemm_fp16.json").string(),
-                            "--replay", (kSource / "tests/data/landscape_synthetic.json").string(), "--budget", "3",
-                            "--strategy", "random", "-q"},
+  const Result r = run_evo({"--db", db.string(), "run", "--replay", (kSource / "tests/data/landscape_synthetic.json").string(),
+                            "--budget", "3", "--strategy", "random", "-q"},
                            t.path);
   EXPECT_EQ(r.code, 2) << r.out << r.err;
   const auto lines = r.err_lines();
   ASSERT_EQ(lines.size(), 1u) << r.err;
   EXPECT_EQ(lines[0].rfind("evo: " + db.string() + ": ", 0), 0u) << lines[0];
+  EXPECT_NE(lines[0].find("cannot create database"), std::string::npos) << lines[0];
   EXPECT_EQ(snapshot(t.path), before);
+
+  // The same run with a database it can create succeeds: the path was the only fault.
+  const Result ok = run_evo({"--db", (t.path / "evo.db").string(), "run", "--replay",
+                             (kSource / "tests/data/landscape_synthetic.json").string(), "--budget", "3", "--strategy",
+                             "random", "-q"},
+                            t.path);
+  EXPECT_EQ(ok.code, 0) << ok.err;
+  EXPECT_TRUE(fs::exists(t.path / "evo.db"));
 }
 
 TEST(CliBadInput, ReadingCommandsDoNotCreateAMissingDatabase) {
@@ -255,7 +263,7 @@ TEST(Cli, HelpListsEveryCommand) {
   for (const char* cmd : {"profiles", "check", "compile", "eval", "run", "runs", "compare", "show-elites", "export",
                           "export-landscape", "db"})
     EXPECT_NE(r.out.find(std::string("  ") + cmd), std::string::npos) << cmd << " missing from:\n" << r.out;
-  EXPECT_EQ(r.out.find("worker"), std::string::npos) << "the internal worker command is hidden";
+  EXPECT_EQ(r.out.find("\n  worker "), std::string::npos) << "the internal worker command is hidden";
 }
 
 TEST(Cli, ProfilesListsEveryShippedProfileWithItsSpace) {

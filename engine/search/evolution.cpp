@@ -24,15 +24,18 @@ namespace {
 const std::vector<StrategyOption> kOptions = {
     {"elites", "fastest GREEN candidates kept per stage", "3"},
     {"stage_knobs", "knobs whose values make a stage: 'auto' (every 0/1 knob), 'none', or K1+K2+...", "auto"},
-    {"tournament", "elites drawn per selection; the fastest of them is the parent", "3"},
-    {"insight_rate", "share of a generation taken from the insight rules' suggestions", "0.3"},
-    {"crossover_rate", "share made by uniform crossover of two parents", "0.2"},
-    {"random_rate", "share drawn uniformly at random (immigrants)", "0.1"},
-    {"two_knob_rate", "chance that a mutation moves two knobs instead of one", "0.3"},
+    {"tournament", "elites drawn (with replacement) per selection; the fastest of them is the parent", "12"},
+    {"insight_rate", "share of a generation taken from the insight rules' suggestions", "0.2"},
+    {"crossover_rate", "share made by uniform crossover of two parents", "0.1"},
+    {"random_rate", "share drawn uniformly at random (immigrants)", "0"},
+    {"two_knob_rate", "chance that a mutation moves two knobs instead of one", "0.5"},
 };
 
 // Tries per slot before falling back to a random draw: a crowded neighbourhood must not stall.
 constexpr int kTriesPerSlot = 32;
+// The defaults were tuned on tests/data/landscape_synthetic.json (docs/search.md has the table):
+// strong selection (the fastest of 12 draws is nearly always a top elite) with two-knob moves
+// to leave local optima beat wider exploration there; immigrants (random_rate) did not help.
 
 class EvolutionSearch : public Strategy {
  public:
