@@ -272,7 +272,7 @@ WorkerAnswer run_job(WorkerState& st, const WorkerJob& job, const Heartbeat& sen
       beat("metrics: inputs (problem " + obj.name + ")", 60 + timeout);
       BufferSet bufs(prof, obj, job.config);
       const LaunchGeometry geo = launch_geometry(prof.kernel, obj, job.config);
-      if (geo.shared_bytes > 48 * 1024) ck.set_max_dynamic_smem(geo.shared_bytes);
+      if (geo.shared_bytes > 0) ck.set_max_dynamic_smem(geo.shared_bytes);
       bufs.fill_inputs(0, 0, st.stream);
       bufs.upload_symbols(cand, true, st.stream);
       PackedArgs args = bufs.pack(prof.kernel);

@@ -75,7 +75,7 @@ Timing run_fast(const FastRun& r) {
   beat("fast: inputs" + where, 60 + timeout);
   BufferSet bufs(prof, *r.problem, r.config);
   const LaunchGeometry g = launch_geometry(prof.kernel, *r.problem, r.config);
-  if (g.shared_bytes > 48 * 1024) const_cast<Kernel&>(r.kernel).set_max_dynamic_smem(g.shared_bytes);
+  if (g.shared_bytes > 0) const_cast<Kernel&>(r.kernel).set_max_dynamic_smem(g.shared_bytes);
   bufs.fill_inputs(0, 0, r.stream);
   if (r.module) bufs.upload_symbols(*r.module, true, r.stream);
   bufs.poison_outputs(r.stream);

@@ -123,8 +123,8 @@ GreenVerdict run_green(const GreenRun& r) {
     BufferSet bufs(prof, *p, r.config);
     const LaunchGeometry cg = launch_geometry(prof.kernel, *p, r.config);
     const LaunchGeometry rg = r.reference_module ? launch_geometry(prof.reference, *p, {}) : LaunchGeometry{};
-    if (cg.shared_bytes > 48 * 1024) const_cast<Kernel&>(r.candidate).set_max_dynamic_smem(cg.shared_bytes);
-    if (r.reference_module && rg.shared_bytes > 48 * 1024) const_cast<Kernel&>(r.reference).set_max_dynamic_smem(rg.shared_bytes);
+    if (cg.shared_bytes > 0) const_cast<Kernel&>(r.candidate).set_max_dynamic_smem(cg.shared_bytes);
+    if (r.reference_module && rg.shared_bytes > 0) const_cast<Kernel&>(r.reference).set_max_dynamic_smem(rg.shared_bytes);
     const PackedArgs cargs0 = bufs.pack(prof.kernel);
     const PackedArgs rargs0 = bufs.pack(prof.reference);
 
