@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -391,6 +392,9 @@ void WorkerClient::start() {
     std::string b = binary_, w = "worker", d = "--device";
     std::string dv = dev;
     char* argv[] = {b.data(), w.data(), d.data(), dv.data(), nullptr};
+    // Ctrl-C goes to the whole process group: the coordinator decides what an interrupt means
+    // (finish the candidate in flight), so the worker must not die of it mid-measurement.
+    ::signal(SIGINT, SIG_IGN);
     ::execv(argv[0], argv);
     std::fprintf(stderr, "evo worker: cannot run %s: %s\n", binary_.c_str(), std::strerror(errno));
     ::_exit(127);

@@ -153,7 +153,7 @@ INSTANTIATE_TEST_SUITE_P(
                  "knobs.STAGES: knob with no values"},
         BadInput{"constraint_not_expression",
                  [](ordered_json& j) { j["constraints"].push_back("BLOCK_M %% ) 16"); return std::string(); },
-                 "constraints[6]: "},
+                 "constraints[7]: "},
         BadInput{"constraints_leave_no_config",
                  [](ordered_json& j) { j["constraints"].push_back("BLOCK_M > 1000"); return std::string(); },
                  "constraints: no configuration satisfies them"},

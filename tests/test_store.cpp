@@ -712,7 +712,11 @@ Evaluation numbered(int i) {
   Evaluation e = measured(config_n(i), 100.0 + i);
   e.metrics.values = {{"a", i}, {"b", 2.0 * i}, {"c", 3.0 * i}};
   e.origin = {"mutation", "step", {config_hash(config_n(i - 1))}};
-  e.green.problems = {{"large", Outcome::Passed, 1e-3 * i}};
+  GreenResult green;
+  green.problem = "large";
+  green.outcome = Outcome::Passed;
+  green.max_abs = 1e-3 * i;
+  e.green.problems = {green};
   return e;
 }
 

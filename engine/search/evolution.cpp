@@ -158,6 +158,7 @@ class EvolutionSearch : public Strategy {
 
   std::optional<Candidate> cross(const std::vector<const Evaluation*>& pop) {
     if (pop.size() < 2) return std::nullopt;
+    // Two tournaments; with strong selection they often agree, and then this slot mutates instead.
     const Evaluation* a = select(pop);
     const Evaluation* b = select(pop);
     if (a == b) return std::nullopt;

@@ -1,0 +1,310 @@
+// Search strategies on recorded landscapes (engine/search/, engine/replay.h, engine/run.h), CPU
+// only. The quality test runs on every tests/data/landscape_*.json: the synthetic one now, the
+// H100 recording of sdpa_fp8 when it is there. It prints the budget x strategy table and writes
+// it into docs/search.md between the markers for that landscape.
+#include <gtest/gtest.h>
+#include <spdlog/spdlog.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <numeric>
+#include <set>
+#include <sstream>
+
+#include "engine/error.h"
+#include "engine/replay.h"
+#include "engine/run.h"
+#include "engine/search/insights.h"
+#include "engine/search/strategy.h"
+#include "population/landscape.h"
+#include "population/store.h"
+
+namespace evo {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kData = fs::path(EVO_SOURCE_DIR) / "tests" / "data";
+const fs::path kSynthetic = kData / "landscape_synthetic.json";
+
+struct TempDir {
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "evo-search-XXXXXX").string();
+    path = mkdtemp(tmpl.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  fs::path path;
+};
+
+std::vector<fs::path> landscapes() {
+  std::vector<fs::path> out;
+  for (const auto& e : fs::directory_iterator(kData)) {
+    const std::string n = e.path().filename().string();
+    if (n.rfind("landscape_", 0) == 0 && e.path().extension() == ".json") out.push_back(e.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Drives a strategy without the store: propose, evaluate on the landscape, observe.
+std::vector<Candidate> drive(const std::string& strategy, std::uint64_t seed, std::size_t total,
+                             std::map<std::string, std::string> options = {}) {
+  ReplayEvaluator ev(kSynthetic);
+  KnobSpace space(ev.profile());
+  StrategyContext ctx{ev.profile(), space};
+  ctx.seed = seed;
+  ctx.options = std::move(options);
+  ctx.device = ev.device();
+  auto s = make_strategy(strategy, ctx);
+  std::vector<Candidate> all;
+  while (all.size() < total) {
+    auto gen = s->propose(std::min<std::size_t>(8, total - all.size()));
+    if (gen.empty()) break;
+    for (const auto& c : gen) {
+      all.push_back(c);
+      s->observe(ev.evaluate(c));
+    }
+  }
+  return all;
+}
+
+TEST(Strategies, NeverProposeInvalidOrDuplicateConfigs) {
+  ReplayEvaluator ev(kSynthetic);
+  KnobSpace space(ev.profile());
+  const std::string proposer = "python3 " + (kData / "proposer.py").string();
+  for (const auto& info : registered_strategies()) {
+    std::map<std::string, std::string> opts;
+    if (info.name == "external") opts["proposer"] = proposer;
+    auto all = drive(info.name, 3, info.name == "external" ? 40 : 300, opts);
+    ASSERT_GE(all.size(), info.name == "external" ? 16u : 300u) << info.name;
+    std::set<std::string> hashes;
+    for (const auto& c : all) {
+      EXPECT_FALSE(space.why_invalid(c.config)) << info.name << ": " << config_text(c.config);
+      EXPECT_TRUE(hashes.insert(config_hash(c.config)).second) << info.name << " proposed twice: " << config_text(c.config);
+    }
+  }
+}
+
+TEST(Strategies, ExhaustiveVisitsEveryValidConfigThenStops) {
+  ReplayEvaluator ev(kSynthetic);
+  auto all = drive("exhaustive", 0, 100000);
+  EXPECT_EQ(all.size(), KnobSpace(ev.profile()).enumerate_valid().size());
+  EXPECT_EQ(all.size(), ev.landscape().points.size());
+}
+
+TEST(Strategies, SameSeedSameSearchOtherSeedAnother) {
+  for (const std::string name : {"evo", "random"}) {
+    auto a = drive(name, 11, 120), b = drive(name, 11, 120), c = drive(name, 12, 120);
+    auto texts = [](const std::vector<Candidate>& v) {
+      std::vector<std::string> t;
+      for (const auto& x : v) t.push_back(config_text(x.config) + "|" + x.origin.kind + "|" + x.origin.rule);
+      return t;
+    };
+    EXPECT_EQ(texts(a), texts(b)) << name;
+    EXPECT_NE(texts(a), texts(c)) << name;
+  }
+}
+
+TEST(Strategies, EvoUsesInsightsAndRecordsTheRuleAndParent) {
+  auto all = drive("evo", 5, 100);
+  int insights = 0;
+  for (const auto& c : all)
+    if (c.origin.kind == "insight") {
+      ++insights;
+      EXPECT_FALSE(c.origin.rule.empty());
+      EXPECT_EQ(c.origin.parents.size(), 1u);
+    }
+  EXPECT_GT(insights, 0);
+  std::set<std::string> kinds;
+  for (const auto& c : all) kinds.insert(c.origin.kind);
+  EXPECT_TRUE(kinds.count("baseline") && kinds.count("mutation"));
+  // Crossover children carry both parents.
+  int crossed = 0;
+  for (const auto& c : drive("evo", 5, 100, {{"crossover_rate", "0.6"}, {"insight_rate", "0"}}))
+    if (c.origin.kind == "crossover") {
+      ++crossed;
+      EXPECT_EQ(c.origin.parents.size(), 2u);
+    }
+  EXPECT_GT(crossed, 0);
+}
+
+TEST(Strategies, BadOptionsAreOneLineUserErrors) {
+  ReplayEvaluator ev(kSynthetic);
+  KnobSpace space(ev.profile());
+  auto make = [&](const std::string& name, std::map<std::string, std::string> o) {
+    StrategyContext ctx{ev.profile(), space};
+    ctx.options = std::move(o);
+    return make_strategy(name, ctx);
+  };
+  EXPECT_THROW(make("evo", {{"populaton", "3"}}), UserError);
+  EXPECT_THROW(make("evo", {{"elites", "0"}}), UserError);
+  EXPECT_THROW(make("evo", {{"insight_rate", "0.9"}, {"crossover_rate", "0.5"}}), UserError);
+  EXPECT_THROW(make("evo", {{"stage_knobs", "NO_SUCH"}}), UserError);
+  EXPECT_THROW(make("external", {}), UserError);  // no --proposer
+  EXPECT_THROW(make("annealing", {}), UserError);
+  try {
+    make("random", {{"x", "1"}});
+    FAIL() << "random took an option it does not have";
+  } catch (const UserError& e) {
+    EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos);
+  }
+}
+
+TEST(Replay, LandscapeRoundTripsThroughItsText) {
+  Landscape a = read_landscape(kSynthetic);
+  TempDir d;
+  std::ofstream(d.path / "copy.json") << landscape_text(a);
+  Landscape b = read_landscape(d.path / "copy.json");
+  ASSERT_EQ(a.points.size(), b.points.size());
+  EXPECT_EQ(a.baseline_p50_us, b.baseline_p50_us);
+  EXPECT_EQ(a.knobs.front().name, b.knobs.front().name);  // knob order kept
+  for (std::size_t i = 0; i < a.points.size(); i += 97) {
+    EXPECT_EQ(a.points[i].knobs, b.points[i].knobs);
+    EXPECT_EQ(a.points[i].status, b.points[i].status);
+    EXPECT_EQ(a.points[i].p50_us, b.points[i].p50_us);
+    EXPECT_EQ(a.points[i].metrics, b.points[i].metrics);
+  }
+}
+
+TEST(Replay, MalformedLandscapeNamesFileAndField) {
+  TempDir d;
+  std::string text = landscape_text(read_landscape(kSynthetic));
+  text.replace(text.find("\"status\":\"measured\""), 19, "\"status\":\"fastest\"");
+  std::ofstream(d.path / "bad.json") << text;
+  try {
+    ReplayEvaluator ev(d.path / "bad.json");
+    FAIL() << "an unknown status was accepted";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.json: configs[0].status: unknown status 'fastest'"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(ReplayEvaluator(d.path / "missing.json"), UserError);
+}
+
+TEST(Run, ReadBackDoesNotCountAgainstTheBudget) {
+  TempDir d;
+  Store store(d.path / "evo.db");
+  ReplayEvaluator ev(kSynthetic);
+  KnobSpace space(ev.profile());
+  auto run = [&](std::int64_t budget) {
+    StrategyContext ctx{ev.profile(), space};
+    ctx.seed = 4;
+    auto s = make_strategy("random", ctx);
+    RunOptions o;
+    o.strategy = "random";
+    o.budget = budget;
+    return run_search(ev.profile(), *s, ev, store, o);
+  };
+  RunSummary first = run(30), second = run(40);
+  EXPECT_EQ(first.new_evaluations, 30);
+  EXPECT_EQ(second.new_evaluations, 40);
+  // Same seed: the second run meets the first one's 30 configurations again and reads them back.
+  EXPECT_EQ(second.evaluations - second.new_evaluations, 30);
+  EXPECT_GT(second.baseline_p50_us, 0);
+  for (const auto& e : store.evaluations_of_run(second.run_id))
+    if (e.eval.measured()) EXPECT_NEAR(e.eval.speedup, second.baseline_p50_us / e.eval.fast.p50_us, 1e-9);
+  EXPECT_EQ(store.run(second.run_id)->status, "finished");
+  EXPECT_TRUE(store.check().ok);
+}
+
+// Best median among the first n new evaluations of a run.
+double best_after(const std::vector<StoredEvaluation>& evals, std::size_t n) {
+  double best = INFINITY;
+  std::size_t seen = 0;
+  for (const auto& e : evals) {
+    if (!e.reused && ++seen > n) break;
+    if (e.eval.measured()) best = std::min(best, e.eval.fast.p50_us);
+  }
+  return best;
+}
+
+void write_table_into_docs(const std::string& name, const std::string& table) {
+  const fs::path doc = fs::path(EVO_SOURCE_DIR) / "docs" / "search.md";
+  std::ifstream in(doc);
+  if (!in) return;  // a source tree without docs (an installed test): print only
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  const std::string begin = "<!-- quality:" + name + " begin -->\n", end = "<!-- quality:" + name + " end -->";
+  auto a = text.find(begin), b = text.find(end);
+  const std::string block = begin + table;
+  if (a != std::string::npos && b != std::string::npos)
+    text.replace(a, b - a, block);
+  else
+    text += "\n### " + name + "\n\n" + block + end + "\n";
+  std::ofstream(doc) << text;
+}
+
+TEST(SearchQuality, EvoFindsNearBestAndBeatsRandomOnEveryLandscape) {
+  const std::vector<std::size_t> budgets{25, 50, 100, 200};
+  const int kSeeds = 20;
+  spdlog::set_level(spdlog::level::warn);  // 12 000 replayed evaluations: keep the log to the table
+  for (const auto& path : landscapes()) {
+    SCOPED_TRACE(path.filename().string());
+    ReplayEvaluator ev(path);
+    KnobSpace space(ev.profile());
+    double landscape_best = INFINITY;
+    for (const auto& p : ev.landscape().points)
+      if (p.status == Status::Measured) landscape_best = std::min(landscape_best, p.p50_us);
+    ASSERT_TRUE(std::isfinite(landscape_best));
+
+    // strategy -> budget -> (mean best, % of seeds within 5% of the landscape's best)
+    std::map<std::string, std::map<std::size_t, std::pair<double, double>>> cell;
+    for (const std::string name : {"random", "evo", "exhaustive"}) {
+      const int seeds = name == "exhaustive" ? 1 : kSeeds;  // exhaustive ignores the seed
+      std::map<std::size_t, std::vector<double>> bests;
+      for (int seed = 0; seed < seeds; ++seed) {
+        TempDir d;
+        Store store(d.path / "evo.db");
+        StrategyContext ctx{ev.profile(), space};
+        ctx.seed = seed;
+        auto s = make_strategy(name, ctx);
+        RunOptions o;
+        o.strategy = name;
+        o.seed = seed;
+        o.budget = static_cast<std::int64_t>(budgets.back());
+        RunSummary r = run_search(ev.profile(), *s, ev, store, o);
+        auto evals = store.evaluations_of_run(r.run_id);
+        for (auto b : budgets) bests[b].push_back(best_after(evals, b));
+      }
+      for (auto b : budgets) {
+        const auto& v = bests[b];
+        double mean = std::accumulate(v.begin(), v.end(), 0.0) / v.size();
+        double near = 100.0 * std::count_if(v.begin(), v.end(), [&](double x) { return x <= landscape_best * 1.05; }) / v.size();
+        cell[name][b] = {mean, near};
+      }
+    }
+
+    std::ostringstream t;
+    char buf[128];
+    t << "Best median (us) after N new evaluations, mean over " << kSeeds
+      << " seeds (exhaustive: one run, it has no seed); in brackets the share of seeds within 5% of the landscape's best ("
+      << landscape_best << " us).\n\n| strategy |";
+    for (auto b : budgets) t << " " << b << " |";
+    t << "\n| --- |";
+    for (std::size_t i = 0; i < budgets.size(); ++i) t << " --- |";
+    t << "\n";
+    for (const std::string name : {"random", "evo", "exhaustive"}) {
+      t << "| " << name << " |";
+      for (auto b : budgets) {
+        std::snprintf(buf, sizeof buf, " %.2f (%.0f%%) |", cell[name][b].first, cell[name][b].second);
+        t << buf;
+      }
+      t << "\n";
+    }
+    std::cout << path.filename().string() << "\n" << t.str();
+    write_table_into_docs(path.stem().string(), t.str());
+
+    EXPECT_GE(cell["evo"][100].second, 90.0) << "evo within 5% of the best in too few seeds at 100 evaluations";
+    EXPECT_LT(cell["evo"][100].first, cell["random"][100].first) << "evo does not beat random at 100 evaluations";
+  }
+}
+
+}  // namespace
+}  // namespace evo
