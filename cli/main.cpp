@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
                "  evo export best --to kernels/   the winner as a standalone .cu + provenance JSON",
                "evo"};
   app.require_subcommand(1);
+  app.fallthrough();  // subcommands inherit it: `evo compile X --jobs 2` works as `evo --jobs 2 compile X`
   app.set_version_flag("--version", std::string("evo ") + EVO_VERSION);
   Globals g;
   app.add_option("--db", g.db, "population database (SQLite)")->capture_default_str();

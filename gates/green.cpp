@@ -125,8 +125,6 @@ GreenVerdict run_green(const GreenRun& r) {
     const LaunchGeometry rg = r.reference_module ? launch_geometry(prof.reference, *p, {}) : LaunchGeometry{};
     if (cg.shared_bytes > 0) const_cast<Kernel&>(r.candidate).set_max_dynamic_smem(cg.shared_bytes);
     if (r.reference_module && rg.shared_bytes > 0) const_cast<Kernel&>(r.reference).set_max_dynamic_smem(rg.shared_bytes);
-    const PackedArgs cargs0 = bufs.pack(prof.kernel);
-    const PackedArgs rargs0 = bufs.pack(prof.reference);
 
     for (std::size_t si = 0; si < r.seeds.size() && res.outcome == Outcome::Passed; ++si) {
       for (int trial = 0; trial < r.trials && res.outcome == Outcome::Passed; ++trial) {
@@ -137,6 +135,9 @@ GreenVerdict run_green(const GreenRun& r) {
           step = "filling inputs";
           beat("green: inputs (" + where + ")", 60 + timeout);
           bufs.fill_inputs(r.seeds[si], trial, r.stream);
+          // Packed after the fill: an fp8 tensor's descale argument is this trial's scale.
+          PackedArgs cargs = bufs.pack(prof.kernel);
+          PackedArgs rargs = r.reference_module ? bufs.pack(prof.reference) : PackedArgs{};
           bufs.upload_symbols(*r.candidate_module, true, r.stream);
           std::vector<HostTensor> ref_out;
           if (r.reference_module) {
@@ -144,19 +145,15 @@ GreenVerdict run_green(const GreenRun& r) {
             bufs.poison_outputs(r.stream);
             step = "reference launch";
             beat("green: reference launch (" + where + ")", timeout);
-            PackedArgs a = rargs0;
-            for (std::size_t i = 0; i < a.ptrs.size(); ++i) a.ptrs[i] = &a.slots[i];
-            r.reference.launch(rg, a.get(), r.stream);
+            r.reference.launch(rg, rargs.get(), r.stream);
             EVO_CUDA(cudaStreamSynchronize(r.stream));
             ref_out = bufs.read_outputs(r.stream);
           }
           bufs.poison_outputs(r.stream);
           step = "candidate launch";
           beat("green: candidate launch (" + where + ")", timeout);
-          PackedArgs a = cargs0;
-          for (std::size_t i = 0; i < a.ptrs.size(); ++i) a.ptrs[i] = &a.slots[i];
           auto t0 = std::chrono::steady_clock::now();
-          r.candidate.launch(cg, a.get(), r.stream);
+          r.candidate.launch(cg, cargs.get(), r.stream);
           EVO_CUDA(cudaStreamSynchronize(r.stream));
           if (r.max_candidate_launch_s) *r.max_candidate_launch_s = std::max(*r.max_candidate_launch_s, seconds_since(t0));
           step = "reading candidate outputs";

@@ -149,6 +149,23 @@ TEST(GpuGates, GemmBaselinePassesGreenAndIsTimed) {
   std::cout << "[gemm baseline] " << e.message << " (CV " << 100 * e.fast.cv << "%)\n";
 }
 
+// fp8 inputs carry their per-tensor descale as kernel arguments: the arguments must be packed after
+// each trial's fill, or both kernels see descale 1 and the figures are judged on 448-scaled values.
+TEST(GpuGates, Fp8AttentionBaselinePassesGreenWithItsDescales) {
+  REQUIRE_GPU();
+  const Profile p = load_profile(repo("profiles/sdpa_fp8.json"));
+  const Evaluation e = evaluator(repo("profiles/sdpa_fp8.json").string()).evaluate(Candidate{p.baseline, Origin{"baseline"}});
+  ASSERT_EQ(e.status, Status::Measured) << e.message;
+  double worst = 0;
+  for (const auto& r : e.green.problems) {
+    EXPECT_EQ(r.outcome, Outcome::Passed) << r.problem << ": " << r.reason;
+    EXPECT_LE(r.max_abs, p.gates.green.max_abs) << r.problem;
+    worst = std::max(worst, r.max_abs);
+  }
+  // Descaled outputs are O(1): an error near fp16's ulp at 64..128 means the descales were lost.
+  EXPECT_LT(worst, 0.01);
+}
+
 TEST(GpuGates, OffByOneTileFailsGreenWithFigures) {
   REQUIRE_GPU();
   const Evaluation e = planted().evaluate(plant(1));
