@@ -26,9 +26,10 @@ std::atomic<bool> g_stop{false};
 // First Ctrl-C: finish the candidate in flight, then stop cleanly. The handler then restores the
 // default, so a second Ctrl-C abandons that candidate at once (the database stays consistent:
 // each evaluation is its own transaction, and the run stays resumable).
-extern "C" void on_sigint(int) {
+// SIGTERM (`timeout`, a batch scheduler) is treated like the first Ctrl-C.
+extern "C" void on_sigint(int sig) {
   g_stop.store(true);
-  std::signal(SIGINT, SIG_DFL);
+  std::signal(sig, SIG_DFL);
 }
 
 std::map<std::string, std::string> parse_options(const std::vector<std::string>& kv) {
@@ -142,14 +143,17 @@ int cmd_run(const Globals& g, const RunArgs& given) {
 
   g_stop.store(false);
   auto previous = std::signal(SIGINT, on_sigint);
+  auto previous_term = std::signal(SIGTERM, on_sigint);
   RunSummary s;
   try {
     s = run_search(profile, *strategy, *evaluator, *store, ro);
   } catch (...) {
     std::signal(SIGINT, previous);
+    std::signal(SIGTERM, previous_term);
     throw;
   }
   std::signal(SIGINT, previous);
+  std::signal(SIGTERM, previous_term);
 
   // E. The summary: what was spent, the best, where the time went.
   std::cout << "run " << s.run_id << " " << s.status << " (" << s.stop_reason << "): " << s.new_evaluations << " new, "

@@ -1,5 +1,10 @@
 #include "gates/green.h"
 
+#include <algorithm>
+
+#include <map>
+#include <thread>
+
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -37,38 +42,79 @@ OutputCompare compare_output(const HostTensor& cand, const HostTensor& ref, cons
     o.failure = cand.name + ": candidate and reference outputs differ in size or dtype";
     return o;
   }
+  // One pass over a range of elements; ranges are merged in index order, so the figures and the
+  // "first" elements named are the same whatever the split. Big outputs (the attention `long`
+  // problem has 8 M elements per trial) are split across the cores: element-wise decoding on
+  // the host otherwise costs more than every kernel launch of GREEN together.
+  struct Part {
+    std::int64_t first_unwritten = -1, first_nonfinite = -1, first_bad = -1, worst = -1, ref_first = -1;
+    std::int64_t unwritten = 0, nan = 0, inf = 0, bad = 0, finite_pairs = 0;
+    double max_abs = 0, sum_abs = 0, sum_d2 = 0, sum_r2 = 0;
+  };
+  auto scan = [&](std::int64_t lo, std::int64_t hi) {
+    Part q;
+    for (std::int64_t i = lo; i < hi; ++i) {
+      const std::uint8_t* cp = cand.bytes.data() + i * w;
+      const std::uint8_t* rp = ref.bytes.data() + i * w;
+      const double r = decode_one(ref.dtype, rp);
+      if (is_poison(ref.dtype, rp) || !std::isfinite(r)) {
+        if (q.ref_first < 0) q.ref_first = i;
+        continue;
+      }
+      if (is_poison(cand.dtype, cp)) {
+        ++q.unwritten;
+        if (q.first_unwritten < 0) q.first_unwritten = i;
+        continue;
+      }
+      const double c = decode_one(cand.dtype, cp);
+      if (!std::isfinite(c)) {
+        std::isnan(c) ? ++q.nan : ++q.inf;
+        if (q.first_nonfinite < 0) q.first_nonfinite = i;
+        continue;
+      }
+      const double d = std::fabs(c - r);
+      ++q.finite_pairs;
+      q.sum_abs += d;
+      q.sum_d2 += d * d;
+      q.sum_r2 += r * r;
+      if (d > q.max_abs || q.worst < 0) q.max_abs = d, q.worst = i;
+      if (d > t.atol + t.rtol * std::fabs(r)) {
+        ++q.bad;
+        if (q.first_bad < 0) q.first_bad = i;
+      }
+    }
+    return q;
+  };
+  const std::int64_t kChunk = std::int64_t(1) << 20;
+  const std::int64_t threads =
+      std::clamp<std::int64_t>(o.n / kChunk, 1, std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<Part> parts(static_cast<std::size_t>(threads));
+  if (threads == 1) {
+    parts[0] = scan(0, o.n);
+  } else {
+    std::vector<std::thread> pool;
+    for (std::int64_t k = 0; k < threads; ++k)
+      pool.emplace_back([&, k] { parts[k] = scan(o.n * k / threads, o.n * (k + 1) / threads); });
+    for (auto& th : pool) th.join();
+  }
   std::int64_t first_unwritten = -1, first_nonfinite = -1, first_bad = -1, worst = -1, ref_first = -1;
   double sum_abs = 0, sum_d2 = 0, sum_r2 = 0;
   std::int64_t finite_pairs = 0;
-  for (std::int64_t i = 0; i < o.n; ++i) {
-    const std::uint8_t* cp = cand.bytes.data() + i * w;
-    const std::uint8_t* rp = ref.bytes.data() + i * w;
-    const double r = decode_one(ref.dtype, rp);
-    if (is_poison(ref.dtype, rp) || !std::isfinite(r)) {
-      if (ref_first < 0) ref_first = i;
-      continue;
-    }
-    if (is_poison(cand.dtype, cp)) {
-      ++o.unwritten;
-      if (first_unwritten < 0) first_unwritten = i;
-      continue;
-    }
-    const double c = decode_one(cand.dtype, cp);
-    if (!std::isfinite(c)) {
-      std::isnan(c) ? ++o.nan : ++o.inf;
-      if (first_nonfinite < 0) first_nonfinite = i;
-      continue;
-    }
-    const double d = std::fabs(c - r);
-    ++finite_pairs;
-    sum_abs += d;
-    sum_d2 += d * d;
-    sum_r2 += r * r;
-    if (d > o.max_abs || worst < 0) o.max_abs = d, worst = i;
-    if (d > t.atol + t.rtol * std::fabs(r)) {
-      ++o.bad;
-      if (first_bad < 0) first_bad = i;
-    }
+  auto first_of = [](std::int64_t a, std::int64_t b) { return a >= 0 ? a : b; };
+  for (const Part& q : parts) {
+    first_unwritten = first_of(first_unwritten, q.first_unwritten);
+    first_nonfinite = first_of(first_nonfinite, q.first_nonfinite);
+    first_bad = first_of(first_bad, q.first_bad);
+    ref_first = first_of(ref_first, q.ref_first);
+    if (q.worst >= 0 && (worst < 0 || q.max_abs > o.max_abs)) o.max_abs = q.max_abs, worst = q.worst;
+    o.unwritten += q.unwritten;
+    o.nan += q.nan;
+    o.inf += q.inf;
+    o.bad += q.bad;
+    finite_pairs += q.finite_pairs;
+    sum_abs += q.sum_abs;
+    sum_d2 += q.sum_d2;
+    sum_r2 += q.sum_r2;
   }
   o.mean_abs = finite_pairs ? sum_abs / finite_pairs : 0;
   o.rel_l2 = sum_r2 > 0 ? std::sqrt(sum_d2 / sum_r2) : std::sqrt(sum_d2);
@@ -108,6 +154,50 @@ OutputCompare compare_output(const HostTensor& cand, const HostTensor& ref, cons
   return o;
 }
 
+namespace {
+
+// The reference's outputs for one (problem, seed, trial) are the same for every candidate of a
+// run: the inputs are drawn from (seed, trial, buffer name) alone. The worker keeps them, so a
+// candidate costs its own launches and comparisons only. The key holds everything the reference's
+// result depends on: its module, the problem's sizes, the input shapes (a profile may size inputs
+// with knobs), seed and trial.
+class ReferenceMemo {
+ public:
+  const std::vector<HostTensor>* find(const std::string& key) const {
+    auto it = outputs_.find(key);
+    return it == outputs_.end() ? nullptr : &it->second;
+  }
+  void store(const std::string& key, const std::vector<HostTensor>& out) {
+    std::size_t bytes = 0;
+    for (const auto& t : out) bytes += t.bytes.size();
+    if (bytes_ + bytes > kLimit) outputs_.clear(), bytes_ = 0;
+    bytes_ += bytes;
+    outputs_[key] = out;
+  }
+
+ private:
+  static constexpr std::size_t kLimit = std::size_t(2) << 30;
+  std::map<std::string, std::vector<HostTensor>> outputs_;
+  std::size_t bytes_ = 0;
+};
+ReferenceMemo& reference_memo() {
+  static ReferenceMemo memo;
+  return memo;
+}
+
+std::string reference_key(const GreenRun& r, const Problem& p, std::uint64_t seed, int trial) {
+  std::string k = r.reference_module->path() + "|" + r.reference.name() + "|" + r.profile->path.string() + "|" + p.name;
+  for (const auto& [name, v] : p.sizes) k += "|" + name + "=" + std::to_string(v);
+  for (const auto& b : r.profile->buffers) {
+    if (b.role != BufferRole::Input) continue;
+    k += "|" + b.name + ":";
+    for (auto d : buffer_shape(b, r.profile->kernel, p, r.config)) k += std::to_string(d) + ",";
+  }
+  return k + "|seed=" + std::to_string(seed) + "|trial=" + std::to_string(trial);
+}
+
+}  // namespace
+
 GreenVerdict run_green(const GreenRun& r) {
   const Profile& prof = *r.profile;
   const GreenThresholds& th = prof.gates.green;
@@ -140,7 +230,10 @@ GreenVerdict run_green(const GreenRun& r) {
           PackedArgs rargs = r.reference_module ? bufs.pack(prof.reference) : PackedArgs{};
           bufs.upload_symbols(*r.candidate_module, true, r.stream);
           std::vector<HostTensor> ref_out;
-          if (r.reference_module) {
+          const std::string ref_key = r.reference_module ? reference_key(r, *p, r.seeds[si], trial) : "";
+          if (const std::vector<HostTensor>* known = r.reference_module ? reference_memo().find(ref_key) : nullptr) {
+            ref_out = *known;
+          } else if (r.reference_module) {
             bufs.upload_symbols(*r.reference_module, false, r.stream);
             bufs.poison_outputs(r.stream);
             step = "reference launch";
@@ -148,6 +241,7 @@ GreenVerdict run_green(const GreenRun& r) {
             r.reference.launch(rg, rargs.get(), r.stream);
             EVO_CUDA(cudaStreamSynchronize(r.stream));
             ref_out = bufs.read_outputs(r.stream);
+            reference_memo().store(ref_key, ref_out);
           }
           bufs.poison_outputs(r.stream);
           step = "candidate launch";

@@ -416,6 +416,27 @@ TEST(GreenCompare, GivesTheFiguresOfAWrongOutput) {
   EXPECT_TRUE(compare_output(ref, ref, th).failure.empty());
 }
 
+// Outputs of millions of elements are compared in parallel ranges: the figures and the elements
+// named must be those of one sequential pass.
+TEST(GreenCompare, SplitComparisonOfABigOutputNamesTheSameElements) {
+  GreenThresholds th;
+  th.atol = 0.01;
+  th.rtol = 0;
+  const std::int64_t n = 3 * (std::int64_t(1) << 20) + 17;
+  std::vector<double> r(static_cast<std::size_t>(n)), c;
+  for (std::int64_t i = 0; i < n; ++i) r[i] = static_cast<double>(i % 1000) * 1e-3;
+  c = r;
+  c[100] += 0.25;      // first bad element, in the first range
+  c[3000000] += 0.5;   // the worst (reference 0 there), in the last range
+  c[1500000] += 0.5;   // exactly as bad, earlier: a tie keeps the first
+  const OutputCompare o = compare_output(tensor("O", {n}, c), tensor("O", {n}, r), th);
+  EXPECT_EQ(o.bad, 3);
+  EXPECT_NEAR(o.max_abs, 0.5, 1e-6);
+  EXPECT_NEAR(o.mean_abs, 1.25 / static_cast<double>(n), 1e-9);
+  EXPECT_NE(o.failure.find("first O[100]"), std::string::npos) << o.failure;
+  EXPECT_NE(o.failure.find("at O[1500000]"), std::string::npos) << o.failure;
+}
+
 TEST(GreenCompare, RejectsUnwrittenAndNaNAndDistrustsABadReference) {
   GreenThresholds th;
   const HostTensor ref = tensor("O", {4}, {1, 2, 3, 4});
