@@ -139,6 +139,14 @@ int cmd_run(const Globals& g, const RunArgs& given) {
   ro.progress = !a.quiet && ::isatty(STDERR_FILENO);
   ro.profile_path = profile_path;
   ro.options_json = options_json(a).dump();
+  if (!a.resume)
+    for (const auto& r : store->runs())
+      if (r.status == "finished" && r.profile == profile.name && r.device == evaluator->device() &&
+          r.strategy == a.strategy && r.seed == a.seed && r.budget == a.budget && r.options_json == ro.options_json) {
+        ro.repeat_of = r.id;
+        spdlog::info("run {} was this same search on {}: repeating it from the database", r.id, r.device);
+        break;
+      }
   ro.stop = &g_stop;
 
   g_stop.store(false);

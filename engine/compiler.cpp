@@ -31,11 +31,15 @@ namespace {
 // key: changing this list (or kKeyVersion) invalidates every cached build.
 //   -Xptxas=-v: the register/spill/stack report parse_ptxas reads.
 //   -lineinfo:  source lines in the cubin, for profilers and sanitizers (no effect on the code).
+//   --no-cache: CUDA 13's NVRTC keeps its own cache of ptxas results (in the driver's compute
+//               cache, so only where a driver is installed): a hit prints no -Xptxas=-v report, and
+//               the static gate would see "registers unknown". Seen on the GPU machine, never here;
+//               evo's own cache already makes a repeated compile a file read (NVIDIA/Fuser#4694).
 // Not here: -default-device (it turns unannotated functions into device functions, which changes
 // the meaning of a user's kernel written for another tuner); -pch (measured on templates/gemm.cu:
 // 105 ms -> 240 ms per compile, its light headers cost less than the PCH bookkeeping; a profile
 // with heavy headers can add it to compile_options; docs/results/compile-cache.md).
-const std::vector<std::string> kFixedOptions = {"-std=c++17", "-Xptxas=-v", "-lineinfo"};
+const std::vector<std::string> kFixedOptions = {"-std=c++17", "-Xptxas=-v", "-lineinfo", "--no-cache"};
 constexpr int kKeyVersion = 1;
 
 std::optional<std::string> read_file(const fs::path& p) {

@@ -88,7 +88,7 @@ class Loop {
     }
     // C. Generations until the budget, the time limit, Ctrl-C or the strategy ends it.
     while (!stopping()) {
-      const auto left = static_cast<std::size_t>(o_.budget - s_.new_evaluations);
+      const auto left = static_cast<std::size_t>(o_.budget - spent());
       std::vector<Candidate> gen = strategy_.propose(std::min(std::max<std::size_t>(o_.batch, 1), left));
       if (gen.empty()) {
         s_.stop_reason = "space exhausted";
@@ -176,12 +176,16 @@ class Loop {
     if (!s_.stop_reason.empty()) return true;
     if (o_.stop && o_.stop->load())
       s_.stop_reason = "interrupted";
-    else if (s_.new_evaluations >= o_.budget)
-      s_.stop_reason = "budget spent";
+    else if (spent() >= o_.budget)
+      s_.stop_reason = o_.repeat_of ? "repeat of run " + std::to_string(*o_.repeat_of) + " read back" : "budget spent";
     else if (o_.time_limit_s > 0 && seconds() >= o_.time_limit_s)
       s_.stop_reason = "time limit";
     return !s_.stop_reason.empty();
   }
+
+  // What the budget is charged with: new evaluations, or every candidate when this run repeats an
+  // identical finished one (it then reproduces that run from the database instead of going past it).
+  std::int64_t spent() const { return o_.repeat_of ? s_.evaluations : s_.new_evaluations; }
 
   double seconds() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
   std::string valid_pct() const { return s_.evaluations ? fmt("%.0f", 100.0 * s_.measured / s_.evaluations) : "0"; }
@@ -194,7 +198,7 @@ class Loop {
   void draw_progress() {
     const double el = seconds();
     const std::int64_t done = s_.new_evaluations - new_at_start_;
-    const std::int64_t left = o_.budget - s_.new_evaluations;
+    const std::int64_t left = o_.budget - spent();
     std::string eta = done > 0 && left > 0 ? duration_text(el / done * left) : "-";
     std::fprintf(stderr, "\r\x1b[Kgen %d | %lld/%lld new | valid %s%% | best %s | ETA %s", generation_,
                  static_cast<long long>(s_.new_evaluations), static_cast<long long>(o_.budget), valid_pct().c_str(),

@@ -33,6 +33,10 @@ struct RunOptions {
   std::string profile_path;       // recorded: resume and export-landscape reopen it
   std::string options_json;       // recorded: the command line's options, to resume as it was
   std::string arch;
+  // An earlier finished run with the same profile, device, strategy, seed, budget and options: this
+  // run then repeats it, charging read-back candidates to the budget too, so it reads that run's
+  // results back and stops where it stopped (cli/cmd_run.cpp finds it).
+  std::optional<std::int64_t> repeat_of;
   // Set (by a SIGINT handler) to stop after the candidate in flight; may be null.
   const std::atomic<bool>* stop = nullptr;
 };

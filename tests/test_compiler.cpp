@@ -371,7 +371,7 @@ TEST(Ptxas, LiveNvrtcLogReportsSpillsOfTheSpillingEntryOnly) {
   r.name_expression = "calls";
   const Build calls = compile(r, cache);
   ASSERT_TRUE(calls.ok) << calls.log;
-  EXPECT_GT(calls.ptxas.registers, 0);
+  EXPECT_GT(calls.ptxas.registers, 0) << calls.log;
   EXPECT_EQ(calls.ptxas.spill_stores + calls.ptxas.spill_loads, 0);
   EXPECT_EQ(calls.ptxas.barriers, 1);
   EXPECT_EQ(calls.ptxas.static_smem, 1024);

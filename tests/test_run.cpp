@@ -157,6 +157,27 @@ TEST(RunCommand, SameSeedSameRun) {
   for (std::size_t i = 0; i < ea.size(); ++i) EXPECT_EQ(ea[i].eval.config_hash, eb[i].eval.config_hash);
 }
 
+// Repeating a finished run reads its results back in the same order and stops where it stopped;
+// a different budget is a different search and goes on past the read-back candidates.
+TEST(RunCommand, RepeatingAFinishedRunReadsItBackAndMeasuresNothing) {
+  TempDir d;
+  ASSERT_EQ(evo(d.path, replay_args(30)).code, 0);
+  const Result again = evo(d.path, replay_args(30));
+  ASSERT_EQ(again.code, 0) << again.err;
+  Store s(d.path / "evo.db");
+  auto first = s.evaluations_of_run(1), second = s.evaluations_of_run(2);
+  ASSERT_EQ(second.size(), first.size());
+  for (std::size_t i = 0; i < first.size(); ++i) {
+    EXPECT_TRUE(second[i].reused) << i;
+    EXPECT_EQ(second[i].eval.config_hash, first[i].eval.config_hash) << i;
+  }
+  ASSERT_EQ(evo(d.path, replay_args(40)).code, 0);
+  const auto third = s.evaluations_of_run(3);
+  std::size_t fresh = 0;
+  for (const auto& e : third) fresh += e.reused ? 0 : 1;
+  EXPECT_EQ(fresh, 40u);
+}
+
 TEST(RunCommand, ExportedLandscapeReplaysTheRun) {
   TempDir d;
   ASSERT_EQ(evo(d.path, replay_args(30)).code, 0);
