@@ -28,6 +28,7 @@ const std::vector<StrategyOption> kOptions = {
     {"insight_rate", "share of a generation taken from the insight rules' suggestions", "0.2"},
     {"crossover_rate", "share made by uniform crossover of two parents", "0.1"},
     {"random_rate", "share drawn uniformly at random (immigrants)", "0"},
+    {"initial_random", "uniform draws after the baseline before evolution starts (the first population)", "16"},
     {"two_knob_rate", "chance that a mutation moves two knobs instead of one", "0.5"},
 };
 
@@ -48,6 +49,7 @@ class EvolutionSearch : public Strategy {
     crossover_rate_ = o.number("crossover_rate", 0, 1);
     random_rate_ = o.number("random_rate", 0, 1);
     two_knob_rate_ = o.number("two_knob_rate", 0, 1);
+    initial_left_ = o.integer("initial_random", 0, 100000);
     if (insight_rate_ + crossover_rate_ + random_rate_ > 1.0)
       throw UserError("strategy evo: insight_rate + crossover_rate + random_rate must be <= 1 (the rest is mutation)");
     stage_knobs_ = parse_stage_knobs(o.text("stage_knobs"));
@@ -185,15 +187,20 @@ class EvolutionSearch : public Strategy {
 
   std::optional<Candidate> next() {
     const auto pop = population();
-    if (pop.empty()) {
+    if (pop.empty() && !baseline_tried_) {
       // Nothing timed yet: the baseline first (the run loop usually evaluated it already).
-      if (!baseline_tried_) {
-        baseline_tried_ = true;
-        Config b(profile_.baseline.begin(), profile_.baseline.end());
-        if (fresh(b)) return Candidate{b, Origin{"baseline", "", {}}};
-      }
+      baseline_tried_ = true;
+      Config b(profile_.baseline.begin(), profile_.baseline.end());
+      if (fresh(b)) return Candidate{b, Origin{"baseline", "", {}}};
+    }
+    // The first population beside the baseline: a hand-written baseline often sits in a slow
+    // corner of the space (the seeds' stage 2 is 5x off the attention space's best), and climbing
+    // from it alone spends the budget on its neighbourhood; uniform draws seed other stages.
+    if (initial_left_ > 0) {
+      --initial_left_;
       return random_draw();
     }
+    if (pop.empty()) return random_draw();
     for (int t = 0; t < kTriesPerSlot; ++t) {
       const double r = rng_.unit();
       std::optional<Candidate> c;
@@ -213,6 +220,7 @@ class EvolutionSearch : public Strategy {
   const Profile& profile_;
   const KnobSpace& space_;
   SearchRng rng_;
+  std::int64_t initial_left_ = 0;
   std::size_t elites_, tournament_;
   double insight_rate_, crossover_rate_, random_rate_, two_knob_rate_;
   std::vector<std::string> stage_knobs_;
