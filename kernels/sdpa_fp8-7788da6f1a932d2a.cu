@@ -1,8 +1,8 @@
-// sdpa_fp8-7788da6f1a932d2a.cu: exported by evo 0.1.0 from evaluation 139 (run 1)
+// sdpa_fp8-7788da6f1a932d2a.cu: exported by evo 0.1.0 from evaluation 113 (run 1)
 // profile:   sdpa_fp8 (sdpa_fp8.json), template sdpa.cu (sha256 f4d5d7e42c87b4b9), entry sdpa_fwd
 // knobs:     MMA_PATH=1,NUM_WARPS=2,SPLIT_KV=1,STAGES=2,SWIZZLE=2,TILE_M=32,TILE_N=128,USE_CP_ASYNC=1,USE_WMMA_PV=1,USE_WMMA_QK=1,WARP_SPEC=1
 // device:    NVIDIA H200, driver 13.0
-// measured:  mission: median 5.23 us (cv 0.002, graph, 50 iters), 5.48x the baseline in the same run
+// measured:  mission: median 5.23 us (cv 0.002, graph, 50 iters), 5.49x the baseline in the same run
 // GREEN:     passed on small mission mission_causal mission512 tail tail_causal long; sanitizer: passed
 // launch (mission): grid (8,16,1) block (96,1,1) dynamic smem 34816 B; grid = (cdiv(S, TILE_M), B * H, SPLIT_KV)
 // build:     nvcc -arch=sm_90 -std=c++17 -c sdpa_fp8-7788da6f1a932d2a.cu   (provenance: sdpa_fp8-7788da6f1a932d2a.json)
