@@ -17,6 +17,7 @@
 #include "engine/profile.h"
 #include "engine/space.h"
 #include "population/store.h"
+#include "tests/support.h"
 
 namespace evo {
 namespace {
@@ -26,17 +27,7 @@ using nlohmann::json;
 using nlohmann::ordered_json;
 const fs::path kSource = EVO_SOURCE_DIR;
 
-struct TempDir {
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "evo-cli-XXXXXX").string();
-    path = mkdtemp(tmpl.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  fs::path path;
-};
+using test::TempDir;
 
 std::string read_bytes(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -47,10 +38,7 @@ void write_text(const fs::path& p, const std::string& text) {
   std::ofstream(p, std::ios::binary | std::ios::trunc) << text;
 }
 
-std::string evo_binary() {
-  if (const char* e = std::getenv("EVO_BINARY"); e && *e) return e;
-  return EVO_BINARY;
-}
+using test::evo_binary;
 
 struct Result {
   int code = -1;  // exit status; 128 + N if killed by signal N

@@ -19,6 +19,7 @@
 #include "engine/launch.h"
 #include "engine/profile.h"
 #include "engine/space.h"
+#include "tests/support.h"
 
 namespace evo {
 namespace {
@@ -26,18 +27,7 @@ namespace {
 namespace fs = std::filesystem;
 const fs::path kSource = EVO_SOURCE_DIR;
 
-// A fresh directory per test, removed afterwards.
-struct TempDir {
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "evo-compiler-XXXXXX").string();
-    path = mkdtemp(tmpl.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  fs::path path;
-};
+using test::TempDir;
 
 void write_text(const fs::path& p, const std::string& text) {
   fs::create_directories(p.parent_path());

@@ -32,6 +32,7 @@
 #include "gates/green.h"
 #include "gates/sanitize.h"
 #include "population/store.h"
+#include "tests/support.h"
 
 namespace evo {
 namespace {
@@ -50,10 +51,7 @@ fs::path repo(const std::string& rel) {
   return fs::path(EVO_SOURCE_DIR) / rel;
 }
 
-std::string evo_binary() {
-  if (const char* e = std::getenv("EVO_BINARY"); e && *e) return e;
-  return EVO_BINARY;
-}
+using test::evo_binary;
 
 fs::path temp_dir(const std::string& stem) {
   std::string t = (fs::temp_directory_path() / (stem + "-XXXXXX")).string();

@@ -14,6 +14,7 @@
 
 #include "engine/replay.h"
 #include "population/store.h"
+#include "tests/support.h"
 
 namespace evo {
 namespace {
@@ -22,22 +23,9 @@ namespace fs = std::filesystem;
 
 const fs::path kLandscape = fs::path(EVO_SOURCE_DIR) / "tests" / "data" / "landscape_synthetic.json";
 
-std::string evo_binary() {
-  const char* e = std::getenv("EVO_BINARY");
-  return e ? e : EVO_BINARY;
-}
+using test::evo_binary;
 
-struct TempDir {
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "evo-run-XXXXXX").string();
-    path = mkdtemp(tmpl.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  fs::path path;
-};
+using test::TempDir;
 
 struct Result {
   int code;

@@ -21,6 +21,7 @@
 #include "engine/search/strategy.h"
 #include "population/landscape.h"
 #include "population/store.h"
+#include "tests/support.h"
 
 namespace evo {
 namespace {
@@ -30,17 +31,7 @@ namespace fs = std::filesystem;
 const fs::path kData = fs::path(EVO_SOURCE_DIR) / "tests" / "data";
 const fs::path kSynthetic = kData / "landscape_synthetic.json";
 
-struct TempDir {
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "evo-search-XXXXXX").string();
-    path = mkdtemp(tmpl.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  fs::path path;
-};
+using test::TempDir;
 
 std::vector<fs::path> landscapes() {
   std::vector<fs::path> out;

@@ -17,25 +17,14 @@
 #include "population/schema.h"
 #include "population/sqlite.h"
 #include "population/store.h"
+#include "tests/support.h"
 
 namespace evo {
 namespace {
 
 namespace fs = std::filesystem;
 
-// A fresh directory per test, removed afterwards.
-struct TempDir {
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "evo-store-XXXXXX").string();
-    path = mkdtemp(tmpl.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::permissions(path, fs::perms::owner_all, fs::perm_options::add, ec);
-    fs::remove_all(path, ec);
-  }
-  fs::path path;
-};
+using test::TempDir;
 
 std::string read_bytes(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);

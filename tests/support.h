@@ -1,0 +1,35 @@
+// What the test suites share: a scratch folder per test and the path of the evo binary under test.
+#pragma once
+#include <stdlib.h>  // defines: mkdtemp
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <system_error>
+
+namespace evo::test {
+
+// A fresh folder, removed with everything in it afterwards (permissions a test took away from it
+// are given back first, or removal would fail).
+struct TempDir {
+  TempDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "evo-test-XXXXXX").string();
+    path = mkdtemp(tmpl.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::permissions(path, std::filesystem::perms::owner_all, std::filesystem::perm_options::add, ec);
+    std::filesystem::remove_all(path, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  std::filesystem::path path;
+};
+
+// $EVO_BINARY (a bundle on the GPU machine), else the binary this build made.
+inline std::string evo_binary() {
+  if (const char* e = std::getenv("EVO_BINARY"); e && *e) return e;
+  return EVO_BINARY;
+}
+
+}  // namespace evo::test
