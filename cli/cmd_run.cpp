@@ -46,7 +46,8 @@ std::map<std::string, std::string> parse_options(const std::vector<std::string>&
 nlohmann::json options_json(const RunArgs& a) {
   return {{"strategy", a.strategy}, {"options", a.options},          {"proposer", a.proposer},
           {"budget", a.budget},     {"seed", a.seed},                {"batch", a.batch},
-          {"replay", a.replay},     {"sanitize_elites", a.sanitize_elites}, {"no_metrics", a.no_metrics}};
+          {"replay", a.replay},     {"sanitize_elites", a.sanitize_elites}, {"no_metrics", a.no_metrics},
+          {"metrics_all", a.metrics_all}};
 }
 
 // --resume RUN: the run's own options, except this session's time limit and verbosity.
@@ -67,6 +68,7 @@ RunArgs resumed_args(const Store& store, const RunArgs& given, std::string& prof
     a.replay = j.at("replay").get<std::string>();
     a.sanitize_elites = j.at("sanitize_elites").get<bool>();
     a.no_metrics = j.at("no_metrics").get<bool>();
+    a.metrics_all = j.value("metrics_all", false);
   } catch (const nlohmann::json::exception&) {
     throw UserError("--resume " + std::to_string(info->id) + ": run was not started by `evo run` (no options recorded)");
   }
@@ -136,6 +138,7 @@ int cmd_run(const Globals& g, const RunArgs& given) {
   ro.resume = a.resume;
   ro.batch = a.batch > 0 ? a.batch : 8;
   ro.sanitize_elites = a.sanitize_elites;
+  ro.metrics_near_best = a.metrics_all ? 0 : 2.0;
   ro.progress = !a.quiet && ::isatty(STDERR_FILENO);
   ro.profile_path = profile_path;
   ro.options_json = options_json(a).dump();

@@ -42,7 +42,7 @@ struct RunArgs {
   std::uint64_t seed = 0;
   std::optional<std::int64_t> resume;
   std::size_t batch = 0;              // 0 = the strategy's choice
-  bool sanitize_elites = true, no_metrics = false, quiet = false;
+  bool sanitize_elites = true, no_metrics = false, metrics_all = false, quiet = false;
 };
 int cmd_run(const Globals& g, const RunArgs& a);
 int cmd_runs(const Globals& g);

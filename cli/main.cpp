@@ -74,6 +74,8 @@ int main(int argc, char** argv) {
   run->add_option("--replay", ra.replay, "evaluate against a recorded landscape (JSON) instead of a GPU");
   run->add_option("--batch", ra.batch, "proposals per generation");
   run->add_flag("--no-metrics", ra.no_metrics, "skip CUPTI hardware metrics");
+  run->add_flag("--metrics-all", ra.metrics_all,
+                "metrics for every timed candidate (default: those within 2x of the best so far)");
   bool no_sanitize = false;
   run->add_flag("--no-sanitize", no_sanitize, "do not run compute-sanitizer on new elites");
   run->add_flag("-q,--quiet", ra.quiet, "no progress line");

@@ -25,6 +25,10 @@ class Evaluator {
   // Every gate for one candidate. Never throws for a kernel's failure (that is a verdict);
   // throws UserError only for a broken environment.
   virtual Evaluation evaluate(const Candidate& c) = 0;
+  // Metrics cost several replays of the kernel; a run only reads them for candidates near its best
+  // (the insight rules' parents). > 0: collect them only when FAST's median is at most this.
+  // Ignored where the profile gates on metrics (every candidate then needs them).
+  virtual void set_metrics_max_p50_us(double us) {}
   // Times the profile's baseline now, in this run, so speedups are ratios measured side by side.
   virtual Timing time_baseline() = 0;
   // compute-sanitizer memcheck over one candidate's GREEN launches (the run loop checks each new

@@ -29,6 +29,9 @@ struct RunOptions {
   std::optional<std::int64_t> resume;  // continue this run (cli checks it exists and is not finished)
   std::size_t batch = 8;          // candidates per generation
   bool sanitize_elites = true;    // compute-sanitizer on each new best before it is reported
+  // Metrics only for candidates within this factor of the best median so far (the ones the
+  // insight rules read); 0 = for every candidate. Profiles with metric gates always get them.
+  double metrics_near_best = 2.0;
   bool progress = false;          // a progress line redrawn in place (a TTY); else spdlog lines
   std::string profile_path;       // recorded: resume and export-landscape reopen it
   std::string options_json;       // recorded: the command line's options, to resume as it was

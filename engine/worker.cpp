@@ -64,7 +64,8 @@ std::string job_to_json(const WorkerJob& j) {
               {"trials", j.trials},
               {"green", j.green},
               {"fast", j.fast},
-              {"metrics", j.metrics}}
+              {"metrics", j.metrics},
+              {"metrics_max_p50_us", j.metrics_max_p50_us}}
       .dump();
 }
 
@@ -84,6 +85,7 @@ WorkerJob job_from_json(const std::string& text) {
     w.green = j.value("green", true);
     w.fast = j.value("fast", false);
     w.metrics = j.value("metrics", false);
+    w.metrics_max_p50_us = j.value("metrics_max_p50_us", 0.0);
     return w;
   } catch (const Json::exception& e) {
     throw UserError(std::string("worker job: malformed: ") + e.what());
@@ -268,7 +270,13 @@ WorkerAnswer run_job(WorkerState& st, const WorkerJob& job, const Heartbeat& sen
       phase_seconds = nullptr;
     }
 
-    if (job.metrics) {
+    const bool far_from_best = job.metrics_max_p50_us > 0 && a.fast.outcome == Outcome::Passed &&
+                               a.fast.p50_us > job.metrics_max_p50_us;
+    if (job.metrics && far_from_best) {
+      a.metrics.outcome = Outcome::Skipped;
+      a.metrics.reason = "not collected: p50 " + std::to_string(a.fast.p50_us) + " us is above " +
+                         std::to_string(job.metrics_max_p50_us) + " us (twice the run's best so far)";
+    } else if (job.metrics) {
       begin_phase(&a.seconds_metrics);
       beat("metrics: inputs (problem " + obj.name + ")", 60 + timeout);
       BufferSet bufs(prof, obj, job.config);

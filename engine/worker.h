@@ -38,6 +38,7 @@ struct WorkerJob {
   bool green = true;                             // run GREEN first (FAST and metrics only if it passes)
   bool fast = false;                             // time on the objective problem
   bool metrics = false;                          // CUPTI metrics on the objective problem
+  double metrics_max_p50_us = 0;                 // > 0: metrics only when FAST's median is at most this
 };
 
 struct WorkerAnswer {

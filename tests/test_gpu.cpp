@@ -164,6 +164,26 @@ TEST(GpuGates, Fp8AttentionBaselinePassesGreenWithItsDescales) {
   EXPECT_LT(worst, 0.01);
 }
 
+// A run reads metrics only near its best: the evaluator skips them (saying why) above the bound
+// and collects them below it.
+TEST(GpuGates, MetricsOnlyNearTheRunsBest) {
+  REQUIRE_GPU();
+  const Profile p = load_profile(repo("profiles/gemm_fp16.json"));
+  GpuEvaluatorOptions o;
+  o.jobs = 2;
+  o.cache_dir = test_cache();
+  o.evo_binary = evo_binary();
+  auto ev = make_gpu_evaluator(p, o);
+  ev->set_metrics_max_p50_us(1.0);  // far below the gemm's ~125 us
+  const Evaluation far = ev->evaluate(Candidate{p.baseline, Origin{"baseline"}});
+  ASSERT_EQ(far.status, Status::Measured) << far.message;
+  EXPECT_EQ(far.metrics.outcome, Outcome::Skipped);
+  EXPECT_NE(far.metrics.reason.find("not collected"), std::string::npos) << far.metrics.reason;
+  ev->set_metrics_max_p50_us(1e9);
+  const Evaluation near = ev->evaluate(Candidate{p.baseline, Origin{"baseline"}});
+  EXPECT_EQ(near.metrics.outcome, Outcome::Passed) << near.metrics.reason;
+}
+
 TEST(GpuGates, OffByOneTileFailsGreenWithFigures) {
   REQUIRE_GPU();
   const Evaluation e = planted().evaluate(plant(1));
@@ -485,7 +505,9 @@ TEST(WorkerProtocol, JobsAnswersAndDevicesRoundTrip) {
   j.seeds = {7, 9};
   j.trials = 3;
   j.fast = true;
+  j.metrics_max_p50_us = 11.5;
   const WorkerJob k = job_from_json(job_to_json(j));
+  EXPECT_DOUBLE_EQ(k.metrics_max_p50_us, 11.5);
   EXPECT_EQ(k.config, j.config);
   EXPECT_EQ(k.seeds, j.seeds);
   EXPECT_EQ(k.trials, 3);
