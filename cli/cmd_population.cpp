@@ -36,13 +36,6 @@ double metric(const Evaluation& e, const std::string& name) {
   return it == e.metrics.values.end() ? NAN : it->second;
 }
 
-const char* kTensor = "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active";
-const char* kOccupancy = "sm__warps_active.avg.pct_of_peak_sustained_active";
-const char* kDramRead = "dram__bytes_read.sum";
-const char* kDramWrite = "dram__bytes_write.sum";
-const char* kConflictsLd = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum";
-const char* kWavefrontsLd = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum";
-
 std::string worst_green(const Evaluation& e) {
   double max_abs = 0, mean_abs = 0;
   for (const auto& r : e.green.problems) max_abs = std::max(max_abs, r.max_abs), mean_abs = std::max(mean_abs, r.mean_abs);
@@ -188,11 +181,11 @@ int cmd_show_elites(const Globals& g, const ElitesArgs& a) {
   int rank = 0;
   for (const auto& e : elites) {
     const auto& v = e.eval;
-    double conflicts = metric(v, kConflictsLd) / metric(v, kWavefrontsLd) * 100;
+    const double conflicts = metric_value(v.metrics, metric::kBankConflictPct).value_or(NAN);
     t.add({std::to_string(++rank), std::to_string(e.id), config_text(v.config), fmt_us(v.fast.p50_us), fmt_num(v.fast.cv, 3),
-           v.speedup > 0 ? fmt_num(v.speedup, 2) + "x" : "", worst_green(v), fmt_num(metric(v, kTensor), 1),
-           fmt_num(metric(v, kOccupancy), 1),
-           std::isnan(metric(v, kDramRead)) ? "" : fmt_bytes(metric(v, kDramRead) + metric(v, kDramWrite)),
+           v.speedup > 0 ? fmt_num(v.speedup, 2) + "x" : "", worst_green(v), fmt_num(metric(v, metric::kTensorPipe), 1),
+           fmt_num(metric(v, metric::kOccupancy), 1),
+           std::isnan(metric(v, metric::kDramRead)) ? "" : fmt_bytes(metric(v, metric::kDramRead) + metric(v, metric::kDramWrite)),
            fmt_num(conflicts, 1), outcome_name(v.sanitize.outcome), origin_text(v.origin), std::to_string(e.run_id)});
   }
   std::cout << "profile " << profile << ", problem " << elites[0].key.problem << ", device " << elites[0].key.device << "\n";

@@ -40,4 +40,13 @@ std::optional<Status> parse_status(const std::string& s) {
   return std::nullopt;
 }
 
+std::optional<double> metric_value(const MetricsResult& m, const std::string& name) {
+  if (auto it = m.values.find(name); it != m.values.end()) return it->second;
+  if (name == metric::kBankConflictPct) {
+    auto c = m.values.find(metric::kConflictsLd), w = m.values.find(metric::kWavefrontsLd);
+    if (c != m.values.end() && w != m.values.end()) return w->second > 0 ? 100.0 * c->second / w->second : 0.0;
+  }
+  return std::nullopt;
+}
+
 }  // namespace evo

@@ -72,12 +72,35 @@ struct Timing {
   std::string reason;
 };
 
+// The CUPTI metric names evo collects by default and reads (GH100 names, checked with the CUPTI
+// 13.0 host API: ../shared/CUPTI_NVRTC.md), and one it derives. gates/metrics collects them,
+// the insight rules and `evo show-elites` read them.
+namespace metric {
+inline constexpr const char* kDuration = "gpu__time_duration.sum";
+inline constexpr const char* kSmThroughput = "sm__throughput.avg.pct_of_peak_sustained_elapsed";
+inline constexpr const char* kTensorPipe = "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active";
+inline constexpr const char* kDramRead = "dram__bytes_read.sum";
+inline constexpr const char* kDramWrite = "dram__bytes_write.sum";
+inline constexpr const char* kConflictsLd = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum";
+inline constexpr const char* kConflictsSt = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum";
+inline constexpr const char* kWavefrontsLd = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum";
+inline constexpr const char* kWavefrontsSt = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum";
+inline constexpr const char* kOccupancy = "sm__warps_active.avg.pct_of_peak_sustained_active";
+// Derived (the seeds' "bank conflicts < 5 % of shared loads"): 100 × kConflictsLd / kWavefrontsLd,
+// the share of shared-load wavefronts wasted on conflicts; 0 when the kernel issues no shared loads.
+inline constexpr const char* kBankConflictPct = "bank_conflict_pct";
+}  // namespace metric
+
 struct MetricsResult {
   Outcome outcome = Outcome::Skipped;   // Skipped: "metrics unavailable: <why>"
   std::map<std::string, double> values;
   std::vector<std::string> unavailable; // names the device could not give
   std::string reason;
 };
+// A metric's value in a result: a collected name, or kBankConflictPct derived from its inputs when
+// `values` lacks it. nullopt when neither is there.
+std::optional<double> metric_value(const MetricsResult& m, const std::string& name);
+
 
 struct MetricGateVerdict {
   Outcome outcome = Outcome::Skipped;   // Skipped when the profile sets no thresholds

@@ -33,17 +33,7 @@
 namespace evo {
 namespace {
 
-// GH100 names, each checked with the CUPTI 13.0 host API (CUPTI_NVRTC.md §3).
-constexpr const char* kDuration = "gpu__time_duration.sum";
-constexpr const char* kSmThroughput = "sm__throughput.avg.pct_of_peak_sustained_elapsed";
-constexpr const char* kTensorPipe = "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active";
-constexpr const char* kDramRead = "dram__bytes_read.sum";
-constexpr const char* kDramWrite = "dram__bytes_write.sum";
-constexpr const char* kConflictsLd = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum";
-constexpr const char* kConflictsSt = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum";
-constexpr const char* kWavefrontsLd = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum";
-constexpr const char* kWavefrontsSt = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum";
-constexpr const char* kOccupancy = "sm__warps_active.avg.pct_of_peak_sustained_active";
+using namespace metric;  // the names (engine/evaluation.h)
 
 // Ranges the counter-data image holds: one per kernel that `launch` starts. More than one kernel
 // is tolerated (the first one's figures are reported); beyond this many the rest are dropped.
@@ -483,15 +473,6 @@ MetricsResult collect_metrics(const std::vector<std::string>& names, const std::
     r.reason = "metrics unavailable: " + u.why;
   }
   return r;
-}
-
-std::optional<double> metric_value(const MetricsResult& m, const std::string& name) {
-  if (auto it = m.values.find(name); it != m.values.end()) return it->second;
-  if (name == kBankConflictPct) {
-    auto c = m.values.find(kConflictsLd), w = m.values.find(kWavefrontsLd);
-    if (c != m.values.end() && w != m.values.end()) return w->second > 0 ? 100.0 * c->second / w->second : 0.0;
-  }
-  return std::nullopt;
 }
 
 MetricGateVerdict metric_gate(const MetricsResult& m, const std::vector<MetricThreshold>& thresholds) {

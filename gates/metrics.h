@@ -37,18 +37,9 @@ MetricsResult collect_metrics(const std::vector<std::string>& names, const std::
 // its bounds with both figures.
 MetricGateVerdict metric_gate(const MetricsResult& m, const std::vector<MetricThreshold>& thresholds);
 
-// A derived metric a threshold may name (the seed profiles asked for "bank conflicts < 5 % of
-// shared loads"): shared-memory load bank conflicts as a percentage of shared load wavefronts,
-//   100 × l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum
-//       / l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum
-// (each conflict costs one extra wavefront, so this is the share of load wavefronts wasted on
-// conflicts; 0 when the kernel issues no shared loads). collect_metrics gathers its two inputs
-// when the name is asked for, and adds it to `values` whenever both inputs were collected.
-inline constexpr const char* kBankConflictPct = "bank_conflict_pct";
-
-// A metric's value in a result: a collected CUPTI name, or bank_conflict_pct derived from its
-// inputs when `values` lacks it. nullopt when neither is there.
-std::optional<double> metric_value(const MetricsResult& m, const std::string& name);
+// A threshold may also name metric::kBankConflictPct (engine/evaluation.h): collect_metrics gathers
+// its two inputs when the name is asked for, and adds it to `values` whenever both were collected.
+using metric::kBankConflictPct;
 
 // Host-side check of a metric list for a chip ("GH100"), with no GPU: CUPTI's host API knows each
 // chip's metrics, so this runs on CPU CI. `collect` are the names the chip has (derived names

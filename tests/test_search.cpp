@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "engine/error.h"
+#include "engine/profile.h"
 #include "engine/replay.h"
 #include "engine/run.h"
 #include "engine/search/insights.h"
@@ -123,6 +124,33 @@ TEST(Strategies, EvoUsesInsightsAndRecordsTheRuleAndParent) {
       EXPECT_EQ(c.origin.parents.size(), 2u);
     }
   EXPECT_GT(crossed, 0);
+}
+
+// The bank-conflict rule reads the derived share of conflicting shared-load wavefronts: above the
+// threshold it proposes another SWIZZLE (and only that knob changes), below it stays quiet.
+TEST(Insights, BankConflictsAboveTheThresholdProposeAnotherSwizzle) {
+  const Profile p = load_profile(fs::path(EVO_SOURCE_DIR) / "profiles" / "sdpa_fp8.json");
+  const KnobSpace space(p);
+  Evaluation e;
+  e.config = Config(p.baseline.begin(), p.baseline.end());
+  e.status = Status::Measured;
+  e.fast.outcome = Outcome::Passed;
+  e.fast.p50_us = 28.6;
+  e.build.ptxas.registers = 90;
+  e.metrics.outcome = Outcome::Passed;
+  e.metrics.values = {{metric::kConflictsLd, 150.0}, {metric::kWavefrontsLd, 1000.0}};  // 15 %
+  bool swizzled = false;
+  for (const auto& s : suggest_insights(e, p, space)) {
+    if (s.rule != "bank-conflicts-swizzle") continue;
+    swizzled = true;
+    EXPECT_NE(s.config.at("SWIZZLE"), e.config.at("SWIZZLE"));
+    for (const auto& [k, v] : s.config)
+      if (k != "SWIZZLE") EXPECT_EQ(v, e.config.at(k)) << k;
+    EXPECT_NE(s.why.find("15.0%"), std::string::npos) << s.why;
+  }
+  EXPECT_TRUE(swizzled);
+  e.metrics.values = {{metric::kConflictsLd, 20.0}, {metric::kWavefrontsLd, 1000.0}};  // 2 %
+  for (const auto& s : suggest_insights(e, p, space)) EXPECT_NE(s.rule, "bank-conflicts-swizzle");
 }
 
 TEST(Strategies, BadOptionsAreOneLineUserErrors) {

@@ -13,14 +13,12 @@
 namespace evo {
 namespace {
 
-constexpr const char* kTensorPipe = "sm__pipe_tensor_op_hmma_cycles_active";  // .avg.pct_of_peak_sustained_active
-constexpr const char* kTensorPipeAny = "sm__pipe_tensor_cycles_active";
-constexpr const char* kBankConflicts = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum";
-constexpr const char* kSharedWavefronts = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum";
+// Tensor-pipe activity is read as a percentage under either counter, whatever roll-up a profile
+// lists (the default is metric::kTensorPipe); DRAM throughput as a percentage of peak when a
+// profile lists it, else from the default byte counts.
+constexpr const char* kTensorPipeHmmaPrefix = "sm__pipe_tensor_op_hmma_cycles_active";
+constexpr const char* kTensorPipeAnyPrefix = "sm__pipe_tensor_cycles_active";
 constexpr const char* kDramPct = "dram__throughput.avg.pct_of_peak_sustained_elapsed";
-constexpr const char* kDramRead = "dram__bytes_read.sum";
-constexpr const char* kDramWrite = "dram__bytes_write.sum";
-constexpr const char* kGpuTimeNs = "gpu__time_duration.sum";
 
 const std::vector<std::string> kTileKnobs = {"TILE_M", "TILE_N", "BLOCK_M", "BLOCK_N", "BLOCK_K"};
 
@@ -103,11 +101,9 @@ void spills_smaller_tile(const RuleInput& in, std::vector<std::optional<Config>>
 
 // Shared-memory loads conflicting in banks: another SWIZZLE value (nearest first).
 void bank_conflicts_swizzle(const RuleInput& in, std::vector<std::optional<Config>>& out, std::string& why) {
-  auto conflicts = metric(in.e, kBankConflicts), wavefronts = metric(in.e, kSharedWavefronts);
-  if (!in.m.has("SWIZZLE") || !conflicts || !wavefronts || *wavefronts <= 0) return;
-  const double pct = 100.0 * *conflicts / *wavefronts;
-  if (pct <= in.s.bank_conflict_pct) return;
-  why = fmt("%.1f%% of shared-load wavefronts are bank conflicts", pct);
+  const auto pct = metric_value(in.e.metrics, metric::kBankConflictPct);
+  if (!in.m.has("SWIZZLE") || !pct || !std::isfinite(*pct) || *pct <= in.s.bank_conflict_pct) return;
+  why = fmt("%.1f%% of shared-load wavefronts are bank conflicts", *pct);
   const KnobDef* k = in.m.knob("SWIZZLE");
   const long at = std::find(k->values.begin(), k->values.end(), in.m.base.at("SWIZZLE")) - k->values.begin();
   for (long d = 1; d < static_cast<long>(k->values.size()); ++d)
@@ -117,8 +113,8 @@ void bank_conflicts_swizzle(const RuleInput& in, std::vector<std::optional<Confi
 
 // The tensor pipe mostly idle while a WMMA knob is off: turn it on (both first).
 void low_tensor_pipe_wmma(const RuleInput& in, std::vector<std::optional<Config>>& out, std::string& why) {
-  auto pct = metric_pct(in.e, kTensorPipe);
-  if (!pct) pct = metric_pct(in.e, kTensorPipeAny);
+  auto pct = metric_pct(in.e, kTensorPipeHmmaPrefix);
+  if (!pct) pct = metric_pct(in.e, kTensorPipeAnyPrefix);
   if (!pct || *pct >= in.s.tensor_pipe_pct) return;
   std::vector<std::string> off;
   for (const char* k : {"USE_WMMA_QK", "USE_WMMA_PV"})
@@ -139,9 +135,9 @@ void low_tensor_pipe_wmma(const RuleInput& in, std::vector<std::optional<Config>
 void dram_bound_pipeline(const RuleInput& in, std::vector<std::optional<Config>>& out, std::string& why) {
   std::optional<double> pct = metric(in.e, kDramPct);
   if (!pct) {
-    auto rd = metric(in.e, kDramRead), wr = metric(in.e, kDramWrite);
+    auto rd = metric(in.e, metric::kDramRead), wr = metric(in.e, metric::kDramWrite);
     double seconds = in.e.fast.p50_us * 1e-6;
-    if (auto ns = metric(in.e, kGpuTimeNs); ns && *ns > 0) seconds = *ns * 1e-9;
+    if (auto ns = metric(in.e, metric::kDuration); ns && *ns > 0) seconds = *ns * 1e-9;
     if ((rd || wr) && seconds > 0 && in.s.dram_peak_gbs > 0)
       pct = 100.0 * (rd.value_or(0) + wr.value_or(0)) / seconds / (in.s.dram_peak_gbs * 1e9);
   }
