@@ -51,104 +51,52 @@ std::optional<std::string> FrameReader::next() {
   return payload;
 }
 
-std::string job_to_json(const WorkerJob& j) {
-  return Json{{"type", "job"},
-              {"profile_path", j.profile_path},
-              {"config", j.config},
-              {"candidate_cubin", j.candidate_cubin},
-              {"candidate_name", j.candidate_name},
-              {"reference_cubin", j.reference_cubin},
-              {"reference_name", j.reference_name},
-              {"problems", j.problems},
-              {"seeds", j.seeds},
-              {"trials", j.trials},
-              {"green", j.green},
-              {"fast", j.fast},
-              {"metrics", j.metrics},
-              {"metrics_max_p50_us", j.metrics_max_p50_us}}
-      .dump();
+// The messages are the plain structs as JSON (nlohmann's macros; absent fields take the struct's
+// defaults), tagged with their type so a reader can tell a heartbeat from an answer.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(WorkerJob, profile_path, config, candidate_cubin, candidate_name,
+                                                reference_cubin, reference_name, problems, seeds, trials, green, fast,
+                                                metrics, metrics_max_p50_us)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(WorkerAnswer, outcome, message, step, green, fast, metrics,
+                                                seconds_green, seconds_fast, seconds_metrics)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(DeviceInfo, present, ordinal, device_count, error, name, cc, sm_count,
+                                                l2_bytes, smem_per_block_optin, regs_per_sm, global_mem_bytes, driver,
+                                                runtime)
+
+namespace {
+
+template <class T>
+std::string tagged(const T& message, const char* type) {
+  Json j = message;
+  j["type"] = type;
+  return j.dump();
 }
 
+// Parses one message; the fields in `required` must be present (the rest may default).
+template <class T>
+T parse_message(const std::string& text, std::initializer_list<const char*> required, const char* what) {
+  try {
+    const Json j = Json::parse(text);
+    for (const char* field : required)
+      if (!j.contains(field)) throw UserError(std::string(what) + ": malformed: no '" + field + "'");
+    return j.get<T>();
+  } catch (const Json::exception& e) {
+    throw UserError(std::string(what) + ": malformed: " + e.what());
+  }
+}
+
+}  // namespace
+
+std::string job_to_json(const WorkerJob& j) { return tagged(j, "job"); }
 WorkerJob job_from_json(const std::string& text) {
-  try {
-    const Json j = Json::parse(text);
-    WorkerJob w;
-    w.profile_path = j.at("profile_path").get<std::string>();
-    w.config = j.at("config").get<Config>();
-    w.candidate_cubin = j.at("candidate_cubin").get<std::string>();
-    w.candidate_name = j.at("candidate_name").get<std::string>();
-    w.reference_cubin = j.value("reference_cubin", "");
-    w.reference_name = j.value("reference_name", "");
-    w.problems = j.value("problems", std::vector<std::string>{});
-    w.seeds = j.value("seeds", std::vector<std::uint64_t>{});
-    w.trials = j.value("trials", 0);
-    w.green = j.value("green", true);
-    w.fast = j.value("fast", false);
-    w.metrics = j.value("metrics", false);
-    w.metrics_max_p50_us = j.value("metrics_max_p50_us", 0.0);
-    return w;
-  } catch (const Json::exception& e) {
-    throw UserError(std::string("worker job: malformed: ") + e.what());
-  }
+  return parse_message<WorkerJob>(text, {"profile_path", "config", "candidate_cubin", "candidate_name"}, "worker job");
 }
-
-std::string answer_to_json(const WorkerAnswer& a) {
-  return Json{{"type", "answer"},   {"outcome", a.outcome}, {"message", a.message},
-              {"step", a.step},     {"green", a.green},     {"fast", a.fast},
-              {"metrics", a.metrics}, {"seconds_green", a.seconds_green},
-              {"seconds_fast", a.seconds_fast}, {"seconds_metrics", a.seconds_metrics}}
-      .dump();
-}
-
+std::string answer_to_json(const WorkerAnswer& a) { return tagged(a, "answer"); }
 WorkerAnswer answer_from_json(const std::string& text) {
-  try {
-    const Json j = Json::parse(text);
-    WorkerAnswer a;
-    a.outcome = j.at("outcome").get<Outcome>();
-    a.message = j.value("message", "");
-    a.step = j.value("step", "");
-    a.green = j.value("green", GreenVerdict{});
-    a.fast = j.value("fast", Timing{});
-    a.metrics = j.value("metrics", MetricsResult{});
-    a.seconds_green = j.value("seconds_green", 0.0);
-    a.seconds_fast = j.value("seconds_fast", 0.0);
-    a.seconds_metrics = j.value("seconds_metrics", 0.0);
-    return a;
-  } catch (const Json::exception& e) {
-    throw UserError(std::string("worker answer: malformed: ") + e.what());
-  }
+  return parse_message<WorkerAnswer>(text, {"outcome"}, "worker answer");
 }
-
-std::string device_to_json(const DeviceInfo& d) {
-  return Json{{"type", "device"}, {"present", d.present}, {"ordinal", d.ordinal}, {"device_count", d.device_count},
-              {"error", d.error}, {"name", d.name}, {"cc", d.cc}, {"sm_count", d.sm_count},
-              {"l2_bytes", d.l2_bytes}, {"smem_per_block_optin", d.smem_per_block_optin},
-              {"regs_per_sm", d.regs_per_sm}, {"global_mem_bytes", d.global_mem_bytes},
-              {"driver", d.driver}, {"runtime", d.runtime}}
-      .dump();
-}
-
+std::string device_to_json(const DeviceInfo& d) { return tagged(d, "device"); }
 DeviceInfo device_from_json(const std::string& text) {
-  try {
-    const Json j = Json::parse(text);
-    DeviceInfo d;
-    d.present = j.value("present", false);
-    d.ordinal = j.value("ordinal", 0);
-    d.device_count = j.value("device_count", 0);
-    d.error = j.value("error", "");
-    d.name = j.value("name", "");
-    d.cc = j.value("cc", "");
-    d.sm_count = j.value("sm_count", 0);
-    d.l2_bytes = j.value("l2_bytes", std::int64_t{0});
-    d.smem_per_block_optin = j.value("smem_per_block_optin", std::int64_t{0});
-    d.regs_per_sm = j.value("regs_per_sm", 0);
-    d.global_mem_bytes = j.value("global_mem_bytes", std::int64_t{0});
-    d.driver = j.value("driver", "");
-    d.runtime = j.value("runtime", "");
-    return d;
-  } catch (const Json::exception& e) {
-    throw UserError(std::string("worker device answer: malformed: ") + e.what());
-  }
+  return parse_message<DeviceInfo>(text, {}, "worker device answer");
 }
 
 namespace {
