@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <random>
 
 #include "engine/error.h"
@@ -196,41 +197,40 @@ namespace {
 
 // The worker evaluates candidate after candidate on the same (problem, seed, trial) inputs; drawing
 // and encoding millions of values costs far more than the kernels (the sdpa `long` problem draws
-// 25 M values per trial), so encoded fills are kept for the worker's lifetime, up to a bound.
+// 25 M values per trial), so each encoded fill is kept for the worker's lifetime, up to a bound,
+// on the host and, once uploaded, in device memory too: a trial's inputs are then a
+// device-to-device copy (microseconds) instead of a PCIe upload (milliseconds).
 struct EncodedFill {
   std::vector<std::uint8_t> bytes;
   float descale = 1;
+  std::shared_ptr<DeviceBuffer> device;  // the same bytes on the device, once uploaded
 };
-std::map<std::string, EncodedFill>& fill_memo() {
-  static std::map<std::string, EncodedFill> memo;
-  return memo;
-}
-std::size_t& fill_memo_bytes() {
-  static std::size_t bytes = 0;
-  return bytes;
-}
-constexpr std::size_t kFillMemoLimit = std::size_t(4) << 30;
+class FillMemo {
+ public:
+  std::shared_ptr<EncodedFill> get(const BufferSpec& spec, std::int64_t n, std::uint64_t seed, int trial) {
+    const std::string key = spec.name + "|" + dtype_name(spec.dtype) + "|" + std::to_string(static_cast<int>(spec.init.kind)) +
+                            "|" + std::to_string(spec.init.a) + "|" + std::to_string(spec.init.b) + "|" +
+                            std::to_string(n) + "|" + std::to_string(seed) + "|" + std::to_string(trial) + "|" +
+                            (spec.scale_arg.empty() ? "" : "scaled");
+    if (auto it = fills_.find(key); it != fills_.end()) return it->second;
+    auto f = std::make_shared<EncodedFill>();
+    f->bytes = encode(spec.dtype, draw_values(spec.init, n, seed, trial, spec.name), !spec.scale_arg.empty(), &f->descale);
+    // Host and device copies count alike; callers hold shared_ptrs, so clearing frees nothing in use.
+    if (bytes_ + 2 * f->bytes.size() > kLimit) fills_.clear(), bytes_ = 0;
+    bytes_ += 2 * f->bytes.size();
+    return fills_[key] = f;
+  }
 
-std::vector<std::uint8_t> encoded_fill(const BufferSpec& spec, std::int64_t n, std::uint64_t seed, int trial,
-                                       float* descale) {
-  const std::string key = spec.name + "|" + dtype_name(spec.dtype) + "|" + std::to_string(static_cast<int>(spec.init.kind)) +
-                          "|" + std::to_string(spec.init.a) + "|" + std::to_string(spec.init.b) + "|" +
-                          std::to_string(n) + "|" + std::to_string(seed) + "|" + std::to_string(trial) + "|" +
-                          (spec.scale_arg.empty() ? "" : "scaled");
-  auto& memo = fill_memo();
-  if (auto it = memo.find(key); it != memo.end()) {
-    *descale = it->second.descale;
-    return it->second.bytes;
-  }
-  EncodedFill f;
-  f.bytes = encode(spec.dtype, draw_values(spec.init, n, seed, trial, spec.name), !spec.scale_arg.empty(), &f.descale);
-  *descale = f.descale;
-  if (fill_memo_bytes() + f.bytes.size() > kFillMemoLimit) {
-    memo.clear();
-    fill_memo_bytes() = 0;
-  }
-  fill_memo_bytes() += f.bytes.size();
-  return memo.emplace(key, std::move(f)).first->second.bytes;
+ private:
+  static constexpr std::size_t kLimit = std::size_t(4) << 30;
+  std::map<std::string, std::shared_ptr<EncodedFill>> fills_;
+  std::size_t bytes_ = 0;
+};
+// Never destroyed: device memory goes with the worker's context (a static destructor calling
+// cudaFree after the runtime shut down would fail).
+FillMemo& fill_memo() {
+  static FillMemo* memo = new FillMemo;
+  return *memo;
 }
 
 }  // namespace
@@ -241,14 +241,22 @@ void BufferSet::fill_inputs(std::uint64_t seed, int trial, cudaStream_t s) {
     if (b.spec.role == BufferRole::Scratch && scratch_filled_) continue;
     const std::int64_t n = static_cast<std::int64_t>(b.dev.bytes() / dtype_bytes(b.spec.dtype));
     // Scratch is drawn once per problem, from trial 0 of the first seed.
-    float descale = 1;
-    b.host = encoded_fill(b.spec, n, seed, b.spec.role == BufferRole::Scratch ? 0 : trial, &descale);
-    if (!b.spec.scale_arg.empty()) descales_[b.spec.scale_arg] = descale;
-    if (b.spec.symbol.empty())
-      EVO_CUDA(cudaMemcpyAsync(b.dev.get(), b.host.data(), b.host.size(), cudaMemcpyHostToDevice, s));
+    std::shared_ptr<EncodedFill> f = fill_memo().get(b.spec, n, seed, b.spec.role == BufferRole::Scratch ? 0 : trial);
+    if (!b.spec.scale_arg.empty()) descales_[b.spec.scale_arg] = f->descale;
+    if (!b.spec.symbol.empty()) {
+      b.host = f->bytes;  // __constant__ symbols are uploaded per module, from the host
+      continue;
+    }
+    if (!f->device) {
+      auto d = std::make_shared<DeviceBuffer>(f->bytes.size());
+      EVO_CUDA(cudaMemcpyAsync(d->get(), f->bytes.data(), f->bytes.size(), cudaMemcpyHostToDevice, s));
+      EVO_CUDA(cudaStreamSynchronize(s));  // f->bytes is pageable: the copy must be done before it can go
+      f->device = std::move(d);
+    }
+    EVO_CUDA(cudaMemcpyAsync(b.dev.get(), f->device->get(), f->bytes.size(), cudaMemcpyDeviceToDevice, s));
   }
   scratch_filled_ = true;
-  EVO_CUDA(cudaStreamSynchronize(s));  // b.host may be refilled before the copy would have finished
+  EVO_CUDA(cudaStreamSynchronize(s));
 }
 
 void BufferSet::upload_symbols(const Module& m, bool required, cudaStream_t s) {
@@ -319,19 +327,18 @@ PackedArgs BufferSet::pack(const KernelSpec& k) const {
   return a;
 }
 
-std::vector<HostTensor> BufferSet::read_outputs(cudaStream_t s) const {
-  std::vector<HostTensor> out;
+std::vector<DeviceTensor> BufferSet::device_outputs() const {
+  std::vector<DeviceTensor> out;
   for (const auto& b : bufs_) {
     if (b.spec.role != BufferRole::Output) continue;
-    HostTensor t;
+    DeviceTensor t;
     t.name = b.spec.name;
     t.dtype = b.spec.dtype;
     t.shape = b.shape;
-    t.bytes.resize(b.dev.bytes());
-    EVO_CUDA(cudaMemcpyAsync(t.bytes.data(), b.dev.get(), t.bytes.size(), cudaMemcpyDeviceToHost, s));
+    t.data = b.dev.get();
+    t.elements = static_cast<std::int64_t>(b.dev.bytes() / dtype_bytes(b.spec.dtype));
     out.push_back(std::move(t));
   }
-  EVO_CUDA(cudaStreamSynchronize(s));
   return out;
 }
 

@@ -48,6 +48,15 @@ std::string index_text(const std::vector<std::int64_t>& shape, std::int64_t flat
 
 // ---- device side (in the worker) ----
 
+// A buffer as it sits in device memory (GREEN compares outputs there).
+struct DeviceTensor {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<std::int64_t> shape;
+  const void* data = nullptr;
+  std::int64_t elements = 0;
+};
+
 // Kernel arguments: stable storage plus the void* array cudaLaunchKernel takes.
 struct PackedArgs {
   std::vector<std::uint64_t> slots;
@@ -67,7 +76,7 @@ class BufferSet {
   void upload_symbols(const Module& m, bool required, cudaStream_t s);
   void poison_outputs(cudaStream_t s);
   PackedArgs pack(const KernelSpec& k) const;
-  std::vector<HostTensor> read_outputs(cudaStream_t s) const;  // syncs s
+  std::vector<DeviceTensor> device_outputs() const;  // the output buffers, in profile order
 
   const Problem& problem() const { return problem_; }
 

@@ -119,10 +119,14 @@ Module Module::load(const std::string& cubin_path) {
   std::ifstream in(cubin_path, std::ios::binary);
   if (!in) throw UserError(cubin_path + ": cannot read cubin");
   std::vector<char> image((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return load_image(image, cubin_path);
+}
+
+Module Module::load_image(const std::vector<char>& cubin, const std::string& label) {
   Module m;
-  m.path_ = cubin_path;
-  cudaError_t e = cudaLibraryLoadData(&m.lib_, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
-  if (e != cudaSuccess) check_cuda(e, ("cudaLibraryLoadData(" + cubin_path + ")").c_str());
+  m.path_ = label;
+  cudaError_t e = cudaLibraryLoadData(&m.lib_, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
+  if (e != cudaSuccess) check_cuda(e, ("cudaLibraryLoadData(" + label + ")").c_str());
   return m;
 }
 

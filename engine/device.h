@@ -73,6 +73,7 @@ class Kernel {
 class Module {
  public:
   static Module load(const std::string& cubin_path);  // throws CudaError, UserError (unreadable file)
+  static Module load_image(const std::vector<char>& cubin, const std::string& label);  // label stands for the path
   Module() = default;
   ~Module();
   Module(Module&& o) noexcept;

@@ -1,5 +1,6 @@
 // What the test suites share: a scratch folder per test and the path of the evo binary under test.
 #pragma once
+#include <cuda_runtime_api.h>
 #include <stdlib.h>  // defines: mkdtemp
 
 #include <cstdlib>
@@ -30,6 +31,16 @@ struct TempDir {
 inline std::string evo_binary() {
   if (const char* e = std::getenv("EVO_BINARY"); e && *e) return e;
   return EVO_BINARY;
+}
+
+// "" when this process can use a CUDA device, else the reason a GPU test skips. Initialises CUDA
+// in the test process: only for tests that launch kernels themselves (the others ask a worker).
+inline std::string no_cuda_device_reason() {
+  int n = 0;
+  const cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) return std::string("no CUDA device: ") + cudaGetErrorString(e);
+  if (n == 0) return "no CUDA device";
+  return "";
 }
 
 }  // namespace evo::test

@@ -457,7 +457,8 @@ TEST(CompilePool, UnreadableTemplateIsAUserErrorAtSubmit) {
 // ---- shipped profiles and a kernel written for another tuner ----------------------------------------
 
 // A seeded sample of every shipped profile's valid configurations, and its reference, compile for
-// sm_90 (profiles added later are picked up: the test iterates profiles/*.json).
+// sm_90, or for the profile's own arch when that is sm_90a (wgmma needs it) (profiles added later
+// are picked up: the test iterates profiles/*.json).
 TEST(ShippedProfiles, SeededSampleOfEachCompilesForSm90) {
   TempDir t;
   CompilePool pool(0, t.path / "cache");
@@ -476,9 +477,10 @@ TEST(ShippedProfiles, SeededSampleOfEachCompilesForSm90) {
     std::shuffle(valid.begin(), valid.end(), rng);
     valid.resize(std::min<std::size_t>(valid.size(), 3));
     if (std::find(valid.begin(), valid.end(), p.baseline) == valid.end()) valid.push_back(p.baseline);
+    const std::string arch = p.arch == "sm_90a" ? p.arch : "sm_90";
     std::vector<CompileRequest> rs;
-    for (const auto& c : valid) rs.push_back(candidate_request(p, c, "sm_90"));
-    rs.push_back(reference_request(p, "sm_90"));
+    for (const auto& c : valid) rs.push_back(candidate_request(p, c, arch));
+    rs.push_back(reference_request(p, arch));
     const auto builds = pool.compile_all(rs);
     for (std::size_t i = 0; i < builds.size(); ++i) {
       const std::string what = i < valid.size() ? config_text(valid[i]) : "reference";

@@ -129,7 +129,7 @@ Candidate plant(int n) { return Candidate{Config{{"TILE", 16}, {"PLANT", n}}, Or
 TEST(GpuGates, GemmBaselinePassesGreenAndIsTimed) {
   REQUIRE_GPU();
   const Profile p = load_profile(repo("profiles/gemm_fp16.json"));
-  const Evaluation e = gemm().evaluate(Candidate{p.baseline, Origin{"baseline"}});
+  const Evaluation e = gemm().evaluate(Candidate{p.baseline, Origin{"baseline", "", {}}});
   ASSERT_EQ(e.status, Status::Measured) << e.message;
   ASSERT_EQ(e.green.problems.size(), p.problems.size());
   for (const auto& r : e.green.problems) {
@@ -152,7 +152,7 @@ TEST(GpuGates, GemmBaselinePassesGreenAndIsTimed) {
 TEST(GpuGates, Fp8AttentionBaselinePassesGreenWithItsDescales) {
   REQUIRE_GPU();
   const Profile p = load_profile(repo("profiles/sdpa_fp8.json"));
-  const Evaluation e = evaluator(repo("profiles/sdpa_fp8.json").string()).evaluate(Candidate{p.baseline, Origin{"baseline"}});
+  const Evaluation e = evaluator(repo("profiles/sdpa_fp8.json").string()).evaluate(Candidate{p.baseline, Origin{"baseline", "", {}}});
   ASSERT_EQ(e.status, Status::Measured) << e.message;
   double worst = 0;
   for (const auto& r : e.green.problems) {
@@ -175,12 +175,12 @@ TEST(GpuGates, MetricsOnlyNearTheRunsBest) {
   o.evo_binary = evo_binary();
   auto ev = make_gpu_evaluator(p, o);
   ev->set_metrics_max_p50_us(1.0);  // far below the gemm's ~125 us
-  const Evaluation far = ev->evaluate(Candidate{p.baseline, Origin{"baseline"}});
+  const Evaluation far = ev->evaluate(Candidate{p.baseline, Origin{"baseline", "", {}}});
   ASSERT_EQ(far.status, Status::Measured) << far.message;
   EXPECT_EQ(far.metrics.outcome, Outcome::Skipped);
   EXPECT_NE(far.metrics.reason.find("not collected"), std::string::npos) << far.metrics.reason;
   ev->set_metrics_max_p50_us(1e9);
-  const Evaluation near = ev->evaluate(Candidate{p.baseline, Origin{"baseline"}});
+  const Evaluation near = ev->evaluate(Candidate{p.baseline, Origin{"baseline", "", {}}});
   EXPECT_EQ(near.metrics.outcome, Outcome::Passed) << near.metrics.reason;
 }
 
@@ -402,7 +402,9 @@ TEST(Buffers, PoisonIsNaNInEveryFloatFormatAndDetectedBitExactly) {
     EXPECT_TRUE(std::isnan(decode_one(t, e.data()))) << dtype_name(t);
     auto written = encode(t, {std::nan("")}, false, nullptr);
     // A NaN the kernel wrote is not the poison pattern (unless it happens to be all ones).
-    if (t == DType::F32 || t == DType::F16) EXPECT_FALSE(is_poison(t, written.data())) << dtype_name(t);
+    if (t == DType::F32 || t == DType::F16) {
+      EXPECT_FALSE(is_poison(t, written.data())) << dtype_name(t);
+    }
   }
   std::vector<std::uint8_t> i(4, poison_byte(DType::I32));
   EXPECT_TRUE(is_poison(DType::I32, i.data()));
@@ -520,7 +522,11 @@ TEST(WorkerProtocol, JobsAnswersAndDevicesRoundTrip) {
   a.outcome = Outcome::Crashed;
   a.message = "an illegal memory access was encountered during green: candidate launch";
   a.fast.p50_us = 12.5;
-  a.green.problems.push_back(GreenResult{"small", Outcome::Rejected, 0.5});
+  GreenResult g;
+  g.problem = "small";
+  g.outcome = Outcome::Rejected;
+  g.max_abs = 0.5;
+  a.green.problems.push_back(g);
   const WorkerAnswer b = answer_from_json(answer_to_json(a));
   EXPECT_EQ(b.outcome, Outcome::Crashed);
   EXPECT_EQ(b.message, a.message);

@@ -19,6 +19,7 @@
 #include "engine/compiler.h"
 #include "engine/device.h"
 #include "engine/launch.h"
+#include "tests/support.h"
 
 namespace fs = std::filesystem;
 
@@ -30,15 +31,6 @@ struct Shape {
   int B, H, S, D;
   bool causal, fp8;
 };
-
-// "" when a CUDA device is usable, else the reason to skip.
-std::string no_gpu_reason() {
-  int n = 0;
-  const cudaError_t e = cudaGetDeviceCount(&n);
-  if (e != cudaSuccess) return std::string("no CUDA device: ") + cudaGetErrorString(e);
-  if (n == 0) return "no CUDA device";
-  return "";
-}
 
 // O = softmax(scale * Q·Kᵀ [causal]) · V in double over already dequantised inputs.
 std::vector<double> cpu_attention(const Shape& s, const std::vector<double>& q, const std::vector<double>& k,
@@ -154,7 +146,7 @@ double excess_error(const Shape& s) {
 class SdpaRef : public ::testing::TestWithParam<Shape> {};
 
 TEST_P(SdpaRef, MatchesDoublePrecisionCpuAttention) {
-  const std::string why = no_gpu_reason();
+  const std::string why = evo::test::no_cuda_device_reason();
   if (!why.empty()) GTEST_SKIP() << why;
   EXPECT_LE(excess_error(GetParam()), 0.0);
 }

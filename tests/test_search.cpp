@@ -49,7 +49,7 @@ std::vector<Candidate> drive(const std::string& strategy, std::uint64_t seed, st
                              std::map<std::string, std::string> options = {}) {
   ReplayEvaluator ev(kSynthetic);
   KnobSpace space(ev.profile());
-  StrategyContext ctx{ev.profile(), space};
+  StrategyContext ctx{ev.profile(), space, 0, {}, "", ""};
   ctx.seed = seed;
   ctx.options = std::move(options);
   ctx.device = ev.device();
@@ -144,8 +144,11 @@ TEST(Insights, BankConflictsAboveTheThresholdProposeAnotherSwizzle) {
     if (s.rule != "bank-conflicts-swizzle") continue;
     swizzled = true;
     EXPECT_NE(s.config.at("SWIZZLE"), e.config.at("SWIZZLE"));
-    for (const auto& [k, v] : s.config)
-      if (k != "SWIZZLE") EXPECT_EQ(v, e.config.at(k)) << k;
+    for (const auto& [k, v] : s.config) {
+      if (k != "SWIZZLE") {
+        EXPECT_EQ(v, e.config.at(k)) << k;
+      }
+    }
     EXPECT_NE(s.why.find("15.0%"), std::string::npos) << s.why;
   }
   EXPECT_TRUE(swizzled);
@@ -157,7 +160,7 @@ TEST(Strategies, BadOptionsAreOneLineUserErrors) {
   ReplayEvaluator ev(kSynthetic);
   KnobSpace space(ev.profile());
   auto make = [&](const std::string& name, std::map<std::string, std::string> o) {
-    StrategyContext ctx{ev.profile(), space};
+    StrategyContext ctx{ev.profile(), space, 0, {}, "", ""};
     ctx.options = std::move(o);
     return make_strategy(name, ctx);
   };
@@ -212,7 +215,7 @@ TEST(Run, ReadBackDoesNotCountAgainstTheBudget) {
   ReplayEvaluator ev(kSynthetic);
   KnobSpace space(ev.profile());
   auto run = [&](std::int64_t budget) {
-    StrategyContext ctx{ev.profile(), space};
+    StrategyContext ctx{ev.profile(), space, 0, {}, "", ""};
     ctx.seed = 4;
     auto s = make_strategy("random", ctx);
     RunOptions o;
@@ -226,8 +229,11 @@ TEST(Run, ReadBackDoesNotCountAgainstTheBudget) {
   // Same seed: the second run meets the first one's 30 configurations again and reads them back.
   EXPECT_EQ(second.evaluations - second.new_evaluations, 30);
   EXPECT_GT(second.baseline_p50_us, 0);
-  for (const auto& e : store.evaluations_of_run(second.run_id))
-    if (e.eval.measured()) EXPECT_NEAR(e.eval.speedup, second.baseline_p50_us / e.eval.fast.p50_us, 1e-9);
+  for (const auto& e : store.evaluations_of_run(second.run_id)) {
+    if (e.eval.measured()) {
+      EXPECT_NEAR(e.eval.speedup, second.baseline_p50_us / e.eval.fast.p50_us, 1e-9);
+    }
+  }
   EXPECT_EQ(store.run(second.run_id)->status, "finished");
   EXPECT_TRUE(store.check().ok);
 }
@@ -281,7 +287,7 @@ TEST(SearchQuality, EvoFindsNearBestAndBeatsRandomOnEveryLandscape) {
       for (int seed = 0; seed < seeds; ++seed) {
         TempDir d;
         Store store(d.path / "evo.db");
-        StrategyContext ctx{ev.profile(), space};
+        StrategyContext ctx{ev.profile(), space, 0, {}, "", ""};
         ctx.seed = seed;
         auto s = make_strategy(name, ctx);
         RunOptions o;

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine (through the device tool, carry ["bundle"], from the repository root):
+# the GPU tests, then `evo run --budget 200` from an empty database and cold compile cache, the
+# identical second run, show-elites / export / db check, and the rest of the sdpa_fp8 space
+# (exhaustive) exported as a landscape. Everything it prints and writes lands in $OUT (the
+# device tool brings it back), step by step, so a run cut short still returns what it did.
+#   scripts/bundle.sh                       # here
+#   scripts/gpu-session.sh [tests] [run] [landscape]   # there; no argument = all three
+set -uo pipefail
+OUT="${OUT:-/tmp/evo-out}"
+mkdir -p "$OUT"
+export EVO_BINARY="$PWD/bundle/evo"
+export EVO_CACHE="${EVO_CACHE:-/tmp/evo-cache-$$}"
+steps="${*:-tests run landscape}"
+log() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$OUT/session.log"; }
+timed() {  # timed NAME CMD...: output to $OUT/NAME.txt, wall seconds to the session log
+  local name="$1"; shift
+  local t0; t0=$(date +%s%N)
+  "$@" >"$OUT/$name.txt" 2>&1
+  local rc=$?
+  log "$name: rc=$rc wall=$(( ($(date +%s%N) - t0) / 1000000 )) ms"
+  tail -n 25 "$OUT/$name.txt"
+  return 0
+}
+log "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
+if [[ " $steps " == *" tests "* ]]; then
+  timed gpu-tests bundle/evo_tests --gtest_filter='Gpu*:Ptxas*:Metric*:*SdpaRef*:GreenCompare*'
+fi
+if [[ " $steps " == *" run "* ]]; then
+  rm -f evo.db evo.db-wal evo.db-shm
+  timed run1 bundle/evo run --budget 200
+  timed run2 bundle/evo run --budget 200
+  timed elites bundle/evo show-elites --top 5 --lineage
+  timed export bundle/evo export best --to "$OUT/kernels"
+  timed dbcheck bundle/evo db check
+fi
+if [[ " $steps " == *" landscape "* ]]; then
+  timed exhaustive bundle/evo run --strategy exhaustive --budget 400 --no-sanitize
+  run_id=$(bundle/evo runs 2>/dev/null | awk '$0 ~ /exhaustive/ {print $1}' | tail -n 1)
+  timed runs bundle/evo runs
+  timed landscape bundle/evo export-landscape "${run_id:-3}" --to "$OUT/landscape_sdpa_fp8_h100.json"
+fi
+cp evo.db "$OUT/evo.db" 2>/dev/null
+log "done"
+# The device tool brings back a handful of files: pack the step outputs into one.
+(cd "$OUT" && tar czf session.tgz --exclude=session.tgz --exclude=evo.db --exclude='landscape_*.json' . &&
+  find . -mindepth 1 -maxdepth 1 ! -name session.tgz ! -name session.log ! -name evo.db ! -name 'landscape_*.json' -exec rm -rf {} +)
