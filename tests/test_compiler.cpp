@@ -493,6 +493,36 @@ TEST(ShippedProfiles, SeededSampleOfEachCompilesForSm90) {
   EXPECT_GE(profiles, 1u);
 }
 
+// Knob combinations the attention template cannot build stop at a message naming the knob, not
+// at a wrong kernel: the profiles' constraints exclude them, the template says why.
+TEST(ShippedProfiles, AttentionTemplateRefusesIllegalKnobsNamingThem) {
+  TempDir t;
+  CompileCache cache(t.path / "cache");
+  const Profile fp16 = load_profile(kSource / "profiles/sdpa_fp16_wgmma.json");
+  struct Case {
+    std::string arch;
+    Config change;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {"sm_90", {}, "MMA_PATH=2 needs -arch=sm_90a"},
+      {"sm_90a", {{"WARP_SPEC", 1}}, "MMA_PATH=2 needs WARP_SPEC=0"},
+      {"sm_90a", {{"TILE_M", 128}}, "MMA_PATH=2 needs TILE_M = 64 x (NUM_WARPS/4)"},
+      {"sm_90a", {{"WG_PIPE", 1}}, "WG_PIPE=1 needs MMA_PATH=2 and STAGES=3"},
+      {"sm_90a", {{"MMA_PATH", 1}, {"SWIZZLE", 1}, {"TILE_M", 64}, {"NUM_WARPS", 4}, {"STAGES", 1}, {"USE_WMMA_QK", 0}},
+       "MMA_PATH=1 needs USE_WMMA_QK=1"},
+  };
+  for (const auto& c : cases) {
+    Config cfg = fp16.baseline;
+    for (const auto& [k, v] : c.change) cfg[k] = v;
+    const Build b = compile(candidate_request(fp16, cfg, c.arch), cache);
+    EXPECT_FALSE(b.ok) << c.says;
+    EXPECT_NE(b.log.find(c.says), std::string::npos) << c.says << "\n" << b.log;
+  }
+  // And the baseline itself builds for sm_90a.
+  EXPECT_TRUE(compile(candidate_request(fp16, fp16.baseline, "sm_90a"), cache).ok);
+}
+
 TEST(ForeignKernel, ProfileLoadsWithTemplatedEntryAndConstantTable) {
   const Profile p = load_profile(kSource / "tests/data/profiles/foreign_kernel.json");
   EXPECT_EQ(p.kernel.name, "foreign::scale<float, block_size_x, tile_size_x>");
