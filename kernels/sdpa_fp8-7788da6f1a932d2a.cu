@@ -1,8 +1,8 @@
-// sdpa_fp8-7788da6f1a932d2a.cu: exported by evo 0.1.0 from evaluation 113 (run 1)
-// profile:   sdpa_fp8 (sdpa_fp8.json), template sdpa.cu (sha256 f4d5d7e42c87b4b9), entry sdpa_fwd
+// sdpa_fp8-7788da6f1a932d2a.cu: exported by evo 0.1.0 from evaluation 90 (run 1)
+// profile:   sdpa_fp8 (sdpa_fp8.json), template sdpa.cu (sha256 b312976004afdc35), entry sdpa_fwd
 // knobs:     MMA_PATH=1,NUM_WARPS=2,SPLIT_KV=1,STAGES=2,SWIZZLE=2,TILE_M=32,TILE_N=128,USE_CP_ASYNC=1,USE_WMMA_PV=1,USE_WMMA_QK=1,WARP_SPEC=1
-// device:    NVIDIA H200, driver 13.0
-// measured:  mission: median 5.23 us (cv 0.002, graph, 50 iters), 5.49x the baseline in the same run
+// device:    NVIDIA H100 80GB HBM3, driver 13.0
+// measured:  mission: median 5.22 us (cv 0.001, graph, 50 iters), 5.38x the baseline in the same run
 // GREEN:     passed on small mission mission_causal mission512 tail tail_causal long; sanitizer: passed
 // launch (mission): grid (8,16,1) block (96,1,1) dynamic smem 34816 B; grid = (cdiv(S, TILE_M), B * H, SPLIT_KV)
 // build:     nvcc -arch=sm_90 -std=c++17 -c sdpa_fp8-7788da6f1a932d2a.cu   (provenance: sdpa_fp8-7788da6f1a932d2a.json)
@@ -41,6 +41,11 @@
 //      registers; Q·Kᵀ and P·V are mma.sync (fp16 m16n8k16; fp8 Q·Kᵀ m16n8k32 e4m3) fed by ldmatrix;
 //      fp8 V is widened to fp16 in registers (no converted copy in shared memory), or with
 //      PV_FP8=1 P·V runs as e4m3 m16n8k32 with P quantised to e4m3.
+//   2: Hopper warpgroup MMA (fp16 only, -arch=sm_90a). Four consecutive warps (a warpgroup) own 64
+//      query rows; Q·Kᵀ is wgmma m64n{TILE_N}k16 with Q and K read from shared memory through
+//      descriptors, P·V is wgmma m64n{HEAD_DIM}k16 with P from registers and V from shared memory
+//      (transposed B). The accumulators have MMA_PATH=1's fragment layout (warp w of the group: rows
+//      16w + g, 16w + g + 8), so the masking, online softmax and epilogue are MMA_PATH=1's code.
 // Around both: a STAGES-deep K/V ring in shared memory (cp.async or plain loads), optional
 // producer warp (WARP_SPEC), optional split of the keys across blocks (SPLIT_KV) with an in-kernel
 // combine by the last-arriving block.
@@ -86,7 +91,7 @@
 #define USE_WMMA_PV 1    // MMA_PATH=0: 1 tensor cores (WMMA) for P·V, 0 scalar FMA
 #endif
 #ifndef MMA_PATH
-#define MMA_PATH 1       // 0: WMMA/scalar through shared memory, 1: register-resident mma.sync
+#define MMA_PATH 1       // 0: WMMA/scalar through shared memory, 1: register-resident mma.sync, 2: wgmma (sm_90a)
 #endif
 #ifndef SWIZZLE
 #define SWIZZLE 2        // Q/K/V tile layout: 0 dense rows, 1 rows padded by 16 bytes, 2 XOR swizzle
@@ -112,7 +117,7 @@ static_assert(STAGES >= 1 && STAGES <= 3, "STAGES must be 1, 2 or 3");
 static_assert(USE_CP_ASYNC == 0 || USE_CP_ASYNC == 1, "USE_CP_ASYNC must be 0 or 1");
 static_assert(USE_WMMA_QK == 0 || USE_WMMA_QK == 1, "USE_WMMA_QK must be 0 or 1");
 static_assert(USE_WMMA_PV == 0 || USE_WMMA_PV == 1, "USE_WMMA_PV must be 0 or 1");
-static_assert(MMA_PATH == 0 || MMA_PATH == 1, "MMA_PATH must be 0 or 1");
+static_assert(MMA_PATH == 0 || MMA_PATH == 1 || MMA_PATH == 2, "MMA_PATH must be 0, 1 or 2");
 static_assert(SWIZZLE >= 0 && SWIZZLE <= 2, "SWIZZLE must be 0, 1 or 2");
 static_assert(WARP_SPEC == 0 || WARP_SPEC == 1, "WARP_SPEC must be 0 or 1");
 static_assert(SPLIT_KV == 1 || SPLIT_KV == 2 || SPLIT_KV == 4, "SPLIT_KV must be 1, 2 or 4");
@@ -126,10 +131,19 @@ static_assert(MMA_PATH == 0 || TILE_M == 16 * NUM_WARPS || TILE_M == 32 * NUM_WA
               "MMA_PATH=1 needs TILE_M = 16 or 32 rows per compute warp (TILE_M = 16 or 32 x NUM_WARPS)");
 static_assert(MMA_PATH == 0 || TILE_N * TILE_M <= 128 * 16 * NUM_WARPS,
               "MMA_PATH=1: TILE_N * rows-per-warp must be <= 2048 (score registers)");
-static_assert(MMA_PATH == 1 || (TILE_N <= TILE_M && TILE_M <= 64 && 8 * NUM_WARPS <= TILE_M),
+static_assert(MMA_PATH != 0 || (TILE_N <= TILE_M && TILE_M <= 64 && 8 * NUM_WARPS <= TILE_M),
               "MMA_PATH=0 needs TILE_N <= TILE_M <= 64 and TILE_M >= 8 * NUM_WARPS");
-static_assert(MMA_PATH == 1 || (SWIZZLE <= 1 && STAGES <= 2 && SPLIT_KV == 1),
+static_assert(MMA_PATH != 0 || (SWIZZLE <= 1 && STAGES <= 2 && SPLIT_KV == 1),
               "MMA_PATH=0 needs SWIZZLE <= 1 (WMMA loads need a plain stride), STAGES <= 2 and SPLIT_KV=1");
+static_assert(MMA_PATH != 2 || IN_FP8 == 0, "MMA_PATH=2 needs IN_FP8=0 (the wgmma path is fp16 only)");
+static_assert(MMA_PATH != 2 || ((NUM_WARPS == 4 || NUM_WARPS == 8) && TILE_M == 16 * NUM_WARPS),
+              "MMA_PATH=2 needs TILE_M = 64 x (NUM_WARPS/4), NUM_WARPS 4 or 8 (one warpgroup per 64 rows)");
+static_assert(MMA_PATH != 2 || TILE_N >= 32, "MMA_PATH=2 needs TILE_N >= 32");
+static_assert(MMA_PATH != 2 || SWIZZLE == 2, "MMA_PATH=2 needs SWIZZLE=2 (the wgmma 128-byte swizzle layout)");
+static_assert(MMA_PATH != 2 || WARP_SPEC == 0, "MMA_PATH=2 needs WARP_SPEC=0");
+#if MMA_PATH == 2 && defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#error "MMA_PATH=2 needs -arch=sm_90a (wgmma)"
+#endif
 
 #if IN_FP8
 typedef __nv_fp8_e4m3 IN_T;
@@ -161,19 +175,20 @@ constexpr int LDS = TILE_N + PF;                   // sS row stride (floats)
 constexpr int LDP = TILE_N + PH;                   // sP row stride (halves)
 constexpr int LDO = HEAD_DIM + PF;                 // sO row stride (floats)
 
-// MMA_PATH=1 register tiling
+// MMA_PATH=1 (and 2) register tiling
 constexpr int WM  = TILE_M / CW;                   // query rows per compute warp
 constexpr int MT  = WM / 16;                       // 16-row mma tiles per warp
 constexpr int NTN = TILE_N / 8;                    // 8-key score tiles
 constexpr int NTD = HEAD_DIM / 8;                  // 8-column output tiles
 constexpr int KS  = RB_IN / 32;                    // Q·Kᵀ k-steps of 32 bytes (16 fp16 / 32 fp8)
-constexpr bool Q_IN_REGS = MT * RB_IN <= 256;      // else Q fragments are re-read from smem
+constexpr bool Q_IN_REGS = MMA_PATH == 1 && MT * RB_IN <= 256;  // else Q fragments are re-read from smem
+                                                   // (MMA_PATH=2: wgmma reads Q from smem itself)
 // PV_FP8=1: P is quantised to e4m3 as P * 2^P_SHIFT (<= 256 < 448), which keeps the small
 // probabilities out of e4m3's subnormals; l carries the same factor, so O / l is unchanged.
 constexpr float P_SHIFT = PV_FP8 ? 8.f : 0.f;
 
 // ---- shared-memory layout (bytes; every section is a multiple of 32: WMMA pointers need 32-byte alignment) ----
-constexpr int RS_Q   = MMA_PATH == 1 ? RS_IN : RS_H;   // MMA_PATH=0 keeps Q as fp16
+constexpr int RS_Q   = MMA_PATH >= 1 ? RS_IN : RS_H;   // MMA_PATH=0 keeps Q as fp16
 constexpr int OFF_Q  = 0;
 constexpr int OFF_K  = OFF_Q + TILE_M * RS_Q;
 constexpr int OFF_V  = OFF_K + STAGES * TILE_N * RS_IN;
@@ -185,9 +200,10 @@ constexpr int OFF_O  = OFF_P + (MMA_PATH == 0 && USE_WMMA_PV ? TILE_M * LDP * 2 
 constexpr int OFF_M  = OFF_O + (MMA_PATH == 0 ? TILE_M * LDO * 4 : 0);
 constexpr int OFF_L  = OFF_M + (MMA_PATH == 0 ? TILE_M * 4 : 0);
 constexpr int MAIN_BYTES = OFF_L + (MMA_PATH == 0 ? TILE_M * 4 : 0);
-// MMA_PATH=1 with SPLIT_KV>1 dumps O (TILE_M x HEAD_DIM floats), m and l here, over everything above
-constexpr int EPI_BYTES  = (MMA_PATH == 1 && SPLIT_KV > 1) ? TILE_M * (HEAD_DIM * 4 + 8) : 0;
-constexpr int SMEM_BYTES = MAIN_BYTES > EPI_BYTES ? MAIN_BYTES : EPI_BYTES;
+// MMA_PATH=1 or 2 with SPLIT_KV>1 dumps O (TILE_M x HEAD_DIM floats), m and l here, over everything above
+constexpr int EPI_BYTES  = (MMA_PATH >= 1 && SPLIT_KV > 1) ? TILE_M * (HEAD_DIM * 4 + 8) : 0;
+// MMA_PATH=2: + 1024 so that the kernel can round its base up to the 1024 bytes the swizzle atoms need
+constexpr int SMEM_BYTES = (MAIN_BYTES > EPI_BYTES ? MAIN_BYTES : EPI_BYTES) + (MMA_PATH == 2 ? 1024 : 0);
 static_assert(SMEM_BYTES <= 227 * 1024, "shared memory over 227 KB: lower STAGES, TILE_N or TILE_M");
 
 // named barriers (0 is __syncthreads)
@@ -254,6 +270,18 @@ __device__ __forceinline__ int chunk_off(int r, int c) {
 #endif
 }
 
+// Byte offset of 16-byte chunk c of row r in a tile of ROWS rows of RB bytes, as load_tile lays it out.
+template <int ROWS, int RB>
+__device__ __forceinline__ int tile_off(int r, int c) {
+#if MMA_PATH == 2  // knob MMA_PATH=2: the wgmma 128-byte swizzle. Columns go in panels of 64 fp16 (128-byte
+                   // rows, ROWS * 128 bytes a panel); chunk c & 7 of row r sits at chunk (c & 7) ^ (r & 7).
+                   // With HEAD_DIM=64 this is SWIZZLE=2's chunk_off; tiles start 1024-byte aligned.
+  return (c >> 3) * (ROWS * 128) + r * 128 + (((c & 7) ^ (r & 7)) << 4);
+#else
+  return chunk_off<RB>(r, c);
+#endif
+}
+
 // Two e4m3 values (low byte first) -> half2 bits (exact: every e4m3 value is an fp16 value).
 __device__ __forceinline__ unsigned fp8x2_to_h2(unsigned v) {
   __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(v & 0xffffu), __NV_E4M3);
@@ -280,7 +308,7 @@ __device__ __forceinline__ void load_tile(unsigned char* tile, const unsigned ch
 #pragma unroll 4
   for (int i = tid; i < ROWS * NC; i += nthr) {
     const int r = i / NC, c = i % NC;
-    unsigned char* dst = tile + chunk_off<RB>(r, c);
+    unsigned char* dst = tile + tile_off<ROWS, RB>(r, c);
     const bool ok = r < valid;
     const unsigned char* src = g + (ok ? r * RB + c * 16 : 0);  // clamped: never past the tensor
 #if USE_CP_ASYNC  // knob USE_CP_ASYNC=1: asynchronous copy, hardware zero-fill past the end
@@ -343,7 +371,7 @@ __device__ __forceinline__ void issue_q(const Work& w, unsigned char* smem, int 
 #if MMA_PATH == 0 && IN_FP8
   load_tile_fp8_as_h<TILE_M>(smem + OFF_Q, w.gQ, valid, tid, nthr);
 #else
-  load_tile<TILE_M, (MMA_PATH == 1 ? RB_IN : RB_H)>(smem + OFF_Q, w.gQ, valid, tid, nthr);
+  load_tile<TILE_M, (MMA_PATH >= 1 ? RB_IN : RB_H)>(smem + OFF_Q, w.gQ, valid, tid, nthr);
 #endif
   cp_async_commit();
 }
@@ -449,10 +477,11 @@ __device__ __forceinline__ void split_combine(const Work& w, const float* sO, in
   if (ctid == 0) *counter = 0;
 }
 
-#if MMA_PATH == 1
+#if MMA_PATH >= 1
 // =============================================================================================
 // MMA_PATH=1: register-resident mma.sync (FlashAttention-2). Warp owns rows [wrow, wrow + WM).
 // Fragment layout (m16n8): thread (g = lane/4, t = lane%4) holds rows g and g+8, columns 2t, 2t+1.
+// MMA_PATH=2 runs the same code with the two products replaced by warpgroup MMAs (wg_qk, warp_pv).
 // =============================================================================================
 __device__ __forceinline__ void ldsm_x4(unsigned (&r)[4], const void* p) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
@@ -492,6 +521,160 @@ __device__ __forceinline__ void mma_pv(float (&c)[4], const unsigned (&a)[4], un
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
+#if MMA_PATH == 2
+// ---------------------------------------------------------------------------------------------
+// MMA_PATH=2: Hopper warpgroup MMA. Each product is issued, committed and waited for at once.
+// Shared-memory operands are 64-column panels in the 128-byte swizzle (tile_off), described by
+//   bits [0,14) start address >> 4, [16,30) leading byte offset >> 4, [32,46) stride byte
+//   offset >> 4, [49,52) base offset (0: tiles are 1024-byte aligned), [62,64) 1 = 128-byte swizzle.
+// K-major (Q, K: HEAD_DIM contiguous): 8-row groups SBO = 1024 bytes apart, LBO unused (16); a
+// 16-column k-step is +32 bytes inside the 128-byte row (the hardware applies the XOR).
+// MN-major (V for P·V, tnspB = 1; HEAD_DIM contiguous): 8-key groups SBO = 1024 bytes apart, 64-column
+// panels LBO = TILE_N * 128 bytes apart; a 16-key k-step is +2048 bytes.
+// The accumulator of m64nNk16 gives warp w of the group rows 16w + g, 16w + g + 8, columns 8i + 2t,
+// +1 in registers 4i .. 4i + 3: MMA_PATH=1's C-fragment layout, and the register A operand is its
+// A-fragment layout, so P goes from the score registers to the P·V A operand as in MMA_PATH=1.
+// ---------------------------------------------------------------------------------------------
+__device__ __forceinline__ unsigned long long wg_desc(const void* p, unsigned lbo, unsigned sbo) {
+  return (unsigned long long)((smem_u32(p) & 0x3FFFFu) >> 4) | ((unsigned long long)(lbo >> 4) << 16) |
+         ((unsigned long long)(sbo >> 4) << 32) | (1ull << 62);
+}
+__device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wg_wait_all() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
+// Pin registers in place between the volatile wgmma fence / wait statements (no code emitted).
+template <int R>
+__device__ __forceinline__ void wg_keep(float (&d)[R][4]) {
+#pragma unroll
+  for (int i = 0; i < R; ++i)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) asm volatile("" : "+f"(d[i][e])::"memory");
+}
+template <int R>
+__device__ __forceinline__ void wg_keep(unsigned (&a)[R][4]) {
+#pragma unroll
+  for (int i = 0; i < R; ++i)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) asm volatile("" : "+r"(a[i][e])::"memory");
+}
+// D(64x32) = A(smem) . B(smem) (+ D when scale_d): m64n32k16, both K-major
+__device__ __forceinline__ void wg_ss(float (&d)[4][4], unsigned long long a, unsigned long long b, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
+      "%16, %17, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),
+        "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]),
+        "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
+        "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3])
+      : "l"(a), "l"(b), "r"(scale_d));
+}
+// D(64x64) = A(smem) . B(smem) (+ D when scale_d): m64n64k16, both K-major
+__device__ __forceinline__ void wg_ss(float (&d)[8][4], unsigned long long a, unsigned long long b, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+      "%32, %33, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),
+        "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]),
+        "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
+        "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]),
+        "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]),
+        "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),
+        "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]),
+        "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3])
+      : "l"(a), "l"(b), "r"(scale_d));
+}
+// D(64x128) = A(smem) . B(smem) (+ D when scale_d): m64n128k16, both K-major
+__device__ __forceinline__ void wg_ss(float (&d)[16][4], unsigned long long a, unsigned long long b, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+      "%64, %65, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),
+        "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]),
+        "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
+        "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]),
+        "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]),
+        "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),
+        "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]),
+        "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3]),
+        "+f"(d[8][0]), "+f"(d[8][1]), "+f"(d[8][2]), "+f"(d[8][3]),
+        "+f"(d[9][0]), "+f"(d[9][1]), "+f"(d[9][2]), "+f"(d[9][3]),
+        "+f"(d[10][0]), "+f"(d[10][1]), "+f"(d[10][2]), "+f"(d[10][3]),
+        "+f"(d[11][0]), "+f"(d[11][1]), "+f"(d[11][2]), "+f"(d[11][3]),
+        "+f"(d[12][0]), "+f"(d[12][1]), "+f"(d[12][2]), "+f"(d[12][3]),
+        "+f"(d[13][0]), "+f"(d[13][1]), "+f"(d[13][2]), "+f"(d[13][3]),
+        "+f"(d[14][0]), "+f"(d[14][1]), "+f"(d[14][2]), "+f"(d[14][3]),
+        "+f"(d[15][0]), "+f"(d[15][1]), "+f"(d[15][2]), "+f"(d[15][3])
+      : "l"(a), "l"(b), "r"(scale_d));
+}
+// D(64x64) += A(registers, 4 x f16x2) . B(smem, MN-major: tnspB = 1): m64n64k16
+__device__ __forceinline__ void wg_rs(float (&d)[8][4], const unsigned (&a)[4], unsigned long long b) {
+  asm volatile(
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+      "{%32, %33, %34, %35}, %36, 1, 1, 1, 1;\n"
+      : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),
+        "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]),
+        "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
+        "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]),
+        "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]),
+        "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),
+        "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]),
+        "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+}
+// D(64x128) += A(registers, 4 x f16x2) . B(smem, MN-major: tnspB = 1): m64n128k16
+__device__ __forceinline__ void wg_rs(float (&d)[16][4], const unsigned (&a)[4], unsigned long long b) {
+  asm volatile(
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+      "{%64, %65, %66, %67}, %68, 1, 1, 1, 1;\n"
+      : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),
+        "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]),
+        "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
+        "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]),
+        "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]),
+        "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),
+        "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]),
+        "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3]),
+        "+f"(d[8][0]), "+f"(d[8][1]), "+f"(d[8][2]), "+f"(d[8][3]),
+        "+f"(d[9][0]), "+f"(d[9][1]), "+f"(d[9][2]), "+f"(d[9][3]),
+        "+f"(d[10][0]), "+f"(d[10][1]), "+f"(d[10][2]), "+f"(d[10][3]),
+        "+f"(d[11][0]), "+f"(d[11][1]), "+f"(d[11][2]), "+f"(d[11][3]),
+        "+f"(d[12][0]), "+f"(d[12][1]), "+f"(d[12][2]), "+f"(d[12][3]),
+        "+f"(d[13][0]), "+f"(d[13][1]), "+f"(d[13][2]), "+f"(d[13][3]),
+        "+f"(d[14][0]), "+f"(d[14][1]), "+f"(d[14][2]), "+f"(d[14][3]),
+        "+f"(d[15][0]), "+f"(d[15][1]), "+f"(d[15][2]), "+f"(d[15][3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+}
+
+// S = Q·Kᵀ for the warpgroup of the warp at row wrow; s gets this warp's 16 rows (overwritten).
+__device__ __forceinline__ void wg_qk(float (&s)[NTN][4], const unsigned char* sQ, const unsigned char* sK, int wrow) {
+  const unsigned char* q = sQ + (wrow & ~63) * 128;  // the warpgroup's 64 rows in panel 0
+  wg_fence();
+#pragma unroll
+  for (int ks = 0; ks < HEAD_DIM / 16; ++ks)  // panel ks / 4, bytes 32 (ks % 4) of each row
+    wg_ss(s, wg_desc(q + (ks >> 2) * (TILE_M * 128) + (ks & 3) * 32, 16, 1024),
+          wg_desc(sK + (ks >> 2) * (TILE_N * 128) + (ks & 3) * 32, 16, 1024), ks > 0);
+  wg_commit();
+  wg_wait_all();
+  wg_keep(s);
+}
+#endif  // MMA_PATH == 2
+
 struct WarpState {
   float o[MT][NTD][4];     // unnormalised output accumulator
   float m[MT][2];          // running max (log2 domain) of rows g, g+8
@@ -516,12 +699,15 @@ __device__ __forceinline__ void warp_scores(WarpState& ws, Scores& s, const unsi
                                             int wrow, int lane, const Work& w, int kv0) {
   const int g = lane >> 2, tq = lane & 3;
   const int qw = w.q0 + wrow;  // global index of the warp's first row
+
+  // A. S = Q·Kᵀ (raw products; scale applied in the softmax)
+#if MMA_PATH == 2  // knob MMA_PATH=2: one warpgroup MMA per 16 columns of HEAD_DIM (first one overwrites s)
+  wg_qk(s[0], sQ, sK, wrow);
+#else              // knob MMA_PATH=1: mma.sync tiles, Q and K fragments through ldmatrix
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
     for (int nt = 0; nt < NTN; ++nt) s[mt][nt][0] = s[mt][nt][1] = s[mt][nt][2] = s[mt][nt][3] = 0.f;
-
-  // A. S = Q·Kᵀ (raw products; scale applied in the softmax)
 #pragma unroll
   for (int ks = 0; ks < KS; ++ks) {
     unsigned a[MT][4];
@@ -545,6 +731,7 @@ __device__ __forceinline__ void warp_scores(WarpState& ws, Scores& s, const unsi
       }
     }
   }
+#endif
 
   // B. mask keys past the end and (causal) keys after the query
   if (kv0 + TILE_N > w.S || (w.causal && kv0 + TILE_N - 1 > qw)) {
@@ -601,7 +788,25 @@ __device__ __forceinline__ void warp_scores(WarpState& ws, Scores& s, const unsi
 // d = 32*dq + 16*j + 2*n + e for its n = 2t, 2t+1: lane t owns the 4 contiguous columns 4t .. 4t+3
 // of each 16-column group (the epilogue's stores undo the permutation).
 __device__ __forceinline__ void warp_pv(WarpState& ws, const Scores& s, const unsigned char* sV, int lane) {
-#if PV_FP8  // knob PV_FP8=1: e4m3 P·V, 32 keys per mma. ldmatrix.trans of 4 key octets of one chunk
+#if MMA_PATH == 2  // knob MMA_PATH=2: P (registers, fp16 A-fragments) · V (smem, MN-major), one
+                   // m64n{HEAD_DIM}k16 per 16 keys, accumulating into the warpgroup's O
+  unsigned a[TILE_N / 16][4];
+#pragma unroll
+  for (int kk = 0; kk < TILE_N / 16; ++kk) {
+    a[kk][0] = pack_h2(s[0][2 * kk][0], s[0][2 * kk][1]);
+    a[kk][1] = pack_h2(s[0][2 * kk][2], s[0][2 * kk][3]);
+    a[kk][2] = pack_h2(s[0][2 * kk + 1][0], s[0][2 * kk + 1][1]);
+    a[kk][3] = pack_h2(s[0][2 * kk + 1][2], s[0][2 * kk + 1][3]);
+  }
+  wg_keep(a);        // P and the alpha-rescaled O are in their registers before the fence
+  wg_keep(ws.o[0]);
+  wg_fence();
+#pragma unroll
+  for (int kk = 0; kk < TILE_N / 16; ++kk) wg_rs(ws.o[0], a[kk], wg_desc(sV + kk * 16 * 128, TILE_N * 128, 1024));
+  wg_commit();
+  wg_wait_all();
+  wg_keep(ws.o[0]);
+#elif PV_FP8  // knob PV_FP8=1: e4m3 P·V, 32 keys per mma. ldmatrix.trans of 4 key octets of one chunk
             // gives lane (g, t) keys 2t, 2t+1, 8+2t, 9+2t (and 16+ ..) of columns 2g, 2g+1; the score
             // registers hold exactly those keys of P (C-fragment columns 2t, 2t+1 of two 8-key tiles),
             // so both operands agree on this key order with no shuffles. Columns come out in the
@@ -676,8 +881,21 @@ __device__ __forceinline__ void warp_pv(WarpState& ws, const Scores& s, const un
 
 // Does this warp have anything to do with key tile kv0? (all rows past S, or all keys after all rows)
 __device__ __forceinline__ bool warp_active(const Work& w, int wrow, int kv0) {
+#if MMA_PATH == 2  // knob MMA_PATH=2: a wgmma takes the whole warpgroup, so the question is per 64 rows
+  const int first = w.q0 + (wrow & ~63);
+  return first < w.S && !(w.causal && kv0 > first + 63);
+#else
   const int first = w.q0 + wrow;
   return first < w.S && !(w.causal && kv0 > first + WM - 1);
+#endif
+}
+
+// Copies that landed (cp.async / plain stores: the generic proxy) -> visible to wgmma's operand reads
+// (the async proxy). Each thread fences its own copies before the barrier that publishes them.
+__device__ __forceinline__ void async_proxy_fence() {
+#if MMA_PATH == 2  // knob MMA_PATH=2
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
 }
 
 __device__ __forceinline__ void block_mma(const Work& w, unsigned char* smem, float* partial_o, float* partial_ml,
@@ -731,9 +949,11 @@ __device__ __forceinline__ void block_mma(const Work& w, unsigned char* smem, fl
     __syncthreads();                           // everyone is done with the previous tile
     issue_kv(w, smem, w.t_begin + j, 0, tid, NT);
     cp_async_wait<1>();                        // K_j (and Q) landed; V_j may still be in flight
+    async_proxy_fence();
     __syncthreads();
 #else             // knob STAGES>1: tile j was issued PD iterations ago
     cp_async_wait<2 * PD - 2>();               // K_j and V_j landed (own copies)
+    async_proxy_fence();
     __syncthreads();                           // ... everyone's; and tile j-1's stage is free
     if (j + PD < w.n_tiles) issue_kv(w, smem, w.t_begin + j + PD, (j + PD) % STAGES, tid, NT);
     else issue_none();
@@ -745,6 +965,7 @@ __device__ __forceinline__ void block_mma(const Work& w, unsigned char* smem, fl
     if (active) warp_scores(ws, s, sQ, k_stage(smem, st), wrow, lane, w, kv0);
 #if STAGES == 1   // knob STAGES=1: V_j must be visible to every warp before P·V
     cp_async_wait<0>();
+    async_proxy_fence();
     __syncthreads();
 #endif
     if (active) warp_pv(ws, s, sV, lane);
@@ -1063,7 +1284,9 @@ sdpa_fwd(const IN_T* __restrict__ Q, const IN_T* __restrict__ K, const IN_T* __r
   w.t_begin = min(tiles, (int)blockIdx.z * per_split);
   w.n_tiles = min(tiles, w.t_begin + per_split) - w.t_begin;
 
-#if MMA_PATH == 1  // knob MMA_PATH=1: register-resident mma.sync
+#if MMA_PATH == 2  // knob MMA_PATH=2: wgmma; tiles need a 1024-byte aligned base (SMEM_BYTES has the slack)
+  block_mma(w, smem + ((1024u - (smem_u32(smem) & 1023u)) & 1023u), partial_o, partial_ml, split_counter);
+#elif MMA_PATH == 1  // knob MMA_PATH=1: register-resident mma.sync
   block_mma(w, smem, partial_o, partial_ml, split_counter);
 #else              // knob MMA_PATH=0: WMMA / scalar through shared memory
   block_smem(w, smem, partial_o, partial_ml, split_counter);
