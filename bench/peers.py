@@ -3,6 +3,9 @@
 
     python3 bench/peers.py --fp16 kernels/sdpa_fp16-XXXX.cu --fp8 kernels/sdpa_fp8-XXXX.cu
     python3 bench/peers.py --fp16 MMA_PATH=1,TILE_M=128,... --fp8 MMA_PATH=1,... [--template templates/sdpa.cu]
+    python3 bench/peers.py --fp16-profile profiles/sdpa_fp16_wgmma.json \
+        --fp16 mission:MMA_PATH=2,TILE_M=64,... --fp16 long:MMA_PATH=2,...     # one configuration per shape
+    ncu --profile-from-start off ... python3 bench/peers.py ... --profile-once  # one launch per peer, for ncu
 
 Peers, on mission (B=2,H=8,S=256,D=64), mission512 (1,8,512,64) and long (2,16,4096,64), non-causal:
   torch-flash   PyTorch SDPA, FlashAttention-2 back-end, fp16
@@ -95,8 +98,12 @@ class EvoKernel:
             defines = {}
             src = spec
         else:
-            self.cfg = {k: int(v) for k, v in (kv.split("=") for kv in spec.split(","))}
             self.p = chk.load_profile(profile_path)
+            given = {k: int(v) for k, v in (kv.split("=") for kv in spec.split(","))}
+            unknown = sorted(set(given) - set(self.p["knobs"]))
+            if unknown:
+                raise ValueError("%s: no knob %s in %s" % (spec, ", ".join(unknown), profile_path))
+            self.cfg = dict(self.p["baseline"], **given)  # knobs not given: the profile's baseline
             defines = dict(self.p.get("defines", {}), **self.cfg)
             src = template
         ok, log, cub = chk.nvrtc_compile((os.path.abspath(src), defines, self.p.get("arch", "sm_90"),
@@ -125,8 +132,15 @@ class EvoKernel:
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--template", default=os.path.join(ROOT, "templates", "sdpa.cu"))
-    ap.add_argument("--fp16", help="exported .cu, or K=V,... knobs for --template (profile sdpa_fp16)")
-    ap.add_argument("--fp8", help="exported .cu, or K=V,... knobs for --template (profile sdpa_fp8)")
+    ap.add_argument("--fp16", action="append", default=[],
+                    help="exported .cu, or K=V,... knobs for --template (profile --fp16-profile); "
+                    "prefix SHAPE: to give it for one shape only (repeatable)")
+    ap.add_argument("--fp8", action="append", default=[], help="as --fp16, for fp8 (profile --fp8-profile)")
+    ap.add_argument("--fp16-profile", default=os.path.join(ROOT, "profiles", "sdpa_fp16.json"))
+    ap.add_argument("--fp8-profile", default=os.path.join(ROOT, "profiles", "sdpa_fp8.json"))
+    ap.add_argument("--profile-once", action="store_true",
+                    help="no timing: launch each peer once between cudaProfilerStart/Stop (run under "
+                    "ncu --profile-from-start off), after its warm-up and Triton's autotuning")
     ap.add_argument("--knobs", help="K=V,... used for both dtypes where --fp16 / --fp8 are not given")
     ap.add_argument("--best", action="append", default=[],
                     help="sdpa_check.py's JSON (repeatable; later files win): the fastest passing configuration "
@@ -139,25 +153,41 @@ def main():
     from torch.nn.attention import SDPBackend, sdpa_kernel
     print("device:", torch.cuda.get_device_name(0), "torch", torch.__version__, "triton", triton.__version__, flush=True)
 
-    # evo[(dtype, shape)]: the given configuration for every shape, or sdpa_check's fastest per shape
+    # evo[(dtype, shape)]: the given configuration for every shape, or the fastest passing one per shape
+    # over the D=64 profiles that sdpa_check's JSON files cover (sdpa_fp16[_wgmma], sdpa_fp8[_wgmma])
     best = {}
     for best_file in a.best:
         for path, r in json.load(open(best_file)).items():
-            for dt in ("fp16", "fp8"):
-                if os.path.basename(path) == "sdpa_%s.json" % dt and r.get("timing"):
-                    for name, *_ in SHAPES:
-                        row = min(r["timing"], key=lambda t: t["times_us"].get(name, float("inf")))
-                        best[(dt, name)] = ",".join("%s=%d" % kv for kv in row["cfg"].items())
+            base = os.path.basename(path)
+            dt = ("fp8" if base in ("sdpa_fp8.json", "sdpa_fp8_wgmma.json") else
+                  "fp16" if base in ("sdpa_fp16.json", "sdpa_fp16_wgmma.json") else None)
+            if dt is None or not r.get("timing"):
+                continue
+            prof = path if os.path.exists(path) else os.path.join(ROOT, "profiles", base)
+            for name, *_ in SHAPES:
+                row = min(r["timing"], key=lambda t: t["times_us"].get(name, float("inf")))
+                t = row["times_us"].get(name, float("inf"))
+                if t < best.get((dt, name), (None, None, float("inf")))[2]:
+                    best[(dt, name)] = (",".join("%s=%d" % kv for kv in row["cfg"].items()), prof, t)
+
+    def given_for(specs, shape):  # "SHAPE:spec" for one shape wins over a plain spec for all
+        plain = [x for x in specs if ":" not in x.split(",")[0] or x.endswith(".cu")]
+        own = [x.split(":", 1)[1] for x in specs if x.startswith(shape + ":")]
+        return (own or plain or [None])[-1]
+
     evo, built = {}, {}
-    for dt, given in (("fp16", a.fp16 or a.knobs), ("fp8", a.fp8 or a.knobs)):
+    for dt, specs, given_prof in (("fp16", a.fp16, a.fp16_profile), ("fp8", a.fp8, a.fp8_profile)):
         for name, *_ in SHAPES:
-            spec = given or best.get((dt, name))
+            spec, prof = given_for(specs, name) or a.knobs, given_prof
+            if not spec and (dt, name) in best:
+                spec, prof = best[(dt, name)][:2]
             if not spec:
                 continue
-            if spec not in built:
-                built[spec] = EvoKernel(spec, a.template, os.path.join(ROOT, "profiles", "sdpa_%s.json" % dt), work)
-            evo[(dt, name)] = built[spec]
-            print("evo %s %s: %s" % (dt, name, chk.cfg_key(built[spec].cfg)), flush=True)
+            if (spec, prof) not in built:
+                built[(spec, prof)] = EvoKernel(spec, a.template, prof, work)
+            evo[(dt, name)] = built[(spec, prof)]
+            print("evo %s %s: %s (%s)" % (dt, name, chk.cfg_key(evo[(dt, name)].cfg), os.path.basename(prof)),
+                  flush=True)
 
     results = {}
     for name, B, H, S, D in SHAPES:
@@ -191,6 +221,12 @@ def main():
                         err = (o.float() - ref).abs().max().item()
                         if not err < 2e-2:
                             print("WARNING %s %s %s: max_abs %.3g against fp32 SDPA" % (peer, dt, name, err))
+                    if a.profile_once:  # ncu sees exactly this launch
+                        torch.cuda.cudart().cudaProfilerStart()
+                        fn(torch.cuda.current_stream())
+                        torch.cuda.synchronize()
+                        torch.cuda.cudart().cudaProfilerStop()
+                        continue
                     t = chk.time_graph(torch, fn)
                     row["%s %s" % (peer, dt)] = t
                 except Exception as e:  # a peer missing on this machine is reported, not fatal

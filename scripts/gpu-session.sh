@@ -5,7 +5,9 @@
 # (exhaustive) exported as a landscape. Everything it prints and writes lands in $OUT (the
 # device tool brings it back), step by step, so a run cut short still returns what it did.
 #   scripts/bundle.sh                       # here
-#   scripts/gpu-session.sh [tests] [run] [landscape]   # there; no argument = all three
+#   scripts/gpu-session.sh [tests] [run] [landscape] [wgmma]   # there; no argument = the first three
+# wgmma: `evo run` over the two Hopper wgmma profiles (sdpa_fp16_wgmma, sdpa_fp8_wgmma) through the
+# worker, whole space each, its own database, then show-elites and export.
 set -uo pipefail
 OUT="${OUT:-/tmp/evo-out}"
 mkdir -p "$OUT"
@@ -34,6 +36,14 @@ if [[ " $steps " == *" run "* ]]; then
   timed export bundle/evo export best --to "$OUT/kernels"
   timed dbcheck bundle/evo db check
 fi
+if [[ " $steps " == *" wgmma "* ]]; then
+  for prof in sdpa_fp16_wgmma sdpa_fp8_wgmma; do
+    (mkdir -p "wg_$prof" && cd "wg_$prof" && rm -f evo.db* &&
+      timed "run_$prof" ../bundle/evo run --profile "../profiles/$prof.json" --budget 50 &&
+      timed "elites_$prof" ../bundle/evo show-elites --top 5 &&
+      timed "export_$prof" ../bundle/evo export best --to "$OUT/kernels_$prof")
+  done
+fi
 if [[ " $steps " == *" landscape "* ]]; then
   timed exhaustive bundle/evo run --strategy exhaustive --budget 400 --no-sanitize
   run_id=$(bundle/evo runs 2>/dev/null | awk '$0 ~ /exhaustive/ {print $1}' | tail -n 1)
@@ -43,5 +53,7 @@ fi
 cp evo.db "$OUT/evo.db" 2>/dev/null
 log "done"
 # The device tool brings back a handful of files: pack the step outputs into one.
-(cd "$OUT" && tar czf session.tgz --exclude=session.tgz --exclude=evo.db --exclude='landscape_*.json' . &&
+# (tar writes outside $OUT first: writing into the directory it reads fails with "file changed")
+(cd "$OUT" && tar czf /tmp/evo-session.tgz --exclude=evo.db --exclude='landscape_*.json' . &&
+  mv /tmp/evo-session.tgz session.tgz &&
   find . -mindepth 1 -maxdepth 1 ! -name session.tgz ! -name session.log ! -name evo.db ! -name 'landscape_*.json' -exec rm -rf {} +)

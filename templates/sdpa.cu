@@ -24,14 +24,17 @@
 //      16w + g, 16w + g + 8), so the masking, online softmax and epilogue are MMA_PATH=1's code.
 //      WG_PIPE=1 overlaps tile j's softmax with tile j-1's P·V inside the warpgroup.
 // Around both: a STAGES-deep K/V ring in shared memory (cp.async or plain loads), optional
-// producer warp (WARP_SPEC), optional split of the keys across blocks (SPLIT_KV) with an in-kernel
-// combine by the last-arriving block.
+// producer warp (WARP_SPEC), optional split of the keys across blocks (SPLIT_KV): the SPLIT_KV
+// blocks of a query tile form a thread-block cluster and combine through distributed shared memory.
 //
 // Launch (see docs/templates.md for the exact shared-memory expression):
 //   grid  = (ceil(S / TILE_M), B * H, SPLIT_KV), block = ((NUM_WARPS + WARP_SPEC) * 32, 1, 1),
 //   dynamic shared memory = sdpa::SMEM_BYTES (the kernel traps if given less).
 // Compiled by NVRTC (or nvcc -arch=sm_90 -c; MMA_PATH=2 needs -arch=sm_90a); every knob is a -D
-// define. Illegal knob combinations stop at a static_assert naming the knob.
+// define. SPLIT_KV > 1 fixes the cluster shape at compile time (__cluster_dims__(1, 1, SPLIT_KV)), so an
+// ordinary launch (cuLaunchKernel, <<<>>>) runs it as clusters; partial_o, partial_ml and
+// split_counter are not used by this combine and stay in the signature so that every configuration
+// keeps one argument list. Illegal knob combinations stop at a static_assert naming the knob.
 
 #include <cuda_fp16.h>  // defines: __half, __half2, __floats2half2_rn, __half22float2
 #include <cuda_fp8.h>   // defines: __nv_fp8_e4m3, __nv_cvt_fp8x2_to_halfraw2, __nv_cvt_float2_to_fp8x2
@@ -116,7 +119,8 @@ static_assert(MMA_PATH != 0 || (TILE_N <= TILE_M && TILE_M <= 64 && 8 * NUM_WARP
               "MMA_PATH=0 needs TILE_N <= TILE_M <= 64 and TILE_M >= 8 * NUM_WARPS");
 static_assert(MMA_PATH != 0 || (SWIZZLE <= 1 && STAGES <= 2 && SPLIT_KV == 1),
               "MMA_PATH=0 needs SWIZZLE <= 1 (WMMA loads need a plain stride), STAGES <= 2 and SPLIT_KV=1");
-static_assert(MMA_PATH != 2 || IN_FP8 == 0, "MMA_PATH=2 needs IN_FP8=0 (the wgmma path is fp16 only)");
+static_assert(MMA_PATH != 2 || IN_FP8 == 0 || WG_PIPE == 0,
+              "MMA_PATH=2 with IN_FP8=1 needs WG_PIPE=0 (its one fp16 copy of V is rewritten every tile)");
 static_assert(MMA_PATH != 2 || ((NUM_WARPS == 4 || NUM_WARPS == 8) && TILE_M == 16 * NUM_WARPS),
               "MMA_PATH=2 needs TILE_M = 64 x (NUM_WARPS/4), NUM_WARPS 4 or 8 (one warpgroup per 64 rows)");
 static_assert(MMA_PATH != 2 || TILE_N >= 32, "MMA_PATH=2 needs TILE_N >= 32");
@@ -124,6 +128,9 @@ static_assert(MMA_PATH != 2 || SWIZZLE == 2, "MMA_PATH=2 needs SWIZZLE=2 (the wg
 static_assert(MMA_PATH != 2 || WARP_SPEC == 0, "MMA_PATH=2 needs WARP_SPEC=0");
 static_assert(WG_PIPE == 0 || (WG_PIPE == 1 && MMA_PATH == 2 && STAGES == 3),
               "WG_PIPE=1 needs MMA_PATH=2 and STAGES=3 (one ring stage of slack for the P·V in flight)");
+#if SPLIT_KV > 1 && defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#error "SPLIT_KV > 1 needs sm_90 or newer (thread-block clusters combine the splits)"
+#endif
 #if MMA_PATH == 2 && defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #error "MMA_PATH=2 needs -arch=sm_90a (wgmma)"
 #endif
@@ -151,7 +158,8 @@ constexpr int PD        = STAGES - 1 - WG_PIPE;    // tiles in flight ahead of t
                                                    // (WG_PIPE=1: V_{j-1} is still read during tile j)
 constexpr int CONV_BUFS = WARP_SPEC ? STAGES : 1;  // fp8 -> fp16 converted K/V tiles
 constexpr bool NEED_KH  = IN_FP8 && MMA_PATH == 0 && USE_WMMA_QK;        // WMMA has no e4m3
-constexpr bool NEED_VH  = IN_FP8 && MMA_PATH == 0 && USE_WMMA_PV;        // WMMA P·V runs in fp16
+constexpr bool NEED_VH  = IN_FP8 && ((MMA_PATH == 0 && USE_WMMA_PV)     // WMMA P·V runs in fp16
+                                     || MMA_PATH == 2);                  // so does wgmma's (e4m3 B must be K-major)
 // (MMA_PATH=1 widens fp8 V to fp16 in registers, after ldmatrix: see warp_pv)
 constexpr int PF = SWIZZLE == 1 ? 4 : 0;           // MMA_PATH=0 float row padding
 constexpr int PH = SWIZZLE == 1 ? 8 : 0;           // MMA_PATH=0 half row padding
@@ -260,6 +268,8 @@ __device__ __forceinline__ int tile_off(int r, int c) {
 #if MMA_PATH == 2  // knob MMA_PATH=2: the wgmma 128-byte swizzle. Columns go in panels of 64 fp16 (128-byte
                    // rows, ROWS * 128 bytes a panel); chunk c & 7 of row r sits at chunk (c & 7) ^ (r & 7).
                    // With HEAD_DIM=64 this is SWIZZLE=2's chunk_off; tiles start 1024-byte aligned.
+  if (RB == 64)  // fp8 rows of HEAD_DIM=64: the 64-byte swizzle, chunk c of row r at c ^ ((r / 2) % 4)
+    return r * 64 + ((c ^ ((r >> 1) & 3)) << 4);
   return (c >> 3) * (ROWS * 128) + r * 128 + (((c & 7) ^ (r & 7)) << 4);
 #else
   return chunk_off<RB>(r, c);
@@ -286,23 +296,54 @@ __device__ __forceinline__ unsigned pack_h2(float a, float b) {
 // Global -> shared copies. A tile is ROWS rows of RB bytes, contiguous in global memory;
 // rows >= valid are zero-filled (masked keys must meet V = 0, not stale data: 0 * NaN = NaN).
 // ---------------------------------------------------------------------------------------------
-template <int ROWS, int RB>
-__device__ __forceinline__ void load_tile(unsigned char* tile, const unsigned char* g, int valid, int tid, int nthr) {
-  constexpr int NC = RB / 16;
-#pragma unroll 4
-  for (int i = tid; i < ROWS * NC; i += nthr) {
-    const int r = i / NC, c = i % NC;
-    unsigned char* dst = tile + tile_off<ROWS, RB>(r, c);
-    const bool ok = r < valid;
-    const unsigned char* src = g + (ok ? r * RB + c * 16 : 0);  // clamped: never past the tensor
+// One 16-byte chunk; ok = false zero-fills it (rows past the end: masked keys must meet V = 0).
+__device__ __forceinline__ void copy16(unsigned char* dst, const unsigned char* src, bool ok) {
 #if USE_CP_ASYNC  // knob USE_CP_ASYNC=1: asynchronous copy, hardware zero-fill past the end
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(dst)), "l"(src),
-                 "r"(ok ? 16 : 0)
-                 : "memory");
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(dst)), "l"(src), "r"(ok ? 16 : 0)
+               : "memory");
 #else             // knob USE_CP_ASYNC=0: plain 16-byte load, then store
-    const uint4 v = ok ? __ldg(reinterpret_cast<const uint4*>(src)) : make_uint4(0, 0, 0, 0);
-    *reinterpret_cast<uint4*>(dst) = v;
+  *reinterpret_cast<uint4*>(dst) = ok ? __ldg(reinterpret_cast<const uint4*>(src)) : make_uint4(0, 0, 0, 0);
 #endif
+}
+// One whole 16-byte chunk (no zero-fill operand: the plain cp.async form).
+__device__ __forceinline__ void copy16_full(unsigned char* dst, const unsigned char* src) {
+#if USE_CP_ASYNC  // knob USE_CP_ASYNC=1
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_u32(dst)), "l"(src) : "memory");
+#else             // knob USE_CP_ASYNC=0
+  *reinterpret_cast<uint4*>(dst) = __ldg(reinterpret_cast<const uint4*>(src));
+#endif
+}
+
+// Bytes between rows r and r + 8 of a tile, for every layout (the swizzles repeat every 8 rows).
+template <int RB>
+__device__ __forceinline__ constexpr int eight_rows_bytes() {
+  return 8 * (MMA_PATH == 2 ? (RB == 64 ? 64 : 128) : SWIZZLE == 1 ? RB + 16 : RB);
+}
+
+// ROWS rows of RB bytes, contiguous in global memory -> a tile laid out by tile_off, by NTHR threads.
+// Rows >= valid are zero-filled. A whole tile (the common case) takes the fast path: each thread
+// keeps one chunk column and steps down the rows by a constant, so its addresses are a base plus
+// immediates (no per-chunk index arithmetic, no zero-fill operand); it needs the row step to be a
+// multiple of 8 rows, where every layout repeats.
+template <int ROWS, int RB, int NTHR>
+__device__ __forceinline__ void load_tile(unsigned char* tile, const unsigned char* g, int valid, int tid) {
+  constexpr int NC = RB / 16;                    // chunks per row
+  constexpr int ROW_STEP = NTHR / NC;            // rows between one thread's chunks
+  constexpr bool FAST = NTHR % NC == 0 && ROW_STEP % 8 == 0 && ROWS % ROW_STEP == 0;
+  if (FAST && valid >= ROWS) {
+    const int r0 = tid / NC, c = tid % NC;
+    unsigned char* dst = tile + tile_off<ROWS, RB>(r0, c);
+    const unsigned char* src = g + r0 * RB + c * 16;
+#pragma unroll USE_CP_ASYNC ? 16 : 2  // plain loads: a few in flight, not a tile's worth of registers
+    for (int k = 0; k < (FAST ? ROWS / ROW_STEP : 1); ++k)
+      copy16_full(dst + k * (ROW_STEP / 8) * eight_rows_bytes<RB>(), src + k * ROW_STEP * RB);
+    return;
+  }
+#pragma unroll 4
+  for (int i = tid; i < ROWS * NC; i += NTHR) {
+    const int r = i / NC, c = i % NC;
+    const bool ok = r < valid;
+    copy16(tile + tile_off<ROWS, RB>(r, c), g + (ok ? r * RB + c * 16 : 0), ok);  // clamped: never past the tensor
   }
 }
 
@@ -327,11 +368,11 @@ __device__ __forceinline__ void convert_tile(unsigned char* dst, const unsigned 
 #pragma unroll 1
   for (int i = tid; i < ROWS * NC; i += nthr) {
     const int r = i / NC, c = i % NC;
-    const uint4 raw = *reinterpret_cast<const uint4*>(src + chunk_off<RB_IN>(r, c));
+    const uint4 raw = *reinterpret_cast<const uint4*>(src + tile_off<ROWS, RB_IN>(r, c));
     uint4 lo, hi;
     fp8x16_to_h16(raw, lo, hi);
-    *reinterpret_cast<uint4*>(dst + chunk_off<RB_H>(r, 2 * c)) = lo;
-    *reinterpret_cast<uint4*>(dst + chunk_off<RB_H>(r, 2 * c + 1)) = hi;
+    *reinterpret_cast<uint4*>(dst + tile_off<ROWS, RB_H>(r, 2 * c)) = lo;
+    *reinterpret_cast<uint4*>(dst + tile_off<ROWS, RB_H>(r, 2 * c + 1)) = hi;
   }
 }
 
@@ -350,23 +391,25 @@ __device__ __forceinline__ unsigned char* kh_buf(unsigned char* smem, int b) { r
 __device__ __forceinline__ unsigned char* vh_buf(unsigned char* smem, int b) { return smem + OFF_VH + b * TILE_N * RS_H; }
 
 // Q tile -> smem (its own cp.async group).
-__device__ __forceinline__ void issue_q(const Work& w, unsigned char* smem, int tid, int nthr) {
+template <int NTHR>
+__device__ __forceinline__ void issue_q(const Work& w, unsigned char* smem, int tid) {
   const int valid = min(TILE_M, w.S - w.q0);
 #if MMA_PATH == 0 && IN_FP8
-  load_tile_fp8_as_h<TILE_M>(smem + OFF_Q, w.gQ, valid, tid, nthr);
+  load_tile_fp8_as_h<TILE_M>(smem + OFF_Q, w.gQ, valid, tid, NTHR);
 #else
-  load_tile<TILE_M, (MMA_PATH >= 1 ? RB_IN : RB_H)>(smem + OFF_Q, w.gQ, valid, tid, nthr);
+  load_tile<TILE_M, (MMA_PATH >= 1 ? RB_IN : RB_H), NTHR>(smem + OFF_Q, w.gQ, valid, tid);
 #endif
   cp_async_commit();
 }
 
 // K/V tile t (absolute tile index) -> ring stage st. Two groups: K, then V.
-__device__ __forceinline__ void issue_kv(const Work& w, unsigned char* smem, int t, int st, int tid, int nthr) {
+template <int NTHR>
+__device__ __forceinline__ void issue_kv(const Work& w, unsigned char* smem, int t, int st, int tid) {
   const int kv0 = t * TILE_N;
   const int valid = min(TILE_N, w.S - kv0);
-  load_tile<TILE_N, RB_IN>(k_stage(smem, st), w.gK + (long long)kv0 * RB_IN, valid, tid, nthr);
+  load_tile<TILE_N, RB_IN, NTHR>(k_stage(smem, st), w.gK + (long long)kv0 * RB_IN, valid, tid);
   cp_async_commit();
-  load_tile<TILE_N, RB_IN>(v_stage(smem, st), w.gV + (long long)kv0 * RB_IN, valid, tid, nthr);
+  load_tile<TILE_N, RB_IN, NTHR>(v_stage(smem, st), w.gV + (long long)kv0 * RB_IN, valid, tid);
   cp_async_commit();
 }
 __device__ __forceinline__ void issue_none() { cp_async_commit(); cp_async_commit(); }  // keep group counts uniform
@@ -381,11 +424,11 @@ __device__ __forceinline__ void convert_kv(unsigned char* smem, int st, int b, i
 // needed, and hands each stage over through named barriers FULL / EMPTY.
 __device__ __forceinline__ void producer(const Work& w, unsigned char* smem, int lane) {
   if (w.n_tiles == 0) return;
-  issue_q(w, smem, lane, 32);
+  issue_q<32>(w, smem, lane);
   for (int j = 0; j < w.n_tiles; ++j) {
     const int st = j % STAGES;
     if (j >= STAGES) named_sync(BAR_EMPTY + st, NT);  // consumers are done with tile j - STAGES
-    issue_kv(w, smem, w.t_begin + j, st, lane, 32);
+    issue_kv<32>(w, smem, w.t_begin + j, st, lane);
     if (j >= PD) {                                     // tile j - PD has had PD tiles of cover
       cp_async_wait<2 * PD>();
       __syncwarp();                                    // lanes convert chunks other lanes copied
@@ -404,62 +447,68 @@ __device__ __forceinline__ void producer(const Work& w, unsigned char* smem, int
 }
 
 // ---------------------------------------------------------------------------------------------
-// SPLIT_KV > 1: write this block's partial (unnormalised O, m, l), take a ticket; the block that
-// arrives last combines all splits, writes O and puts its counter back to zero.
-// sO: TILE_M rows of ldo floats; sM, sL: TILE_M floats (m in the log2 domain).
+// SPLIT_KV > 1: the SPLIT_KV blocks of one query tile are one thread-block cluster (__cluster_dims__
+// on the kernel, rank = blockIdx.z). Each leaves its partial (unnormalised O, m, l) in its own shared
+// memory; after a cluster barrier, block z combines rows [z, z + 1) * TILE_M / SPLIT_KV of the tile,
+// reading every split's partial through distributed shared memory, and writes them. No global
+// round trip and no ticket: the combine costs two cluster barriers and SPLIT_KV smem reads a value.
+// sO: TILE_M rows of ldo floats; sM, sL: TILE_M floats (m in the log2 domain). All NT threads call it.
 // ---------------------------------------------------------------------------------------------
+#if SPLIT_KV > 1
+__device__ __forceinline__ unsigned peer_addr(const void* p, int rank) {  // the same byte in block `rank`
+  unsigned a;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(a) : "r"(smem_u32(p)), "r"(rank));
+  return a;
+}
+__device__ __forceinline__ float ld_peer(unsigned a) {
+  float v;
+  asm volatile("ld.shared::cluster.f32 %0, [%1];\n" : "=f"(v) : "r"(a) : "memory");
+  return v;
+}
+__device__ __forceinline__ float4 ld_peer4(unsigned a) {
+  float4 v;
+  asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(a)
+               : "memory");
+  return v;
+}
+__device__ __forceinline__ void cluster_sync() {  // release our smem writes, acquire the peers'
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+
 __device__ __forceinline__ void split_combine(const Work& w, const float* sO, int ldo, const float* sM, const float* sL,
-                                              float* partial_o, float* partial_ml, int* split_counter, int ctid) {
+                                              int tid) {
   constexpr int C4 = HEAD_DIM / 4;
-  const int z = blockIdx.z;
-  const int rows = min(TILE_M, w.S - w.q0);
-  const long long BH = gridDim.y;
-  // A. this split's partial
-  for (int i = ctid; i < rows * C4; i += CT) {
-    const int r = i / C4, c = i % C4;
-    const float4 v = *reinterpret_cast<const float4*>(sO + r * ldo + c * 4);
-    __stcg(reinterpret_cast<float4*>(partial_o + ((z * BH + w.bh) * w.S + w.q0 + r) * HEAD_DIM) + c, v);
-  }
-  for (int r = ctid; r < rows; r += CT)
-    __stcg(reinterpret_cast<float2*>(partial_ml) + (z * BH + w.bh) * w.S + w.q0 + r, make_float2(sM[r], sL[r]));
-  __threadfence();
-  compute_sync();
-  // B. ticket. The flag lives in sM[0]: m and l are in global memory now, and static shared memory
-  // would push a 48 KB launch over the default limit.
-  int* s_last = reinterpret_cast<int*>(const_cast<float*>(sM));
-  int* counter = split_counter + w.bh * gridDim.x + blockIdx.x;
-  if (ctid == 0) *s_last = atomicAdd(counter, 1) == SPLIT_KV - 1;
-  compute_sync();
-  if (!*s_last) return;
-  __threadfence();
-  // C. combine: O = sum_z o_z 2^(m_z - M) / sum_z l_z 2^(m_z - M)
-  for (int i = ctid; i < rows * C4; i += CT) {
-    const int r = i / C4, c = i % C4;
+  constexpr int SLICE = TILE_M / SPLIT_KV;  // rows this block writes
+  cluster_sync();                           // every split's partial is in its shared memory
+  const int r0 = blockIdx.z * SLICE;
+  const int rows = min(SLICE, w.S - w.q0 - r0);
+  for (int i = tid; i < rows * C4; i += NT) {
+    const int r = r0 + i / C4, c = i % C4;
+    // O = sum_z o_z 2^(m_z - M) / sum_z l_z 2^(m_z - M)
     float mz[SPLIT_KV], lz[SPLIT_KV];
     float M = neg_inf();
 #pragma unroll
-    for (int s = 0; s < SPLIT_KV; ++s) {
-      const float2 ml = __ldcg(reinterpret_cast<const float2*>(partial_ml) + (s * BH + w.bh) * w.S + w.q0 + r);
-      mz[s] = ml.x;
-      lz[s] = ml.y;
-      M = fmaxf(M, ml.x);
+    for (int z = 0; z < SPLIT_KV; ++z) {
+      mz[z] = ld_peer(peer_addr(sM + r, z));
+      lz[z] = ld_peer(peer_addr(sL + r, z));
+      M = fmaxf(M, mz[z]);
     }
     float L = 0.f;
     float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
 #pragma unroll
-    for (int s = 0; s < SPLIT_KV; ++s) {
-      const float wz = mz[s] == neg_inf() ? 0.f : fast_exp2(mz[s] - M);  // empty split: weight 0
-      const float4 o = __ldcg(reinterpret_cast<const float4*>(partial_o + ((s * BH + w.bh) * w.S + w.q0 + r) * HEAD_DIM) + c);
-      L += lz[s] * wz;
+    for (int z = 0; z < SPLIT_KV; ++z) {
+      const float wz = mz[z] == neg_inf() ? 0.f : fast_exp2(mz[z] - M);  // empty split: weight 0
+      const float4 o = ld_peer4(peer_addr(sO + r * ldo + c * 4, z));
+      L += lz[z] * wz;
       acc.x += o.x * wz; acc.y += o.y * wz; acc.z += o.z * wz; acc.w += o.w * wz;
     }
     const float inv = L > 0.f ? w.v_descale / L : 0.f;
-    uint2 out = make_uint2(pack_h2(acc.x * inv, acc.y * inv), pack_h2(acc.z * inv, acc.w * inv));
-    *reinterpret_cast<uint2*>(w.O + (long long)(w.q0 + r) * HEAD_DIM + c * 4) = out;
+    *reinterpret_cast<uint2*>(w.O + (long long)(w.q0 + r) * HEAD_DIM + c * 4) =
+        make_uint2(pack_h2(acc.x * inv, acc.y * inv), pack_h2(acc.z * inv, acc.w * inv));
   }
-  // D. leave the counter at zero for the next launch
-  if (ctid == 0) *counter = 0;
+  cluster_sync();  // no block leaves while a peer still reads its shared memory
 }
+#endif
 
 #if MMA_PATH >= 1
 // =============================================================================================
@@ -519,9 +568,23 @@ __device__ __forceinline__ void mma_pv(float (&c)[4], const unsigned (&a)[4], un
 // +1 in registers 4i .. 4i + 3: MMA_PATH=1's C-fragment layout, and the register A operand is its
 // A-fragment layout, so P goes from the score registers to the P·V A operand as in MMA_PATH=1.
 // ---------------------------------------------------------------------------------------------
-__device__ __forceinline__ unsigned long long wg_desc(const void* p, unsigned lbo, unsigned sbo) {
+// Q·Kᵀ instruction: fp16 (k = 16) or, knob IN_FP8=1, e4m3 (k = 32, no transpose operands: fp8 wgmma
+// takes K-major A and B only, which Q and K are). Either way one instruction eats 32 bytes of a row.
+#if IN_FP8
+#define WG_QK_TYPE "k32.f32.e4m3.e4m3 "
+#define WG_QK_TAIL ", p, 1, 1;\n}\n"
+#else
+#define WG_QK_TYPE "k16.f32.f16.f16 "
+#define WG_QK_TAIL ", p, 1, 1, 0, 0;\n}\n"
+#endif
+// Q and K tiles: rows of RB_IN bytes; fp8 at HEAD_DIM=64 has 64-byte rows and the 64-byte swizzle.
+constexpr int QK_ROWB = RB_IN == 64 ? 64 : 128;         // bytes per row within a panel
+constexpr unsigned QK_SBO = 8 * QK_ROWB;                // one 8-row swizzle atom
+constexpr unsigned QK_LAYOUT = RB_IN == 64 ? 2 : 1;     // descriptor swizzle mode
+// layout: 1 = 128-byte swizzle, 2 = 64-byte swizzle (bits 62-63)
+__device__ __forceinline__ unsigned long long wg_desc(const void* p, unsigned lbo, unsigned sbo, unsigned layout = 1) {
   return (unsigned long long)((smem_u32(p) & 0x3FFFFu) >> 4) | ((unsigned long long)(lbo >> 4) << 16) |
-         ((unsigned long long)(sbo >> 4) << 32) | (1ull << 62);
+         ((unsigned long long)(sbo >> 4) << 32) | ((unsigned long long)layout << 62);
 }
 __device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
@@ -545,9 +608,9 @@ __device__ __forceinline__ void wg_keep(unsigned (&a)[R][4]) {
 __device__ __forceinline__ void wg_ss(float (&d)[4][4], unsigned long long a, unsigned long long b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 "
+      "wgmma.mma_async.sync.aligned.m64n32" WG_QK_TYPE
       "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
-      "%16, %17, p, 1, 1, 0, 0;\n}\n"
+      "%16, %17" WG_QK_TAIL
       : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),
         "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]),
         "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
@@ -558,10 +621,10 @@ __device__ __forceinline__ void wg_ss(float (&d)[4][4], unsigned long long a, un
 __device__ __forceinline__ void wg_ss(float (&d)[8][4], unsigned long long a, unsigned long long b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
+      "wgmma.mma_async.sync.aligned.m64n64" WG_QK_TYPE
       "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
       "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
-      "%32, %33, p, 1, 1, 0, 0;\n}\n"
+      "%32, %33" WG_QK_TAIL
       : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),
         "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]),
         "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
@@ -576,12 +639,12 @@ __device__ __forceinline__ void wg_ss(float (&d)[8][4], unsigned long long a, un
 __device__ __forceinline__ void wg_ss(float (&d)[16][4], unsigned long long a, unsigned long long b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 "
+      "wgmma.mma_async.sync.aligned.m64n128" WG_QK_TYPE
       "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
       "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
       "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
       "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
-      "%64, %65, p, 1, 1, 0, 0;\n}\n"
+      "%64, %65" WG_QK_TAIL
       : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),
         "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]),
         "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
@@ -649,18 +712,25 @@ template <int N>
 __device__ __forceinline__ void wg_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory"); }
 
 // Issue S = Q·Kᵀ for the warpgroup of the warp at row wrow (s: this warp's 16 rows, overwritten).
+// Descriptors are built once per call and stepped by adding (bytes >> 4) to the start-address field
+// (shared memory stays below 2^18 bytes, so the 14-bit field never carries). The warpgroup's first
+// row goes through a shuffle from lane 0 so that the compiler can prove it warp-uniform and keep the
+// descriptors in uniform registers (as CUTLASS's canonical_warp_group_idx does).
 __device__ __forceinline__ void wg_qk_issue(float (&s)[NTN][4], const unsigned char* sQ, const unsigned char* sK, int wrow) {
-  const unsigned char* q = sQ + (wrow & ~63) * 128;  // the warpgroup's 64 rows in panel 0
+  const int row0 = __shfl_sync(0xffffffffu, wrow & ~63, 0);
+  const unsigned long long dq = wg_desc(sQ + row0 * QK_ROWB, 16, QK_SBO, QK_LAYOUT);  // the warpgroup's 64 rows
+  const unsigned long long dk = wg_desc(sK, 16, QK_SBO, QK_LAYOUT);
 #pragma unroll
-  for (int ks = 0; ks < HEAD_DIM / 16; ++ks)  // panel ks / 4, bytes 32 (ks % 4) of each row
-    wg_ss(s, wg_desc(q + (ks >> 2) * (TILE_M * 128) + (ks & 3) * 32, 16, 1024),
-          wg_desc(sK + (ks >> 2) * (TILE_N * 128) + (ks & 3) * 32, 16, 1024), ks > 0);
+  for (int ks = 0; ks < RB_IN / 32; ++ks)  // panel ks / 4, bytes 32 (ks % 4) of each row
+    wg_ss(s, dq + (((ks >> 2) * (TILE_M * 128) + (ks & 3) * 32) >> 4),
+          dk + (((ks >> 2) * (TILE_N * 128) + (ks & 3) * 32) >> 4), ks > 0);
 }
 // Issue O += P·V: P as fp16 A-fragments (16 keys each), V (smem, MN-major) one m64n{HEAD_DIM}k16 per 16 keys.
 __device__ __forceinline__ void wg_pv_issue(float (&o)[NTD][4], const unsigned (&a)[TILE_N / 16][4], const unsigned char* sV) {
   constexpr unsigned V_LBO = HEAD_DIM > 64 ? TILE_N * 128 : 1024;  // one panel at HEAD_DIM=64: LBO unused
+  const unsigned long long dv = wg_desc(sV, V_LBO, 1024);
 #pragma unroll
-  for (int kk = 0; kk < TILE_N / 16; ++kk) wg_rs(o, a[kk], wg_desc(sV + kk * 16 * 128, V_LBO, 1024));
+  for (int kk = 0; kk < TILE_N / 16; ++kk) wg_rs(o, a[kk], dv + ((kk * 16 * 128) >> 4));
 }
 // P (this warp's score registers) -> fp16 A-fragments, MMA_PATH=1's packing.
 __device__ __forceinline__ void wg_pack_p(unsigned (&a)[TILE_N / 16][4], const float (&p)[NTN][4]) {
@@ -906,6 +976,19 @@ __device__ __forceinline__ void async_proxy_fence() {
 #endif
 }
 
+// MMA_PATH=2 with IN_FP8=1: wgmma's e4m3 B operand must be K-major, and V is MN-major for P·V, so
+// V_j is widened once into an fp16 copy (the layout of the fp16 path's V tiles) that P·V reads;
+// Q·Kᵀ stays e4m3 x e4m3. The copy is rewritten every tile: the barrier at the top of tile j
+// already orders it after tile j-1's P·V, and a second barrier publishes it to the warpgroups.
+constexpr bool WIDE_V = MMA_PATH == 2 && IN_FP8;
+__device__ __forceinline__ void widen_v(unsigned char* smem, int st, int tid) {
+  if (WIDE_V) {  // knob IN_FP8=1 with MMA_PATH=2
+    convert_tile<TILE_N>(vh_buf(smem, 0), v_stage(smem, st), tid, NT);
+    async_proxy_fence();
+    __syncthreads();
+  }
+}
+
 #if WG_PIPE
 // WG_PIPE=1 (MMA_PATH=2), per K/V tile j of an active warpgroup:
 //   issue S = Q·K_jᵀ, then O += P_{j-1}·V_{j-1} behind it; wait for S only  (wg_pipe_issue; no
@@ -948,14 +1031,20 @@ __device__ __forceinline__ void wg_pipe_flush(WarpState& ws, unsigned (&pa)[TILE
 }
 #endif  // WG_PIPE
 
-__device__ __forceinline__ void block_mma(const Work& w, unsigned char* smem, float* partial_o, float* partial_ml,
-                                          int* split_counter) {
+__device__ __forceinline__ void block_mma(const Work& w, unsigned char* smem) {
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const unsigned char* sQ = smem + OFF_Q;
+  // SPLIT_KV > 1: the partial O, m and l are dumped here, over the Q tile and K/V ring, at the end
+  float* sO = reinterpret_cast<float*>(smem);
+  float* sM = sO + TILE_M * HEAD_DIM;
+  float* sL = sM + TILE_M;
 
 #if WARP_SPEC  // knob WARP_SPEC=1: the last warp is the producer
   if (warp == CW) {
     producer(w, smem, lane);
+#if SPLIT_KV > 1   // knob SPLIT_KV>1: the producer warp takes part in the cluster's combine
+    split_combine(w, sO, HEAD_DIM, sM, sL, tid);
+#endif
     return;
   }
 #endif
@@ -986,10 +1075,10 @@ __device__ __forceinline__ void block_mma(const Work& w, unsigned char* smem, fl
   }
 #else
   // all warps copy and compute. Prologue: Q, then tiles 0 .. PD-1.
-  issue_q(w, smem, tid, NT);
+  issue_q<NT>(w, smem, tid);
 #pragma unroll
   for (int p = 0; p < PD; ++p) {
-    if (p < w.n_tiles) issue_kv(w, smem, w.t_begin + p, p, tid, NT);
+    if (p < w.n_tiles) issue_kv<NT>(w, smem, w.t_begin + p, p, tid);
     else issue_none();
   }
 #if WG_PIPE  // knob WG_PIPE=1: P of the previous tile, its P·V not issued yet
@@ -1003,7 +1092,7 @@ __device__ __forceinline__ void block_mma(const Work& w, unsigned char* smem, fl
     const int kv0 = (w.t_begin + j) * TILE_N;
 #if STAGES == 1   // knob STAGES=1: copy tile j now, overlap V's copy with Q·Kᵀ
     __syncthreads();                           // everyone is done with the previous tile
-    issue_kv(w, smem, w.t_begin + j, 0, tid, NT);
+    issue_kv<NT>(w, smem, w.t_begin + j, 0, tid);
     cp_async_wait<1>();                        // K_j (and Q) landed; V_j may still be in flight
     async_proxy_fence();
     __syncthreads();
@@ -1011,11 +1100,12 @@ __device__ __forceinline__ void block_mma(const Work& w, unsigned char* smem, fl
     cp_async_wait<2 * PD - 2>();               // K_j and V_j landed (own copies)
     async_proxy_fence();
     __syncthreads();                           // ... everyone's; and tile j-1's stage is free
-    if (j + PD < w.n_tiles) issue_kv(w, smem, w.t_begin + j + PD, (j + PD) % STAGES, tid, NT);
+    if (j + PD < w.n_tiles) issue_kv<NT>(w, smem, w.t_begin + j + PD, (j + PD) % STAGES, tid);
     else issue_none();
+    widen_v(smem, st, tid);
 #endif
     if (j == 0) load_q_frags(ws, sQ, wrow, lane);
-    const unsigned char* sV = v_stage(smem, st);
+    const unsigned char* sV = WIDE_V ? vh_buf(smem, 0) : v_stage(smem, st);
     const bool active = warp_active(w, wrow, kv0);
     Scores s;
 #if WG_PIPE       // knob WG_PIPE=1: P_{j-1}·V_{j-1} runs under tile j's softmax (STAGES=3, PD=1: V_{j-1}'s
@@ -1037,6 +1127,7 @@ __device__ __forceinline__ void block_mma(const Work& w, unsigned char* smem, fl
     cp_async_wait<0>();
     async_proxy_fence();
     __syncthreads();
+    widen_v(smem, 0, tid);
 #endif
     if (active) warp_pv(ws, s, sV, lane);
 #endif
@@ -1059,7 +1150,7 @@ __device__ __forceinline__ void block_mma(const Work& w, unsigned char* smem, fl
       const int row = w.q0 + wrow + mt * 16 + g + 8 * h;
       if (row < w.S) {
         __half* out = w.O + (long long)row * HEAD_DIM;
-#if IN_FP8  // columns 16p + 4t .. +3 from tiles 2p (even columns) and 2p+1 (odd): see warp_pv
+#if IN_FP8 && MMA_PATH == 1  // columns 16p + 4t .. +3 from tiles 2p (even columns) and 2p+1 (odd): see warp_pv
 #pragma unroll
         for (int p = 0; p < NTD / 2; ++p)
           *reinterpret_cast<uint2*>(out + 16 * p + 4 * tq) =
@@ -1075,9 +1166,6 @@ __device__ __forceinline__ void block_mma(const Work& w, unsigned char* smem, fl
 #else              // knob SPLIT_KV>1: dump the state to smem, then combine across splits
   cp_async_wait<0>();  // a split with no tiles still has its Q copy in flight over the dump area
   compute_sync();      // everyone is done with the K/V ring the dump overwrites
-  float* sO = reinterpret_cast<float*>(smem);
-  float* sM = sO + TILE_M * HEAD_DIM;
-  float* sL = sM + TILE_M;
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
@@ -1086,7 +1174,7 @@ __device__ __forceinline__ void block_mma(const Work& w, unsigned char* smem, fl
       l += __shfl_xor_sync(0xffffffffu, l, 1);
       l += __shfl_xor_sync(0xffffffffu, l, 2);
       const int r = wrow + mt * 16 + g + 8 * h;
-#if IN_FP8  // the fp8 P·V column order (see warp_pv)
+#if IN_FP8 && MMA_PATH == 1  // the fp8 P·V column order (see warp_pv)
 #pragma unroll
       for (int p = 0; p < NTD / 2; ++p)
         *reinterpret_cast<float4*>(sO + r * HEAD_DIM + 16 * p + 4 * tq) =
@@ -1098,8 +1186,7 @@ __device__ __forceinline__ void block_mma(const Work& w, unsigned char* smem, fl
 #endif
       if (tq == 0) { sM[r] = ws.m[mt][h]; sL[r] = l; }
     }
-  compute_sync();
-  split_combine(w, sO, HEAD_DIM, sM, sL, partial_o, partial_ml, split_counter, tid);
+  split_combine(w, sO, HEAD_DIM, sM, sL, tid);  // its first cluster barrier orders the dump
 #endif
 }
 
@@ -1251,8 +1338,7 @@ __device__ __forceinline__ void block_tile(const Work& w, unsigned char* smem, i
   pv_product(smem, sV, ctid);
 }
 
-__device__ __forceinline__ void block_smem(const Work& w, unsigned char* smem, float* partial_o, float* partial_ml,
-                                           int* split_counter) {
+__device__ __forceinline__ void block_smem(const Work& w, unsigned char* smem) {
   const int tid = threadIdx.x;
   float* sO = reinterpret_cast<float*>(smem + OFF_O);
   float* sM = reinterpret_cast<float*>(smem + OFF_M);
@@ -1276,24 +1362,24 @@ __device__ __forceinline__ void block_smem(const Work& w, unsigned char* smem, f
     if (j + STAGES < w.n_tiles) named_arrive(BAR_EMPTY + st, NT);
   }
 #else
-  issue_q(w, smem, tid, NT);
+  issue_q<NT>(w, smem, tid);
 #pragma unroll
   for (int p = 0; p < PD; ++p) {
-    if (p < w.n_tiles) issue_kv(w, smem, w.t_begin + p, p, tid, NT);
+    if (p < w.n_tiles) issue_kv<NT>(w, smem, w.t_begin + p, p, tid);
     else issue_none();
   }
   for (int j = 0; j < w.n_tiles; ++j) {
     const int st = j % STAGES;
 #if STAGES == 1   // knob STAGES=1: copy tile j now
     __syncthreads();
-    issue_kv(w, smem, w.t_begin + j, 0, tid, NT);
+    issue_kv<NT>(w, smem, w.t_begin + j, 0, tid);
     cp_async_wait<0>();
 #else             // knob STAGES>1: tile j was issued PD iterations ago
     cp_async_wait<2 * PD - 2>();
 #endif
     __syncthreads();  // tile j visible; the previous tile's stage and sS / sP / sO are free
 #if STAGES > 1
-    if (j + PD < w.n_tiles) issue_kv(w, smem, w.t_begin + j + PD, (j + PD) % STAGES, tid, NT);
+    if (j + PD < w.n_tiles) issue_kv<NT>(w, smem, w.t_begin + j + PD, (j + PD) % STAGES, tid);
     else issue_none();
 #endif
     if (NEED_KH || NEED_VH) {
@@ -1313,9 +1399,7 @@ __device__ __forceinline__ void block_smem(const Work& w, unsigned char* smem, f
     const float inv = l > 0.f ? w.v_descale / l : 0.f;
     w.O[(long long)(w.q0 + r) * HEAD_DIM + d] = __float2half_rn(sO[r * LDO + d] * inv);
   }
-#else              // knob SPLIT_KV>1 (not legal with MMA_PATH=0 today; kept for completeness)
-  split_combine(w, sO, LDO, sM, sL, partial_o, partial_ml, split_counter, tid);
-#endif
+#endif             // (SPLIT_KV>1 needs MMA_PATH >= 1: static_assert above)
 }
 #endif  // MMA_PATH
 
@@ -1324,7 +1408,12 @@ __device__ __forceinline__ void block_smem(const Work& w, unsigned char* smem, f
 // =============================================================================================
 // Entry point. grid = (ceil(S/TILE_M), B*H, SPLIT_KV), block = (NUM_WARPS+WARP_SPEC)*32, smem = SMEM_BYTES.
 // =============================================================================================
-extern "C" __global__ void __launch_bounds__((NUM_WARPS + WARP_SPEC) * 32, 1)
+#if SPLIT_KV > 1  // knob SPLIT_KV>1: one cluster per query tile, its splits along z
+#define SDPA_CLUSTER __cluster_dims__(1, 1, SPLIT_KV)
+#else
+#define SDPA_CLUSTER
+#endif
+extern "C" __global__ void __launch_bounds__((NUM_WARPS + WARP_SPEC) * 32, 1) SDPA_CLUSTER
 sdpa_fwd(const IN_T* __restrict__ Q, const IN_T* __restrict__ K, const IN_T* __restrict__ V,
          __half* __restrict__ O, float* __restrict__ partial_o, float* __restrict__ partial_ml,
          int* __restrict__ split_counter, float q_descale, float k_descale, float v_descale,
@@ -1359,10 +1448,10 @@ sdpa_fwd(const IN_T* __restrict__ Q, const IN_T* __restrict__ K, const IN_T* __r
   w.n_tiles = min(tiles, w.t_begin + per_split) - w.t_begin;
 
 #if MMA_PATH == 2  // knob MMA_PATH=2: wgmma; tiles need a 1024-byte aligned base (SMEM_BYTES has the slack)
-  block_mma(w, smem + ((1024u - (smem_u32(smem) & 1023u)) & 1023u), partial_o, partial_ml, split_counter);
+  block_mma(w, smem + ((1024u - (smem_u32(smem) & 1023u)) & 1023u));
 #elif MMA_PATH == 1  // knob MMA_PATH=1: register-resident mma.sync
-  block_mma(w, smem, partial_o, partial_ml, split_counter);
+  block_mma(w, smem);
 #else              // knob MMA_PATH=0: WMMA / scalar through shared memory
-  block_smem(w, smem, partial_o, partial_ml, split_counter);
+  block_smem(w, smem);
 #endif
 }

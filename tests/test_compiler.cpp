@@ -521,6 +521,26 @@ TEST(ShippedProfiles, AttentionTemplateRefusesIllegalKnobsNamingThem) {
   }
   // And the baseline itself builds for sm_90a.
   EXPECT_TRUE(compile(candidate_request(fp16, fp16.baseline, "sm_90a"), cache).ok);
+
+  // fp8 wgmma keeps one fp16 copy of V, which WG_PIPE's overlap would overwrite under a running P·V.
+  const Profile fp8 = load_profile(kSource / "profiles/sdpa_fp8_wgmma.json");
+  Config piped = fp8.baseline;
+  piped["WG_PIPE"] = 1;
+  piped["STAGES"] = 3;
+  const Build b8 = compile(candidate_request(fp8, piped, "sm_90a"), cache);
+  EXPECT_FALSE(b8.ok);
+  EXPECT_NE(b8.log.find("MMA_PATH=2 with IN_FP8=1 needs WG_PIPE=0"), std::string::npos) << b8.log;
+  EXPECT_TRUE(compile(candidate_request(fp8, fp8.baseline, "sm_90a"), cache).ok);
+
+  // SPLIT_KV > 1 combines through a thread-block cluster: sm_80 has none, and says so.
+  const Profile mma = load_profile(kSource / "profiles/sdpa_fp16.json");
+  Config split = {{"MMA_PATH", 1}, {"TILE_M", 64}, {"TILE_N", 64}, {"NUM_WARPS", 4}, {"STAGES", 2},
+                  {"USE_CP_ASYNC", 1}, {"USE_WMMA_QK", 1}, {"USE_WMMA_PV", 1}, {"SWIZZLE", 2},
+                  {"WARP_SPEC", 0}, {"SPLIT_KV", 2}};
+  const Build b80 = compile(candidate_request(mma, split, "sm_80"), cache);
+  EXPECT_FALSE(b80.ok);
+  EXPECT_NE(b80.log.find("SPLIT_KV > 1 needs sm_90"), std::string::npos) << b80.log;
+  EXPECT_TRUE(compile(candidate_request(mma, split, "sm_90"), cache).ok);
 }
 
 TEST(ForeignKernel, ProfileLoadsWithTemplatedEntryAndConstantTable) {
