@@ -26,6 +26,15 @@ namespace fs = std::filesystem;
 namespace evo::cli {
 namespace {
 
+// nvcc's -arch=sm_90a also builds a plain compute_90 PTX, where the arch-specific feature macros
+// (__CUDA_ARCH_FEAT_SM90_ALL: wgmma) are absent; an arch-specific target wants its own -gencode.
+std::string nvcc_arch_flags(const std::string& arch) {
+  if (!arch.empty() && (arch.back() == 'a' || arch.back() == 'f') && arch.rfind("sm_", 0) == 0)
+    return "-gencode arch=compute_" + arch.substr(3) + ",code=" + arch;
+  return "-arch=" + arch;
+}
+
+
 // Reading commands must not create an empty database where the user mistyped a path.
 void require_db(const Globals& g) {
   if (!fs::exists(g.db)) throw UserError(g.db + ": no such database (run `evo run` first, or pass --db)");
@@ -266,7 +275,8 @@ int cmd_export(const Globals& g, const ExportArgs& a) {
     << "// launch (" << obj.name << "): grid (" << geo.grid[0] << "," << geo.grid[1] << "," << geo.grid[2] << ") block ("
     << geo.block[0] << "," << geo.block[1] << "," << geo.block[2] << ") dynamic smem " << geo.shared_bytes << " B; grid = ("
     << p.kernel.launch.grid[0] << ", " << p.kernel.launch.grid[1] << ", " << p.kernel.launch.grid[2] << ")\n"
-    << "// build:     nvcc -arch=" << p.arch << " -std=c++17 -c " << stem << ".cu   (provenance: " << stem << ".json)\n"
+    << "// build:     nvcc " << nvcc_arch_flags(p.arch) << " -std=c++17 -c " << stem << ".cu   (provenance: " << stem
+    << ".json)\n"
     << "// Generated file: do not edit by hand; re-export instead.\n\n";
   for (const auto& [k, v] : p.kernel.defines) h << "#define " << k << " " << v << "  // fixed by the profile\n";
   for (const auto& [k, v] : ev.config) h << "#define " << k << " " << v << "  // knob chosen by evo\n";

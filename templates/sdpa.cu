@@ -30,7 +30,8 @@
 // Launch (see docs/templates.md for the exact shared-memory expression):
 //   grid  = (ceil(S / TILE_M), B * H, SPLIT_KV), block = ((NUM_WARPS + WARP_SPEC) * 32, 1, 1),
 //   dynamic shared memory = sdpa::SMEM_BYTES (the kernel traps if given less).
-// Compiled by NVRTC (or nvcc -arch=sm_90 -c; MMA_PATH=2 needs -arch=sm_90a); every knob is a -D
+// Compiled by NVRTC (or nvcc -arch=sm_90 -c; MMA_PATH=2 needs sm_90a: nvcc -gencode
+// arch=compute_90a,code=sm_90a, since -arch=sm_90a adds a plain compute_90 pass); every knob is a -D
 // define. SPLIT_KV > 1 fixes the cluster shape at compile time (__cluster_dims__(1, 1, SPLIT_KV)), so an
 // ordinary launch (cuLaunchKernel, <<<>>>) runs it as clusters; partial_o, partial_ml and
 // split_counter are not used by this combine and stay in the signature so that every configuration
@@ -334,7 +335,8 @@ __device__ __forceinline__ void load_tile(unsigned char* tile, const unsigned ch
     const int r0 = tid / NC, c = tid % NC;
     unsigned char* dst = tile + tile_off<ROWS, RB>(r0, c);
     const unsigned char* src = g + r0 * RB + c * 16;
-#pragma unroll USE_CP_ASYNC ? 16 : 2  // plain loads: a few in flight, not a tile's worth of registers
+    constexpr int UNROLL = USE_CP_ASYNC ? 16 : 2;  // plain loads: a few in flight, not a tile's worth of registers
+#pragma unroll UNROLL
     for (int k = 0; k < (FAST ? ROWS / ROW_STEP : 1); ++k)
       copy16_full(dst + k * (ROW_STEP / 8) * eight_rows_bytes<RB>(), src + k * ROW_STEP * RB);
     return;
