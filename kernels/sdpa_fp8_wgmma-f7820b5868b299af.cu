@@ -1,19 +1,19 @@
-// sdpa_fp16_wgmma-8e5c57dde9edede2.cu: exported by evo 0.1.0 from evaluation 13 (run 1)
-// profile:   sdpa_fp16_wgmma (sdpa_fp16_wgmma.json), template sdpa.cu (sha256 691d21bf466dc1d6), entry sdpa_fwd
-// knobs:     MMA_PATH=2,NUM_WARPS=4,SPLIT_KV=1,STAGES=3,SWIZZLE=2,TILE_M=64,TILE_N=128,USE_CP_ASYNC=1,USE_WMMA_PV=1,USE_WMMA_QK=1,WARP_SPEC=0,WG_PIPE=0
+// sdpa_fp8_wgmma-f7820b5868b299af.cu: exported by evo 0.1.0 from evaluation 2 (run 1)
+// profile:   sdpa_fp8_wgmma (sdpa_fp8_wgmma.json), template sdpa.cu (sha256 882523fcc8c3975b), entry sdpa_fwd
+// knobs:     MMA_PATH=2,NUM_WARPS=4,SPLIT_KV=2,STAGES=2,SWIZZLE=2,TILE_M=64,TILE_N=128,USE_CP_ASYNC=1,USE_WMMA_PV=1,USE_WMMA_QK=1,WARP_SPEC=0,WG_PIPE=0
 // device:    NVIDIA H100 80GB HBM3, driver 13.0
-// measured:  mission: median 4.58 us (cv 0.005, graph, 50 iters), 1.18x the baseline in the same run
+// measured:  mission: median 4.11 us (cv 0.002, graph, 50 iters), 1.47x the baseline in the same run
 // GREEN:     passed on small mission mission_causal mission512 tail tail_causal long; sanitizer: passed
-// launch (mission): grid (4,16,1) block (128,1,1) dynamic smem 107520 B; grid = (cdiv(S, TILE_M), B * H, SPLIT_KV)
-// build:     nvcc -gencode arch=compute_90a,code=sm_90a -std=c++17 -c sdpa_fp16_wgmma-8e5c57dde9edede2.cu   (provenance: sdpa_fp16_wgmma-8e5c57dde9edede2.json)
+// launch (mission): grid (4,16,2) block (128,1,1) dynamic smem 63504 B; grid = (cdiv(S, TILE_M), B * H, SPLIT_KV)
+// build:     nvcc -gencode arch=compute_90a,code=sm_90a -std=c++17 -c sdpa_fp8_wgmma-f7820b5868b299af.cu   (provenance: sdpa_fp8_wgmma-f7820b5868b299af.json)
 // Generated file: do not edit by hand; re-export instead.
 
 #define HEAD_DIM 64  // fixed by the profile
-#define IN_FP8 0  // fixed by the profile
+#define IN_FP8 1  // fixed by the profile
 #define MMA_PATH 2  // knob chosen by evo
 #define NUM_WARPS 4  // knob chosen by evo
-#define SPLIT_KV 1  // knob chosen by evo
-#define STAGES 3  // knob chosen by evo
+#define SPLIT_KV 2  // knob chosen by evo
+#define STAGES 2  // knob chosen by evo
 #define SWIZZLE 2  // knob chosen by evo
 #define TILE_M 64  // knob chosen by evo
 #define TILE_N 128  // knob chosen by evo
@@ -50,7 +50,9 @@
 //      WG_PIPE=1 overlaps tile j's softmax with tile j-1's P·V inside the warpgroup.
 // Around both: a STAGES-deep K/V ring in shared memory (cp.async or plain loads), optional
 // producer warp (WARP_SPEC), optional split of the keys across blocks (SPLIT_KV): the SPLIT_KV
-// blocks of a query tile form a thread-block cluster and combine through distributed shared memory.
+// blocks of a query tile form a thread-block cluster; each 16-row tile has an owner block, and the
+// other splits push their partial state of it into the owner's shared memory (st.async, counted by
+// an mbarrier), where it is merged in registers (split_exchange).
 //
 // Launch (see docs/templates.md for the exact shared-memory expression):
 //   grid  = (ceil(S / TILE_M), B * H, SPLIT_KV), block = ((NUM_WARPS + WARP_SPEC) * 32, 1, 1),
@@ -59,7 +61,7 @@
 // arch=compute_90a,code=sm_90a, since -arch=sm_90a adds a plain compute_90 pass); every knob is a -D
 // define. SPLIT_KV > 1 fixes the cluster shape at compile time (__cluster_dims__(1, 1, SPLIT_KV)), so an
 // ordinary launch (cuLaunchKernel, <<<>>>) runs it as clusters; partial_o, partial_ml and
-// split_counter are not used by this combine and stay in the signature so that every configuration
+// split_counter are not used by this exchange and stay in the signature so that every configuration
 // keeps one argument list. Illegal knob combinations stop at a static_assert naming the knob.
 
 #include <cuda_fp16.h>  // defines: __half, __half2, __floats2half2_rn, __half22float2
@@ -218,10 +220,18 @@ constexpr int OFF_O  = OFF_P + (MMA_PATH == 0 && USE_WMMA_PV ? TILE_M * LDP * 2 
 constexpr int OFF_M  = OFF_O + (MMA_PATH == 0 ? TILE_M * LDO * 4 : 0);
 constexpr int OFF_L  = OFF_M + (MMA_PATH == 0 ? TILE_M * 4 : 0);
 constexpr int MAIN_BYTES = OFF_L + (MMA_PATH == 0 ? TILE_M * 4 : 0);
-// MMA_PATH=1 or 2 with SPLIT_KV>1 dumps O (TILE_M x HEAD_DIM floats), m and l here, over everything above
-constexpr int EPI_BYTES  = (MMA_PATH >= 1 && SPLIT_KV > 1) ? TILE_M * (HEAD_DIM * 4 + 8) : 0;
+// SPLIT_KV>1 (MMA_PATH 1 or 2): the mailbox where the other splits' partial states of the 16-row tiles
+// this block owns arrive (split_exchange), after everything above so that it is free from the start,
+// then the mbarrier that counts their bytes. A partial is one warp's registers for one 16-row tile:
+// per lane NTD float4 of O and one float4 (m, m, l, l), stored as [float4 index][lane].
+constexpr int NRT        = TILE_M / 16;                              // 16-row tiles of the query tile
+constexpr int OWNED      = NRT >= SPLIT_KV ? NRT / SPLIT_KV : 1;     // row tiles a block owns (at most)
+constexpr int PART_F4    = NTD + 1;                                  // float4 per lane of one partial
+constexpr int PART_BYTES = 32 * PART_F4 * 16;
+constexpr int OFF_MAIL   = MAIN_BYTES;
+constexpr int MAIL_BYTES = SPLIT_KV > 1 ? (SPLIT_KV - 1) * OWNED * PART_BYTES + 16 : 0;  // + the mbarrier
 // MMA_PATH=2: + 1024 so that the kernel can round its base up to the 1024 bytes the swizzle atoms need
-constexpr int SMEM_BYTES = (MAIN_BYTES > EPI_BYTES ? MAIN_BYTES : EPI_BYTES) + (MMA_PATH == 2 ? 1024 : 0);
+constexpr int SMEM_BYTES = MAIN_BYTES + MAIL_BYTES + (MMA_PATH == 2 ? 1024 : 0);
 static_assert(SMEM_BYTES <= 227 * 1024, "shared memory over 227 KB: lower STAGES, TILE_N or TILE_M");
 
 // named barriers (0 is __syncthreads)
@@ -475,65 +485,51 @@ __device__ __forceinline__ void producer(const Work& w, unsigned char* smem, int
 
 // ---------------------------------------------------------------------------------------------
 // SPLIT_KV > 1: the SPLIT_KV blocks of one query tile are one thread-block cluster (__cluster_dims__
-// on the kernel, rank = blockIdx.z). Each leaves its partial (unnormalised O, m, l) in its own shared
-// memory; after a cluster barrier, block z combines rows [z, z + 1) * TILE_M / SPLIT_KV of the tile,
-// reading every split's partial through distributed shared memory, and writes them. No global
-// round trip and no ticket: the combine costs two cluster barriers and SPLIT_KV smem reads a value.
-// sO: TILE_M rows of ldo floats; sM, sL: TILE_M floats (m in the log2 domain). All NT threads call it.
+// on the kernel, rank = blockIdx.z). Each 16-row tile of the query tile has an owner block; the
+// other splits push their partial state of it (O, m, l: one warp's registers) straight into the
+// owner's mailbox with st.async, each store counted by the owner's mbarrier, and the owner merges
+// them into its own registers when all bytes are in (split_exchange). One cluster barrier, split
+// across the whole kernel (arrive at the start, wait before the first push), makes the mbarrier's
+// initialisation visible; nothing waits for a peer to finish except the owner for its mail.
 // ---------------------------------------------------------------------------------------------
 #if SPLIT_KV > 1
-__device__ __forceinline__ unsigned peer_addr(const void* p, int rank) {  // the same byte in block `rank`
-  unsigned a;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(a) : "r"(smem_u32(p)), "r"(rank));
-  return a;
+// owner block of 16-row tile rt, and the tile's place among the owner's
+__device__ __forceinline__ int rt_owner(int rt) { return NRT >= SPLIT_KV ? rt / OWNED : rt * (SPLIT_KV / NRT); }
+__device__ __forceinline__ int rt_slot(int rt) { return NRT >= SPLIT_KV ? rt % OWNED : 0; }
+__device__ __forceinline__ int owned_by(int z) {  // row tiles block z owns
+  return NRT >= SPLIT_KV ? OWNED : (z % (SPLIT_KV / NRT) == 0 ? 1 : 0);
 }
-__device__ __forceinline__ float ld_peer(unsigned a) {
-  float v;
-  asm volatile("ld.shared::cluster.f32 %0, [%1];\n" : "=f"(v) : "r"(a) : "memory");
-  return v;
+__device__ __forceinline__ unsigned peer_addr(unsigned a, int rank) {  // the same byte in block `rank`
+  unsigned r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(a), "r"(rank));
+  return r;
 }
-__device__ __forceinline__ float4 ld_peer4(unsigned a) {
-  float4 v;
-  asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(a)
-               : "memory");
-  return v;
+__device__ __forceinline__ void st_async4(unsigned a, float x, float y, float z, float w, unsigned mbar) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%1, %2, %3, %4}, [%5];\n"
+               ::"r"(a), "f"(x), "f"(y), "f"(z), "f"(w), "r"(mbar) : "memory");
 }
-__device__ __forceinline__ void cluster_sync() {  // release our smem writes, acquire the peers'
-  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-}
-
-__device__ __forceinline__ void split_combine(const Work& w, const float* sO, int ldo, const float* sM, const float* sL,
-                                              int tid) {
-  constexpr int C4 = HEAD_DIM / 4;
-  constexpr int SLICE = TILE_M / SPLIT_KV;  // rows this block writes
-  cluster_sync();                           // every split's partial is in its shared memory
-  const int r0 = blockIdx.z * SLICE;
-  const int rows = min(SLICE, w.S - w.q0 - r0);
-  for (int i = tid; i < rows * C4; i += NT) {
-    const int r = r0 + i / C4, c = i % C4;
-    // O = sum_z o_z 2^(m_z - M) / sum_z l_z 2^(m_z - M)
-    float mz[SPLIT_KV], lz[SPLIT_KV];
-    float M = neg_inf();
-#pragma unroll
-    for (int z = 0; z < SPLIT_KV; ++z) {
-      mz[z] = ld_peer(peer_addr(sM + r, z));
-      lz[z] = ld_peer(peer_addr(sL + r, z));
-      M = fmaxf(M, mz[z]);
-    }
-    float L = 0.f;
-    float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
-#pragma unroll
-    for (int z = 0; z < SPLIT_KV; ++z) {
-      const float wz = mz[z] == neg_inf() ? 0.f : fast_exp2(mz[z] - M);  // empty split: weight 0
-      const float4 o = ld_peer4(peer_addr(sO + r * ldo + c * 4, z));
-      L += lz[z] * wz;
-      acc.x += o.x * wz; acc.y += o.y * wz; acc.z += o.z * wz; acc.w += o.w * wz;
-    }
-    const float inv = L > 0.f ? w.v_descale / L : 0.f;
-    *reinterpret_cast<uint2*>(w.O + (long long)(w.q0 + r) * HEAD_DIM + c * 4) =
-        make_uint2(pack_h2(acc.x * inv, acc.y * inv), pack_h2(acc.z * inv, acc.w * inv));
+// At the start: the mbarrier expects this block's whole mail (one arrival, the bytes as transactions),
+// then the cluster barrier's arrive half; its wait half is split_wait_peers.
+__device__ __forceinline__ void split_start(unsigned char* smem) {
+  if (threadIdx.x == 0) {
+    const unsigned mbar = smem_u32(smem + OFF_MAIL + MAIL_BYTES - 16);
+    const unsigned bytes = (SPLIT_KV - 1) * owned_by(blockIdx.z) * PART_BYTES;
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(mbar) : "memory");
+    asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n}\n" ::"r"(mbar), "r"(bytes)
+                 : "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
-  cluster_sync();  // no block leaves while a peer still reads its shared memory
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void split_wait_peers() {  // every block of the cluster has run split_start
+  asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void split_wait_mail(unsigned char* smem) {
+  const unsigned mbar = smem_u32(smem + OFF_MAIL + MAIL_BYTES - 16);
+  asm volatile(
+      "{\n.reg .pred done;\nWAIT_MAIL:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], 0;\n"
+      "@!done bra WAIT_MAIL;\n}\n" ::"r"(mbar) : "memory");
 }
 #endif
 
@@ -1059,19 +1055,69 @@ __device__ __forceinline__ void wg_pipe_flush(WarpState& ws, unsigned (&pa)[TILE
 }
 #endif  // WG_PIPE
 
+#if SPLIT_KV > 1
+// Knob SPLIT_KV>1: after the key loop. Row tiles owned by another split go there (st.async into its
+// mailbox slot for this split); the owned ones wait for their mail and merge it in registers:
+//   M = max(m, m_z),  O = O 2^(m - M) + O_z 2^(m_z - M),  l = l 2^(m - M) + l_z 2^(m_z - M)
+// (a split with no keys for a row has m = -inf and weight 0). l stays per thread: the epilogue's
+// quad sum is the same whichever split a column's keys came from.
+__device__ __forceinline__ void split_exchange(WarpState& ws, unsigned char* smem, int wrow, int lane) {
+  const int me = blockIdx.z;
+  split_wait_peers();
+  bool owner = false;
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt) {
+    const int rt = wrow / 16 + mt, z = rt_owner(rt);
+    if (z == me) { owner = true; continue; }
+    const int box = (me < z ? me : me - 1) * OWNED + rt_slot(rt);  // this split's slot at the owner
+    const unsigned dst = peer_addr(smem_u32(smem + OFF_MAIL + box * PART_BYTES + lane * 16), z);
+    const unsigned mbar = peer_addr(smem_u32(smem + OFF_MAIL + MAIL_BYTES - 16), z);
+#pragma unroll
+    for (int dt = 0; dt < NTD; ++dt)
+      st_async4(dst + dt * 512, ws.o[mt][dt][0], ws.o[mt][dt][1], ws.o[mt][dt][2], ws.o[mt][dt][3], mbar);
+    st_async4(dst + NTD * 512, ws.m[mt][0], ws.m[mt][1], ws.l[mt][0], ws.l[mt][1], mbar);
+  }
+  if (!owner) return;
+  split_wait_mail(smem);
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt) {
+    const int rt = wrow / 16 + mt;
+    if (rt_owner(rt) != me) continue;
+#pragma unroll
+    for (int k = 0; k < SPLIT_KV - 1; ++k) {
+      const float4* box = reinterpret_cast<const float4*>(smem + OFF_MAIL + (k * OWNED + rt_slot(rt)) * PART_BYTES) + lane;
+      float4 part[PART_F4];
+#pragma unroll
+      for (int f = 0; f < PART_F4; ++f) part[f] = box[f * 32];
+      const float mz[2] = {part[NTD].x, part[NTD].y}, lz[2] = {part[NTD].z, part[NTD].w};
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const float M = fmaxf(ws.m[mt][h], mz[h]);
+        const float a = ws.m[mt][h] == neg_inf() ? 0.f : fast_exp2(ws.m[mt][h] - M);
+        const float b = mz[h] == neg_inf() ? 0.f : fast_exp2(mz[h] - M);
+        ws.m[mt][h] = M;
+        ws.l[mt][h] = ws.l[mt][h] * a + lz[h] * b;
+#pragma unroll
+        for (int dt = 0; dt < NTD; ++dt) {
+          const float2 o = h == 0 ? make_float2(part[dt].x, part[dt].y) : make_float2(part[dt].z, part[dt].w);
+          ws.o[mt][dt][2 * h] = ws.o[mt][dt][2 * h] * a + o.x * b;
+          ws.o[mt][dt][2 * h + 1] = ws.o[mt][dt][2 * h + 1] * a + o.y * b;
+        }
+      }
+    }
+  }
+}
+#endif
+
 __device__ __forceinline__ void block_mma(const Work& w, unsigned char* smem) {
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const unsigned char* sQ = smem + OFF_Q;
-  // SPLIT_KV > 1: the partial O, m and l are dumped here, over the Q tile and K/V ring, at the end
-  float* sO = reinterpret_cast<float*>(smem);
-  float* sM = sO + TILE_M * HEAD_DIM;
-  float* sL = sM + TILE_M;
 
 #if WARP_SPEC  // knob WARP_SPEC=1: the last warp is the producer
   if (warp == CW) {
     producer(w, smem, lane);
-#if SPLIT_KV > 1   // knob SPLIT_KV>1: the producer warp takes part in the cluster's combine
-    split_combine(w, sO, HEAD_DIM, sM, sL, tid);
+#if SPLIT_KV > 1   // knob SPLIT_KV>1: the producer warp has no rows, but waits out the cluster barrier it arrived at
+    split_wait_peers();
 #endif
     return;
   }
@@ -1165,10 +1211,17 @@ __device__ __forceinline__ void block_mma(const Work& w, unsigned char* smem) {
 #endif
 #endif
 
+#if SPLIT_KV > 1  // knob SPLIT_KV>1: merge the splits' partial states of the row tiles this block owns
+  cp_async_wait<0>();  // a split with no tiles may still have its Q copy in flight
+  split_exchange(ws, smem, wrow, lane);
+#endif
+  // normalise and store straight from registers (SPLIT_KV>1: the row tiles this block owns)
   const int g = lane >> 2, tq = lane & 3;
-#if SPLIT_KV == 1  // knob SPLIT_KV=1: normalise and store straight from registers
 #pragma unroll
-  for (int mt = 0; mt < MT; ++mt)
+  for (int mt = 0; mt < MT; ++mt) {
+#if SPLIT_KV > 1
+    if (rt_owner(wrow / 16 + mt) != (int)blockIdx.z) continue;
+#endif
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       float l = ws.l[mt][h];
@@ -1191,31 +1244,7 @@ __device__ __forceinline__ void block_mma(const Work& w, unsigned char* smem) {
 #endif
       }
     }
-#else              // knob SPLIT_KV>1: dump the state to smem, then combine across splits
-  cp_async_wait<0>();  // a split with no tiles still has its Q copy in flight over the dump area
-  compute_sync();      // everyone is done with the K/V ring the dump overwrites
-#pragma unroll
-  for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      float l = ws.l[mt][h];
-      l += __shfl_xor_sync(0xffffffffu, l, 1);
-      l += __shfl_xor_sync(0xffffffffu, l, 2);
-      const int r = wrow + mt * 16 + g + 8 * h;
-#if IN_FP8 && MMA_PATH == 1  // the fp8 P·V column order (see warp_pv)
-#pragma unroll
-      for (int p = 0; p < NTD / 2; ++p)
-        *reinterpret_cast<float4*>(sO + r * HEAD_DIM + 16 * p + 4 * tq) =
-            make_float4(ws.o[mt][2 * p][2 * h], ws.o[mt][2 * p + 1][2 * h], ws.o[mt][2 * p][2 * h + 1], ws.o[mt][2 * p + 1][2 * h + 1]);
-#else
-#pragma unroll
-      for (int dt = 0; dt < NTD; ++dt)
-        *reinterpret_cast<float2*>(sO + r * HEAD_DIM + dt * 8 + tq * 2) = make_float2(ws.o[mt][dt][2 * h], ws.o[mt][dt][2 * h + 1]);
-#endif
-      if (tq == 0) { sM[r] = ws.m[mt][h]; sL[r] = l; }
-    }
-  split_combine(w, sO, HEAD_DIM, sM, sL, tid);  // its first cluster barrier orders the dump
-#endif
+  }
 }
 
 #else  // MMA_PATH == 0
@@ -1476,9 +1505,15 @@ sdpa_fwd(const IN_T* __restrict__ Q, const IN_T* __restrict__ K, const IN_T* __r
   w.n_tiles = min(tiles, w.t_begin + per_split) - w.t_begin;
 
 #if MMA_PATH == 2  // knob MMA_PATH=2: wgmma; tiles need a 1024-byte aligned base (SMEM_BYTES has the slack)
-  block_mma(w, smem + ((1024u - (smem_u32(smem) & 1023u)) & 1023u));
-#elif MMA_PATH == 1  // knob MMA_PATH=1: register-resident mma.sync
-  block_mma(w, smem);
+  unsigned char* base = smem + ((1024u - (smem_u32(smem) & 1023u)) & 1023u);
+#else
+  unsigned char* base = smem;
+#endif
+#if SPLIT_KV > 1  // knob SPLIT_KV>1: the mailbox is ready before any split can finish
+  split_start(base);
+#endif
+#if MMA_PATH >= 1  // knob MMA_PATH=1 (register-resident mma.sync) or 2 (wgmma)
+  block_mma(w, base);
 #else              // knob MMA_PATH=0: WMMA / scalar through shared memory
   block_smem(w, smem);
 #endif
