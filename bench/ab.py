@@ -40,7 +40,7 @@ def build(row, work, i):
         raise ValueError("%s: no knob %s in %s" % (row["name"], ", ".join(unknown), row["profile"]))
     cfg = dict(p["baseline"], **given)
     tpl = os.path.join(ROOT, row.get("template", "templates/sdpa.cu"))
-    defines = dict(p.get("defines", {}), **cfg, **row.get("defines", {}))
+    defines = {**p.get("defines", {}), **cfg, **row.get("defines", {})}
     ok, log, cub = chk.nvrtc_compile((tpl, defines, p.get("arch", "sm_90"), os.path.join(work, "r%d.cubin" % i)))
     if not ok:
         raise RuntimeError("%s does not compile:\n%s" % (row["name"], log[-3000:]))

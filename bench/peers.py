@@ -15,7 +15,10 @@ Peers, on mission (B=2,H=8,S=256,D=64), mission512 (1,8,512,64) and long (2,16,4
                 "knobs" and "profile" beside it) or K=V knobs for the template, compiled with NVRTC
                 (CuPy RawModule); its launch geometry comes from the profile's expressions.
 Every peer is timed the same way (tests/gpu/sdpa_check.py time_graph): a CUDA graph of 20 launches,
-replayed, median per launch. FP8 inputs are quantised per tensor (amax / 448) and carry descales.
+replayed, median per launch; the peers of a shape are timed in turn, --rounds times over (5), and
+each reports the median over rounds (a long launch drifts with the clock by several percent from one
+timing to the next; interleaving makes the drift hit every peer alike). FP8 inputs are quantised per
+tensor (amax / 448) and carry descales.
 """
 import argparse
 import json
@@ -145,6 +148,8 @@ def main():
     ap.add_argument("--best", action="append", default=[],
                     help="sdpa_check.py's JSON (repeatable; later files win): the fastest passing configuration "
                     "per shape of the sdpa_fp16 / sdpa_fp8 profiles, where --fp16 / --fp8 are not given")
+    ap.add_argument("--rounds", type=int, default=5,
+                    help="time every peer of a shape this many times, interleaved; report the median")
     ap.add_argument("--out", default=os.path.join(os.environ.get("OUT", "/tmp"), "peers.json"))
     a = ap.parse_args()
     import tempfile
@@ -189,11 +194,11 @@ def main():
             print("evo %s %s: %s (%s)" % (dt, name, chk.cfg_key(evo[(dt, name)].cfg), os.path.basename(prof)),
                   flush=True)
 
-    results = {}
+    results, spreads = {}, {}
     for name, B, H, S, D in SHAPES:
         prob = {"name": name, "sizes": {"B": B, "H": H, "S": S, "D": D, "causal": 0}}
         scale = 1 / math.sqrt(D)
-        row = {}
+        row, spread, timed = {}, {}, []
         for fp8 in (False, True):
             qs, desc, deq = chk.make_inputs(torch, prob, fp8, 11)
             ref = chk.torch_ref(torch, deq, 0) if S <= 512 else None
@@ -201,18 +206,19 @@ def main():
             dt = "fp8" if fp8 else "fp16"
             runs = {}
             if not fp8:
-                def torch_backend(be):
+                def torch_backend(be, qs=qs):
                     def f(stream):
                         with sdpa_kernel(be):
                             torch.nn.functional.scaled_dot_product_attention(*qs)
                     return f
                 runs["torch-flash"] = torch_backend(SDPBackend.FLASH_ATTENTION)
                 runs["torch-cudnn"] = torch_backend(SDPBackend.CUDNN_ATTENTION)
-            runs["triton-fa2"] = lambda stream: triton_fa2(*qs, o, desc, scale, fp8)
+            # (defaults bind this dtype's tensors: the functions are timed after both dtypes are set up)
+            runs["triton-fa2"] = lambda stream, qs=qs, o=o, desc=desc, fp8=fp8: triton_fa2(*qs, o, desc, scale, fp8)
             if (dt, name) in evo:
                 scr = chk.scratch(torch, prob)
-                runs["evo"] = lambda stream, k=evo[(dt, name)]: k(prob, qs + [o] + list(scr), desc, scale,
-                                                           k.cp.cuda.ExternalStream(stream.cuda_stream))
+                runs["evo"] = lambda stream, k=evo[(dt, name)], qs=qs, o=o, desc=desc, scr=scr: k(
+                    prob, qs + [o] + list(scr), desc, scale, k.cp.cuda.ExternalStream(stream.cuda_stream))
             for peer, fn in runs.items():
                 try:
                     fn(torch.cuda.current_stream())  # warm-up (and Triton's autotuning) outside the graph
@@ -227,14 +233,23 @@ def main():
                         torch.cuda.synchronize()
                         torch.cuda.cudart().cudaProfilerStop()
                         continue
-                    t = chk.time_graph(torch, fn)
-                    row["%s %s" % (peer, dt)] = t
+                    timed.append(("%s %s" % (peer, dt), fn))
                 except Exception as e:  # a peer missing on this machine is reported, not fatal
                     print("%s %s %s: unavailable (%s)" % (peer, dt, name, str(e).splitlines()[0][:120]), flush=True)
-            if "triton-fa2 %s" % dt in row:
+            if any(k == "triton-fa2 %s" % dt for k, _ in timed):
                 best = _fa2_fwd.best_config
                 print("triton-fa2 %s %s best config: %s" % (dt, name, best), flush=True)
+        # every peer of this shape in turn, `rounds` times over (drifting clocks hit all alike); median
+        ts = {k: [] for k, _ in timed}
+        for _ in range(a.rounds):
+            for k, fn in timed:
+                ts[k].append(chk.time_graph(torch, fn))
+        for k, v in ts.items():
+            v.sort()
+            row[k] = v[len(v) // 2]
+            spread[k] = v[-1] - v[0]
         results[name] = row
+        spreads[name] = spread
         print(name, {k: round(v, 2) for k, v in row.items()}, flush=True)
 
     # table: µs, ratio of time to cuDNN's (lower is better), TFLOP/s
@@ -251,6 +266,8 @@ def main():
             tf = 4.0 * B * H * S * S * D / r[k] / 1e6
             line += "%10.2fus %7s %8.1f" % (r[k], ("%.2f" % (r[k] / c)) if c else "-", tf)
         print(line)
+    print("(median of %d interleaved rounds; largest spread max - min: %s)" % (
+        a.rounds, ", ".join("%s %.2f us" % (n, max(spreads[n].values(), default=0)) for n, *_ in SHAPES if n in spreads)))
     # the issue's targets
     c = lambda n: results[n].get("torch-cudnn fp16")
     e16 = lambda n: results[n].get("evo fp16")
@@ -266,7 +283,7 @@ def main():
         if e8(n) and e16(n):
             print("target FP8 beats FP16 on %-10s: %.2f vs %.2f us  %s" % (n, e8(n), e16(n), "MET" if e8(n) < e16(n) else "MISSED"))
     with open(a.out, "w") as f:
-        json.dump(results, f, indent=1)
+        json.dump({"median_us": results, "spread_us": spreads, "rounds": a.rounds}, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -208,6 +208,9 @@ constexpr int MAIL_BYTES = SPLIT_KV > 1 ? (SPLIT_KV - 1) * OWNED * PART_BYTES + 
 // MMA_PATH=2: + 1024 so that the kernel can round its base up to the 1024 bytes the swizzle atoms need
 constexpr int SMEM_BYTES = MAIN_BYTES + MAIL_BYTES + (MMA_PATH == 2 ? 1024 : 0);
 static_assert(SMEM_BYTES <= 227 * 1024, "shared memory over 227 KB: lower STAGES, TILE_N or TILE_M");
+#ifdef SDPA_EXPECT_SMEM_BYTES  // tests: a profile's launch.shared_bytes must be exactly this (less traps, more wastes)
+static_assert(SMEM_BYTES == SDPA_EXPECT_SMEM_BYTES, "the profile's launch.shared_bytes differs from sdpa::SMEM_BYTES");
+#endif
 
 // named barriers (0 is __syncthreads)
 enum : int {

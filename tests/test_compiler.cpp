@@ -543,6 +543,44 @@ TEST(ShippedProfiles, AttentionTemplateRefusesIllegalKnobsNamingThem) {
   EXPECT_TRUE(compile(candidate_request(mma, split, "sm_90"), cache).ok);
 }
 
+// Each sdpa profile's launch.shared_bytes expression is the template's own SMEM_BYTES: a profile that
+// asks for less makes the kernel trap, one that asks for more costs occupancy. The template checks a
+// value it is given (SDPA_EXPECT_SMEM_BYTES) with a static_assert; compiled to PTX only (no ptxas), for
+// a spread of SPLIT_KV > 1 configurations (their mailbox is the newest term) and a few others.
+TEST(ShippedProfiles, SdpaSharedBytesExpressionIsTheTemplates) {
+  TempDir t;
+  CompileCache cache(t.path / "cache");
+  std::size_t checked = 0;
+  for (const std::string name : {"sdpa_fp16_wgmma", "sdpa_fp8_wgmma", "sdpa_fp16", "sdpa_fp8", "sdpa_fp16_d128",
+                                 "sdpa_fp8_d128"}) {
+    const Profile p = load_profile(kSource / "profiles" / (name + ".json"));
+    ASSERT_FALSE(p.problems.empty()) << name;
+    const std::string virt = "compute_" + p.arch.substr(p.arch.find('_') + 1);  // sm_90a -> compute_90a
+    std::vector<Config> split, whole;
+    for (const Config& c : KnobSpace(p).enumerate_valid()) (c.at("SPLIT_KV") > 1 ? split : whole).push_back(c);
+    std::vector<Config> sample;  // (sdpa_fp8_d128 has no split configuration)
+    for (std::size_t i = 0; i < split.size(); i += (split.size() + 5) / 6) sample.push_back(split[i]);
+    sample.push_back(whole.front());
+    sample.push_back(whole.back());
+    for (const Config& c : sample) {
+      const auto bytes = launch_geometry(p.kernel, p.problems.front(), c).shared_bytes;
+      CompileRequest r = candidate_request(p, c, virt);
+      r.defines["SDPA_EXPECT_SMEM_BYTES"] = std::to_string(bytes);
+      const Build b = compile(r, cache);
+      EXPECT_TRUE(b.ok) << name << " " << bytes << " bytes\n" << b.log;
+      ++checked;
+    }
+    // The check is live: one byte off fails, naming the expression.
+    CompileRequest off = candidate_request(p, sample.front(), virt);
+    off.defines["SDPA_EXPECT_SMEM_BYTES"] =
+        std::to_string(launch_geometry(p.kernel, p.problems.front(), sample.front()).shared_bytes + 1);
+    const Build bad = compile(off, cache);
+    EXPECT_FALSE(bad.ok) << name;
+    EXPECT_NE(bad.log.find("launch.shared_bytes differs"), std::string::npos) << bad.log;
+  }
+  EXPECT_GE(checked, 40u);
+}
+
 TEST(ForeignKernel, ProfileLoadsWithTemplatedEntryAndConstantTable) {
   const Profile p = load_profile(kSource / "tests/data/profiles/foreign_kernel.json");
   EXPECT_EQ(p.kernel.name, "foreign::scale<float, block_size_x, tile_size_x>");
