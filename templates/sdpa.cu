@@ -783,7 +783,8 @@ __device__ __forceinline__ void warp_scores(WarpState& ws, Scores& s, const unsi
   const int qw = w.q0 + wrow;  // global index of the warp's first row
 
   // A. S = Q·Kᵀ (raw products; scale applied in the softmax)
-#if MMA_PATH == 2 && WG_PIPE  // knob WG_PIPE=1: s already holds Q·Kᵀ (wg_pipe_issue)
+#if MMA_PATH == 2 && (WG_PIPE || (IN_FP8 && STAGES > 1))  // s already holds Q·Kᵀ: knob WG_PIPE=1
+                     // (wg_pipe_issue), or fp8 with STAGES>1 (issued before V's widening, block_mma)
 #elif MMA_PATH == 2  // knob MMA_PATH=2: one warpgroup MMA per 16 columns of HEAD_DIM (first one overwrites s)
   wg_qk(s[0], sQ, sK, wrow);
 #else              // knob MMA_PATH=1: mma.sync tiles, Q and K fragments through ldmatrix
@@ -1154,7 +1155,6 @@ __device__ __forceinline__ void block_mma(const Work& w, unsigned char* smem) {
     __syncthreads();                           // ... everyone's; and tile j-1's stage is free
     if (j + PD < w.n_tiles) issue_kv<NT>(w, smem, w.t_begin + j + PD, (j + PD) % STAGES, tid);
     else issue_none();
-    widen_v(smem, st, tid);
 #endif
     if (j == 0) load_q_frags(ws, sQ, wrow, lane);
     const unsigned char* sV = WIDE_V ? vh_buf(smem, 0) : v_stage(smem, st);
@@ -1174,6 +1174,15 @@ __device__ __forceinline__ void block_mma(const Work& w, unsigned char* smem) {
       pend = false;
     }
 #else
+#if MMA_PATH == 2 && IN_FP8 && STAGES > 1  // knob IN_FP8=1: widen V_j while Q·K_jᵀ is on the tensor cores
+    // (issued by every warpgroup, active or not: a wgmma under a branch makes ptxas serialise them all)
+    wg_fence();
+    wg_qk_issue(s[0], sQ, k_stage(smem, st), wrow);
+    wg_commit();
+    widen_v(smem, st, tid);  // every thread converts, fences, meets the barrier
+    wg_wait_all();
+    wg_keep(s[0]);
+#endif
     if (active) warp_scores(ws, s, sQ, k_stage(smem, st), wrow, lane, w, kv0);
 #if STAGES == 1   // knob STAGES=1: V_j must be visible to every warp before P·V
     cp_async_wait<0>();
