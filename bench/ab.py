@@ -34,11 +34,7 @@ D = 64
 
 def build(row, work, i):
     p = chk.load_profile(os.path.join(ROOT, row["profile"]))
-    given = {k: int(v) for k, v in (kv.split("=") for kv in row.get("knobs", "").split(",") if kv)}
-    unknown = sorted(set(given) - set(p["knobs"]))
-    if unknown:
-        raise ValueError("%s: no knob %s in %s" % (row["name"], ", ".join(unknown), row["profile"]))
-    cfg = dict(p["baseline"], **given)
+    cfg = chk.config_from_spec(p, row.get("knobs", ""), "%s (%s)" % (row["name"], row["profile"]))
     tpl = os.path.join(ROOT, row.get("template", "templates/sdpa.cu"))
     defines = {**p.get("defines", {}), **cfg, **row.get("defines", {})}
     ok, log, cub = chk.nvrtc_compile((tpl, defines, p.get("arch", "sm_90"), os.path.join(work, "r%d.cubin" % i)))

@@ -102,11 +102,7 @@ class EvoKernel:
             src = spec
         else:
             self.p = chk.load_profile(profile_path)
-            given = {k: int(v) for k, v in (kv.split("=") for kv in spec.split(","))}
-            unknown = sorted(set(given) - set(self.p["knobs"]))
-            if unknown:
-                raise ValueError("%s: no knob %s in %s" % (spec, ", ".join(unknown), profile_path))
-            self.cfg = dict(self.p["baseline"], **given)  # knobs not given: the profile's baseline
+            self.cfg = chk.config_from_spec(self.p, spec, "%s (%s)" % (spec, profile_path))
             defines = dict(self.p.get("defines", {}), **self.cfg)
             src = template
         ok, log, cub = chk.nvrtc_compile((os.path.abspath(src), defines, self.p.get("arch", "sm_90"),

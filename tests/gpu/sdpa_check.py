@@ -85,6 +85,15 @@ def cfg_key(cfg):
     return ",".join("%s=%d" % kv for kv in cfg.items())
 
 
+def config_from_spec(p, spec, where):
+    """"K=V,..." -> a whole configuration: the profile's baseline with those knobs changed."""
+    given = {k: int(v) for k, v in (kv.split("=") for kv in spec.split(",") if kv)}
+    unknown = sorted(set(given) - set(p["knobs"]))
+    if unknown:
+        raise ValueError("%s: no knob %s in the profile" % (where, ", ".join(unknown)))
+    return dict(p["baseline"], **given)
+
+
 # ---------------------------------------------------------------------------------------------
 # B. NVRTC through ctypes
 # ---------------------------------------------------------------------------------------------
