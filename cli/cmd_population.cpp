@@ -35,6 +35,17 @@ std::string nvcc_arch_flags(const std::string& arch) {
 }
 
 
+// "64, 256, 16": a list for a header comment.
+template <class T>
+std::string list(const std::vector<T>& xs) {
+  std::ostringstream o;
+  for (std::size_t i = 0; i < xs.size(); ++i) o << (i ? ", " : "") << xs[i];
+  return o.str();
+}
+
+// The suffix of a CU_TENSOR_MAP_SWIZZLE_ or _L2_PROMOTION_ enumerator: "128B", or "NONE" for 0.
+std::string bytes_enum(int bytes) { return bytes ? std::to_string(bytes) + "B" : "NONE"; }
+
 // Reading commands must not create an empty database where the user mistyped a path.
 void require_db(const Globals& g) {
   if (!fs::exists(g.db)) throw UserError(g.db + ": no such database (run `evo run` first, or pass --db)");
@@ -260,6 +271,36 @@ int cmd_export(const Globals& g, const ExportArgs& a) {
   const Problem* named = p.find_problem(pick->key.problem);
   const Problem& obj = named ? *named : p.objective_problem();
   LaunchGeometry geo = launch_geometry(p.kernel, obj, ev.config);
+  // Tensor-map arguments: the user encodes each one (cuTensorMapEncodeTiled) and passes it by value.
+  nlohmann::ordered_json maps = nlohmann::ordered_json::array();
+  std::string maps_text;
+  for (const auto& m : p.tensor_maps) {
+    const TensorMapLayout t = tensor_map_layout(m, p, obj, ev.config);
+    const std::vector<std::uint64_t> dims(t.dims.begin(), t.dims.begin() + t.rank);
+    const std::vector<std::uint64_t> strides(t.strides_bytes.begin(), t.strides_bytes.begin() + (t.rank - 1));
+    const std::vector<std::uint32_t> box(t.box.begin(), t.box.begin() + t.rank);
+    const auto arg = std::find(p.kernel.args.begin(), p.kernel.args.end(), m.name);
+    maps.push_back({{"name", m.name},
+                    {"argument", arg == p.kernel.args.end() ? -1 : arg - p.kernel.args.begin()},
+                    {"buffer", m.buffer},
+                    {"data_type", tensor_map_data_type(t.dtype)},
+                    {"rank", t.rank},
+                    {"dims", dims},
+                    {"strides_bytes", strides},
+                    {"box", box},
+                    {"element_strides", std::vector<int>(static_cast<std::size_t>(t.rank), 1)},
+                    {"swizzle_bytes", t.swizzle_bytes},
+                    {"l2_promotion_bytes", t.l2_promotion_bytes},
+                    {"interleave", "CU_TENSOR_MAP_INTERLEAVE_NONE"},
+                    {"oob_fill", "CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE"},
+                    {"dims_expr", m.dims},
+                    {"box_expr", m.box}});
+    maps_text += "// tensor map " + m.name + " (" + obj.name + "): pass by value (const __grid_constant__ CUtensorMap), "
+                 "from cuTensorMapEncodeTiled over " + m.buffer + ": " + tensor_map_data_type(t.dtype) + ", dims {" +
+                 list(dims) + "} = (" + list(m.dims) + "), byte strides {" + list(strides) + "}, box {" + list(box) +
+                 "} = (" + list(m.box) + "), swizzle " + bytes_enum(t.swizzle_bytes) + ", L2 promotion " +
+                 bytes_enum(t.l2_promotion_bytes) + ", interleave NONE, element strides 1, OOB fill NONE\n";
+  }
   std::ostringstream h;
   h << "// " << stem << ".cu: exported by evo " << EVO_VERSION << " from evaluation " << pick->id << " (run "
     << pick->run_id << ")\n"
@@ -275,6 +316,7 @@ int cmd_export(const Globals& g, const ExportArgs& a) {
     << "// launch (" << obj.name << "): grid (" << geo.grid[0] << "," << geo.grid[1] << "," << geo.grid[2] << ") block ("
     << geo.block[0] << "," << geo.block[1] << "," << geo.block[2] << ") dynamic smem " << geo.shared_bytes << " B; grid = ("
     << p.kernel.launch.grid[0] << ", " << p.kernel.launch.grid[1] << ", " << p.kernel.launch.grid[2] << ")\n"
+    << maps_text
     << "// build:     nvcc " << nvcc_arch_flags(p.arch) << " -std=c++17 -c " << stem << ".cu   (provenance: " << stem
     << ".json)\n"
     << "// Generated file: do not edit by hand; re-export instead.\n\n";
@@ -316,6 +358,14 @@ int cmd_export(const Globals& g, const ExportArgs& a) {
       {"metrics", nlohmann::json(ev.metrics)},
       {"origin", nlohmann::json(ev.origin)},
       {"measured_at", pick->created_at}};
+  if (!maps.empty()) {  // beside the args they fill; absent for a profile without tensor maps
+    nlohmann::ordered_json with;
+    for (auto& [k, v] : prov.items()) {
+      with[k] = v;
+      if (k == "args") with["tensor_maps"] = maps;
+    }
+    prov = std::move(with);
+  }
   write_atomically(cu, h.str());
   write_atomically(js, prov.dump(2) + "\n");
   std::cout << "wrote " << cu.string() << " and " << js.string() << " (" << config_text(ev.config) << ", "

@@ -12,6 +12,7 @@
 
 #include "engine/error.h"
 #include "engine/expr.h"
+#include "engine/launch.h"  // defines: tensor_map_layout
 
 namespace evo {
 namespace {
@@ -286,11 +287,11 @@ void BufferSet::poison_outputs(cudaStream_t s) {
 
 PackedArgs BufferSet::pack(const KernelSpec& k) const {
   PackedArgs a;
-  a.slots.resize(k.args.size(), 0);
+  a.slots.resize(k.args.size(), ArgSlot{});
   a.ptrs.resize(k.args.size(), nullptr);
   for (std::size_t i = 0; i < k.args.size(); ++i) {
     const std::string& name = k.args[i];
-    void* slot = &a.slots[i];
+    void* slot = a.slots[i].bytes;
     auto put_f32 = [&](double v) { float f = static_cast<float>(v); std::memcpy(slot, &f, 4); };
     auto put_i32 = [&](double v) { std::int32_t x = static_cast<std::int32_t>(std::llround(v)); std::memcpy(slot, &x, 4); };
     bool found = false;
@@ -317,9 +318,16 @@ PackedArgs BufferSet::pack(const KernelSpec& k) const {
           found = true;
           break;
         }
+    if (!found)
+      if (const TensorMapSpec* m = profile_.find_tensor_map(name)) {
+        for (const auto& b : bufs_)
+          if (b.spec.name == m->buffer) encode_tensor_map(tensor_map_layout(*m, profile_, problem_, config_), b.dev.get(), slot);
+        found = true;
+      }
     if (!found) {
       auto it = problem_.sizes.find(name);
-      if (it == problem_.sizes.end()) throw UserError("args: '" + name + "' is not a buffer, scalar, descale or size");
+      if (it == problem_.sizes.end())
+        throw UserError("args: '" + name + "' is not a buffer, scalar, descale, tensor map or size");
       put_i32(it->second);
     }
     a.ptrs[i] = slot;

@@ -1,6 +1,6 @@
 // A profile's buffers for one problem and config: seeded host fills, dtype conversion (f16, bf16,
 // fp8 e4m3/e5m2 with an optional per-tensor scale), NaN poison for outputs, __constant__ symbols,
-// and the kernel argument list in the profile's `args` order.
+// and the kernel argument list in the profile's `args` order (TMA tensor maps encoded by value).
 //
 // Inputs are drawn on the host from std::mt19937_64 seeded by (seed, trial, buffer name), so the
 // candidate and the reference see the same data and a run is reproducible. Outputs are filled
@@ -57,9 +57,15 @@ struct DeviceTensor {
   std::int64_t elements = 0;
 };
 
+// One argument's bytes, sized and aligned for the largest kind, a CUtensorMap (128 bytes, 64-byte
+// aligned); a pointer or a scalar uses the first 8 or 4.
+struct alignas(64) ArgSlot {
+  unsigned char bytes[128];
+};
+
 // Kernel arguments: stable storage plus the void* array cudaLaunchKernel takes.
 struct PackedArgs {
-  std::vector<std::uint64_t> slots;
+  std::vector<ArgSlot> slots;
   std::vector<void*> ptrs;
   void** get() { return ptrs.data(); }
 };
@@ -75,6 +81,8 @@ class BufferSet {
   // if `required`, else that buffer is skipped (a reference may not need the table).
   void upload_symbols(const Module& m, bool required, cudaStream_t s);
   void poison_outputs(cudaStream_t s);
+  // The arguments `k` names, in its order. A tensor map is encoded here over this set's buffer,
+  // for this problem and config; only the maps `k` names are evaluated.
   PackedArgs pack(const KernelSpec& k) const;
   std::vector<DeviceTensor> device_outputs() const;  // the output buffers, in profile order
 

@@ -1,5 +1,8 @@
 #include "engine/device.h"
 
+#include <cudaTypedefs.h>  // defines: PFN_cuTensorMapEncodeTiled_v12000, CUtensorMap enums (types only, no libcuda symbol)
+
+#include <cstdint>
 #include <fstream>
 #include <iterator>
 
@@ -177,6 +180,80 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
     o.p_ = nullptr, o.n_ = 0;
   }
   return *this;
+}
+
+namespace {
+
+// A driver function by name, through the runtime: the driver is whatever libcuda the runtime
+// loaded, so evo starts (and says "no CUDA device") where there is none.
+template <class Fn>
+Fn driver_function(const char* symbol) {
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+  // 12000: the newest ABI up to CUDA 12.0, the one cudaTypedefs.h's PFN_cuTensorMapEncodeTiled_v12000
+  // and PFN_cuGetErrorName_v6000 describe (neither has changed since).
+  const cudaError_t e = cudaGetDriverEntryPointByVersion(symbol, &fn, 12000, cudaEnableDefault, &q);
+  if (e != cudaSuccess || q != cudaDriverEntryPointSuccess || !fn) {
+    cudaGetLastError();  // not sticky: clear it
+    throw UserError(std::string("driver entry point ") + symbol + " not found" +
+                    (e != cudaSuccess ? ": " + error_text(e) : std::string()));
+  }
+  return reinterpret_cast<Fn>(fn);
+}
+
+std::string cu_result_text(CUresult r) {
+  const char* name = nullptr;
+  try {
+    static const auto get_name = driver_function<PFN_cuGetErrorName_v6000>("cuGetErrorName");
+    if (get_name(r, &name) == CUDA_SUCCESS && name) return name;
+  } catch (const UserError&) {
+  }
+  return "CUresult " + std::to_string(static_cast<int>(r));
+}
+
+CUtensorMapDataType data_type(DType t) {
+  switch (t) {
+    case DType::F16: return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    case DType::BF16: return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    case DType::F32: return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    case DType::I32: return CU_TENSOR_MAP_DATA_TYPE_INT32;
+    case DType::FP8_E4M3: case DType::FP8_E5M2: return CU_TENSOR_MAP_DATA_TYPE_UINT8;  // raw bytes
+  }
+  return CU_TENSOR_MAP_DATA_TYPE_UINT8;
+}
+
+}  // namespace
+
+void encode_tensor_map(const TensorMapLayout& L, const void* global_address, void* out128) {
+  const std::string what = "tensor map " + L.name;
+  if (reinterpret_cast<std::uintptr_t>(global_address) % 16 != 0)
+    throw UserError(what + ": global address " + std::to_string(reinterpret_cast<std::uintptr_t>(global_address)) +
+                    " is not 16-byte aligned");
+  if (reinterpret_cast<std::uintptr_t>(out128) % 64 != 0) throw UserError(what + ": CUtensorMap storage is not 64-byte aligned");
+  static_assert(sizeof(CUtensorMap) == 128, "a CUtensorMap is 128 bytes");
+  static const auto encode = driver_function<PFN_cuTensorMapEncodeTiled_v12000>("cuTensorMapEncodeTiled");
+  const std::array<cuuint32_t, 5> element_strides{1, 1, 1, 1, 1};
+  const CUtensorMapSwizzle swizzle = L.swizzle_bytes == 128  ? CU_TENSOR_MAP_SWIZZLE_128B
+                                     : L.swizzle_bytes == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
+                                     : L.swizzle_bytes == 32 ? CU_TENSOR_MAP_SWIZZLE_32B
+                                                             : CU_TENSOR_MAP_SWIZZLE_NONE;
+  const CUtensorMapL2promotion l2 = L.l2_promotion_bytes == 256  ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B
+                                    : L.l2_promotion_bytes == 128 ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B
+                                    : L.l2_promotion_bytes == 64  ? CU_TENSOR_MAP_L2_PROMOTION_L2_64B
+                                                                  : CU_TENSOR_MAP_L2_PROMOTION_NONE;
+  const CUresult r = encode(static_cast<CUtensorMap*>(out128), data_type(L.dtype), static_cast<cuuint32_t>(L.rank),
+                            const_cast<void*>(global_address), L.dims.data(), L.strides_bytes.data(), L.box.data(),
+                            element_strides.data(), CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, l2,
+                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) {
+    std::string dims, box;
+    for (int i = 0; i < L.rank; ++i) {
+      dims += (i ? "," : "") + std::to_string(L.dims[i]);
+      box += (i ? "," : "") + std::to_string(L.box[i]);
+    }
+    throw UserError("cuTensorMapEncodeTiled(" + what + ": " + dtype_name(L.dtype) + " dims {" + dims + "}, box {" + box +
+                    "}, swizzle " + std::to_string(L.swizzle_bytes) + "): " + cu_result_text(r));
+  }
 }
 
 }  // namespace evo

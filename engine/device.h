@@ -109,6 +109,12 @@ class DeviceBuffer {
   std::size_t n_ = 0;
 };
 
+// Encodes a TMA tensor map (a CUtensorMap: 128 bytes at out128, which must be 64-byte aligned)
+// over the device memory at global_address (16-byte aligned) with cuTensorMapEncodeTiled, reached
+// through cudaGetDriverEntryPointByVersion (evo never links libcuda). Interleave none, element
+// strides 1, out-of-bounds fill none (zeros). Throws UserError naming the map and the CUresult.
+void encode_tensor_map(const TensorMapLayout& layout, const void* global_address, void* out128);
+
 // After a failed step: is the context still usable? (a sticky code, or a sync that fails too)
 bool context_dead(cudaError_t e);
 

@@ -53,6 +53,14 @@ const KnobDef* Profile::find_knob(const std::string& n) const {
   for (const auto& k : knobs) if (k.name == n) return &k;
   return nullptr;
 }
+const BufferSpec* Profile::find_buffer(const std::string& n) const {
+  for (const auto& b : buffers) if (b.name == n) return &b;
+  return nullptr;
+}
+const TensorMapSpec* Profile::find_tensor_map(const std::string& n) const {
+  for (const auto& m : tensor_maps) if (m.name == n) return &m;
+  return nullptr;
+}
 
 namespace {
 
@@ -350,6 +358,49 @@ Profile load_profile(const std::filesystem::path& path) {
       p.scalars.push_back(std::move(s));
     }
   }
+  if (r.has("tensor_maps")) {
+    const Json& ts = r.get("tensor_maps");
+    if (!ts.is_array()) r.fail("tensor_maps", "must be a list");
+    for (std::size_t i = 0; i < ts.size(); ++i) {
+      Reader tr(file, "tensor_maps[" + std::to_string(i) + "]", ts[i]);
+      TensorMapSpec m;
+      m.name = tr.str("name", "", true);
+      m.buffer = tr.str("buffer", "", true);
+      const BufferSpec* b = p.find_buffer(m.buffer);
+      if (!b) tr.fail("buffer", "no buffer '" + m.buffer + "' (a tensor map describes one of the profile's buffers)");
+      if (!b->symbol.empty()) tr.fail("buffer", "'" + m.buffer + "' lives in a __constant__ symbol; a tensor map needs global memory");
+      auto exprs = [&](const char* k, std::vector<std::string>& out) {
+        const Json& v = tr.get(k);
+        if (!v.is_array() || v.empty() || v.size() > 5) tr.fail(k, "must be a list of 1 to 5 expressions");
+        for (std::size_t d = 0; d < v.size(); ++d) {
+          const std::string f = std::string(k) + "[" + std::to_string(d) + "]";
+          out.push_back(expr_text(tr, f, v[d]));
+          check_expr(tr, f, out.back(), with_defines(p.kernel));
+        }
+      };
+      exprs("dims", m.dims);
+      exprs("box", m.box);
+      if (m.box.size() != m.dims.size())
+        tr.fail("box", std::to_string(m.box.size()) + " entries for " + std::to_string(m.dims.size()) +
+                           " dims (give one per dimension, innermost first)");
+      // Bytes, as the CUtensorMapSwizzle and CUtensorMapL2promotion enumerators name them.
+      auto bytes_choice = [&](const char* k, int def, std::initializer_list<int> allowed) {
+        const double v = tr.num(k, def);
+        std::string choices;
+        for (int a : allowed) {
+          if (v == a) return a;
+          choices += (choices.empty() ? "" : ", ") + std::to_string(a);
+        }
+        std::ostringstream text;
+        text << v;
+        tr.fail(k, text.str() + " not allowed (choose " + choices + ")");
+      };
+      m.swizzle_bytes = bytes_choice("swizzle", 0, {0, 32, 64, 128});
+      m.l2_promotion_bytes = bytes_choice("l2_promotion", 128, {0, 64, 128, 256});
+      if (!arg_names.insert(m.name).second) tr.fail("name", "name '" + m.name + "' already used");
+      p.tensor_maps.push_back(std::move(m));
+    }
+  }
   if (!std::any_of(p.buffers.begin(), p.buffers.end(), [](const BufferSpec& b) { return b.role == BufferRole::Output; }))
     r.fail("buffers", "no buffer has role \"output\": GREEN would have nothing to compare");
 
@@ -357,7 +408,7 @@ Profile load_profile(const std::filesystem::path& path) {
     std::set<std::string> symbols;
     for (const auto& b : p.buffers) if (!b.symbol.empty()) symbols.insert(b.name);
     for (const auto& a : ks.args) {
-      if (!arg_names.count(a)) r.fail(field, "argument '" + a + "' is not a buffer, scalar, descale or problem size");
+      if (!arg_names.count(a)) r.fail(field, "argument '" + a + "' is not a buffer, scalar, descale, tensor map or problem size");
       if (symbols.count(a)) r.fail(field, "argument '" + a + "' lives in a __constant__ symbol; do not pass it");
     }
   };

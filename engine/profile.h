@@ -42,6 +42,18 @@ struct ScalarSpec {
   std::string value;         // expression of problem sizes and knobs
 };
 
+// A TMA tensor map (CUtensorMap) over one buffer: encoded on the host for each problem and passed
+// by value (`const __grid_constant__ CUtensorMap`). The buffer is taken as a packed tensor, dims
+// innermost first; interleave none, element strides 1, out-of-bounds elements read as zero.
+struct TensorMapSpec {
+  std::string name;               // argument name
+  std::string buffer;             // the buffer it describes (not a __constant__ symbol)
+  std::vector<std::string> dims;  // 1 to 5 expressions, innermost first; their product = the buffer's elements
+  std::vector<std::string> box;   // one expression per dim: elements a copy moves along it, 1 to 256
+  int swizzle_bytes = 0;          // 0, 32, 64, 128
+  int l2_promotion_bytes = 128;   // 0, 64, 128, 256
+};
+
 struct LaunchSpec {
   std::array<std::string, 3> grid{"1", "1", "1"};
   std::array<std::string, 3> block{"1", "1", "1"};
@@ -53,7 +65,7 @@ struct KernelSpec {
   std::filesystem::path source;  // absolute (resolved against the profile's folder)
   std::string name;              // extern "C" name, or a C++ name expression ("gemm<float, 4>")
   std::map<std::string, std::string> defines;  // fixed -D values (not searched)
-  std::vector<std::string> args;  // buffer, scalar, descale or problem-size names, in order
+  std::vector<std::string> args;  // buffer, scalar, descale, tensor-map or problem-size names, in order
   LaunchSpec launch;
 };
 
@@ -126,11 +138,14 @@ struct Profile {
   std::string objective;                     // name of the problem timed for the search
   std::vector<BufferSpec> buffers;
   std::vector<ScalarSpec> scalars;
+  std::vector<TensorMapSpec> tensor_maps;
   Gates gates;
 
   const Problem& objective_problem() const;
   const Problem* find_problem(const std::string& name) const;
   const KnobDef* find_knob(const std::string& name) const;
+  const BufferSpec* find_buffer(const std::string& name) const;
+  const TensorMapSpec* find_tensor_map(const std::string& name) const;
 };
 
 Profile load_profile(const std::filesystem::path& path);

@@ -72,6 +72,17 @@ StaticVerdict static_gate(const Profile& p, const Config& c, const Build& b, con
                     " threads needs " + std::to_string(regs) + " registers per block (" + limits.arch + " has " +
                     std::to_string(limits.registers_per_block) + "): the launch would fail with too many resources");
   }
+  // A tensor map the driver would refuse (a box or stride for some problem and these knobs) stops
+  // here, not in the worker: the first problem it fails on is reason enough.
+  for (const auto& m : p.tensor_maps)
+    for (const auto& prob : p.problems) {
+      try {
+        tensor_map_layout(m, p, prob, c);
+      } catch (const UserError& e) {
+        why.push_back(e.what());
+        break;
+      }
+    }
   v.outcome = why.empty() ? Outcome::Passed : Outcome::Rejected;
   for (const auto& w : why) v.reason += (v.reason.empty() ? "" : "; ") + w;
   return v;

@@ -1,6 +1,8 @@
 // The static gate: resource limits checked from the ptxas report and the launch geometry before
 // anything runs, so a launch can never fail with "too many resources requested" and a spilling
-// candidate is never timed. Limits come from the profile (gates.static) and the target arch.
+// candidate is never timed; every TMA tensor map is evaluated for every problem too, so one the
+// driver would refuse never reaches the GPU. Limits come from the profile (gates.static) and the
+// target arch.
 #pragma once
 #include <cstdint>
 #include <string>

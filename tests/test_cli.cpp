@@ -470,6 +470,60 @@ TEST(CliExport, ExportedKernelCompilesWithNvcc) {
   EXPECT_TRUE(fs::exists(t.path / "k.o"));
 }
 
+// A kernel taking TMA tensor maps is exported with what its user must encode: each map's
+// cuTensorMapEncodeTiled arguments for the measured problem, and their expressions.
+TEST(CliExport, TensorMapArgumentsAreStatedForTheUser) {
+  TempDir t;
+  const fs::path db = t.path / "evo.db";
+  const fs::path profile = kSource / "tests/data/profiles/tma_copy.json";
+  const Profile p = load_profile(profile);
+  const Config best{{"SWIZZLE", 128}};
+  {
+    Store s(db);
+    RunInfo info = gemm_run();
+    info.profile = "tma_copy";
+    info.profile_path = profile.string();
+    info.arch = "sm_90a";
+    const auto run = s.begin_run(info);
+    Evaluation e;
+    e.config = best;
+    e.config_hash = config_hash(best);
+    e.status = Status::Measured;
+    e.build.ok = true;
+    e.build.lowered_name = "tma_copy";
+    e.green.outcome = Outcome::Passed;
+    e.fast = {Outcome::Passed, "ragged", "events", 5, 3.0, 3.3, 3.0, 0.1, 0.01, 2.9, ""};
+    e.speedup = 1.0;
+    s.record(run, {"tma_copy", "build-" + config_hash(best), "NVIDIA H100 80GB HBM3", "ragged"}, e, false);
+  }
+  const Result r = run_evo({"--db", db.string(), "export", "best", "--profile", "tma_copy", "--to",
+                            (t.path / "kernels").string()}, t.path);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string stem = "tma_copy-" + config_hash(best);
+  const json j = json::parse(read_bytes(t.path / "kernels" / (stem + ".json")));
+  ASSERT_TRUE(j.contains("tensor_maps")) << j.dump(2);
+  ASSERT_EQ(j["tensor_maps"].size(), 2u);
+  const json& m = j["tensor_maps"][1];
+  EXPECT_EQ(m["name"], "x_map_sw128");
+  EXPECT_EQ(m["argument"], 1);
+  EXPECT_EQ(m["buffer"], "X");
+  EXPECT_EQ(m["data_type"], "CU_TENSOR_MAP_DATA_TYPE_FLOAT16");
+  EXPECT_EQ(m["dims"], json::array({64, 250}));  // problem ragged: ROWS = 250
+  EXPECT_EQ(m["strides_bytes"], json::array({128}));
+  EXPECT_EQ(m["box"], json::array({64, 16}));
+  EXPECT_EQ(m["swizzle_bytes"], 128);
+  EXPECT_EQ(m["l2_promotion_bytes"], 128);
+  EXPECT_EQ(m["dims_expr"], json::array({"64", "ROWS"}));
+  EXPECT_EQ(j["args"], json(p.kernel.args));  // the existing fields stay
+  const std::string text = read_bytes(t.path / "kernels" / (stem + ".cu"));
+  EXPECT_NE(text.find("// tensor map x_map_sw128 (ragged): pass by value (const __grid_constant__ CUtensorMap)"),
+            std::string::npos)
+      << text.substr(0, 2000);
+  EXPECT_NE(text.find("dims {64, 250} = (64, ROWS), byte strides {128}, box {64, 16} = (64, 16), swizzle 128B"),
+            std::string::npos)
+      << text.substr(0, 2000);
+}
+
 TEST(CliDb, CheckOnAGoodDatabaseIsOk) {
   TempDir t;
   const fs::path db = t.path / "evo.db";

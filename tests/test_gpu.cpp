@@ -164,6 +164,24 @@ TEST(GpuGates, Fp8AttentionBaselinePassesGreenWithItsDescales) {
   EXPECT_LT(worst, 0.01);
 }
 
+// TMA tensor maps are encoded in the worker and passed by value: both swizzles copy X through a map
+// and pass GREEN exactly against a plain copy, zeros past the last row included, and are timed.
+TEST(GpuGates, TmaCopyThroughTensorMapsPassesGreenExactly) {
+  REQUIRE_GPU();
+  if (device().cc != "sm_90") GTEST_SKIP() << "tma_copy is built for sm_90a; the device is " << device().cc;
+  Evaluator& tma = evaluator(data("profiles/tma_copy.json").string());
+  for (std::int64_t swizzle : {0, 128}) {
+    const Evaluation e = tma.evaluate(Candidate{Config{{"SWIZZLE", swizzle}}, Origin{}});
+    ASSERT_EQ(e.status, Status::Measured) << "SWIZZLE=" << swizzle << ": " << e.message;
+    ASSERT_EQ(e.green.problems.size(), 2u);
+    for (const auto& r : e.green.problems) {
+      EXPECT_EQ(r.outcome, Outcome::Passed) << "SWIZZLE=" << swizzle << ", " << r.problem << ": " << r.reason;
+      EXPECT_EQ(r.max_abs, 0.0) << "SWIZZLE=" << swizzle << ", " << r.problem;
+    }
+    EXPECT_EQ(e.fast.outcome, Outcome::Passed) << e.fast.reason;
+  }
+}
+
 // A run reads metrics only near its best: the evaluator skips them (saying why) above the bound
 // and collects them below it.
 TEST(GpuGates, MetricsOnlyNearTheRunsBest) {

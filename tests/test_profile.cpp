@@ -40,6 +40,17 @@ fs::path write_profile(const ordered_json& j, const std::string& name) {
   return p;
 }
 
+// A valid tensor map over gemm_fp16's A ([M, K] f16): rows of K, a box of 64 x BLOCK_M.
+ordered_json a_map() {
+  return {{"name", "a_map"}, {"buffer", "A"}, {"dims", ordered_json::array({"K", "M"})},
+          {"box", ordered_json::array({64, "BLOCK_M"})}, {"swizzle", 128}};
+}
+void with_map(ordered_json& j, const std::function<void(ordered_json&)>& edit) {
+  ordered_json m = a_map();
+  edit(m);
+  j["tensor_maps"] = ordered_json::array({m});
+}
+
 std::string load_error(const fs::path& p) {
   try {
     evo::load_profile(p);
@@ -150,8 +161,76 @@ INSTANTIATE_TEST_SUITE_P(
         BadProfileCase{"no_output", [](ordered_json& j) { j["buffers"][2]["role"] = "input"; },
                        "no buffer has role \"output\""},
         BadProfileCase{"problem_sizes_differ", [](ordered_json& j) { j["problems"][1]["sizes"].erase("K"); },
-                       "problems[1].sizes: every problem must define the same sizes"}),
+                       "problems[1].sizes: every problem must define the same sizes"},
+        BadProfileCase{"tensor_map_unknown_buffer", [](ordered_json& j) { with_map(j, [](ordered_json& m) { m["buffer"] = "Q"; }); },
+                       "tensor_maps[0].buffer: no buffer 'Q'"},
+        BadProfileCase{"tensor_map_name_is_a_buffer", [](ordered_json& j) { with_map(j, [](ordered_json& m) { m["name"] = "B"; }); },
+                       "tensor_maps[0].name: name 'B' already used"},
+        BadProfileCase{"tensor_map_name_is_a_size", [](ordered_json& j) { with_map(j, [](ordered_json& m) { m["name"] = "K"; }); },
+                       "tensor_maps[0].name: name 'K' already used"},
+        BadProfileCase{"tensor_map_bad_swizzle", [](ordered_json& j) { with_map(j, [](ordered_json& m) { m["swizzle"] = 96; }); },
+                       "tensor_maps[0].swizzle: 96 not allowed (choose 0, 32, 64, 128)"},
+        BadProfileCase{"tensor_map_bad_l2_promotion",
+                       [](ordered_json& j) { with_map(j, [](ordered_json& m) { m["l2_promotion"] = 32; }); },
+                       "tensor_maps[0].l2_promotion: 32 not allowed (choose 0, 64, 128, 256)"},
+        BadProfileCase{"tensor_map_box_count",
+                       [](ordered_json& j) { with_map(j, [](ordered_json& m) { m["box"] = ordered_json::array({64}); }); },
+                       "tensor_maps[0].box: 1 entries for 2 dims"},
+        BadProfileCase{"tensor_map_six_dims",
+                       [](ordered_json& j) {
+                         with_map(j, [](ordered_json& m) { m["dims"] = ordered_json::array({1, 1, 1, 1, "K", "M"}); });
+                       },
+                       "tensor_maps[0].dims: must be a list of 1 to 5 expressions"},
+        BadProfileCase{"tensor_map_unknown_variable",
+                       [](ordered_json& j) { with_map(j, [](ordered_json& m) { m["box"][1] = "TILE_Q"; }); },
+                       "tensor_maps[0].box[1]"},
+        BadProfileCase{"tensor_map_misspelt_field",
+                       [](ordered_json& j) { with_map(j, [](ordered_json& m) { m["swizle"] = m["swizzle"]; }); },
+                       "tensor_maps[0].swizle: unknown field"}),
     [](const auto& info) { return info.param.name; });
+
+TEST(Profile, TensorMapsLoadAndAreKernelArguments) {
+  auto j = gemm_json();
+  with_map(j, [](ordered_json& m) { m["l2_promotion"] = 256; });
+  j["args"].push_back("a_map");
+  const auto p = evo::load_profile(write_profile(j, "tensor_map_ok"));
+  ASSERT_EQ(p.tensor_maps.size(), 1u);
+  const evo::TensorMapSpec& m = p.tensor_maps[0];
+  EXPECT_EQ(m.name, "a_map");
+  EXPECT_EQ(m.buffer, "A");
+  EXPECT_EQ(m.dims, (std::vector<std::string>{"K", "M"}));
+  EXPECT_EQ(m.box, (std::vector<std::string>{"64", "BLOCK_M"}));
+  EXPECT_EQ(m.swizzle_bytes, 128);
+  EXPECT_EQ(m.l2_promotion_bytes, 256);
+  EXPECT_EQ(p.find_tensor_map("a_map"), &m);
+  EXPECT_EQ(p.kernel.args.back(), "a_map");
+  EXPECT_EQ(p.reference.args.back(), "a_map");  // the reference takes the kernel's args by default
+
+  const auto L = evo::tensor_map_layout(m, p, *p.find_problem("small"), p.baseline);
+  EXPECT_EQ(L.rank, 2);
+  EXPECT_EQ(L.dims[0], 256u);
+  EXPECT_EQ(L.strides_bytes[0], 512u);
+  EXPECT_EQ(L.box[1], static_cast<std::uint32_t>(p.baseline.at("BLOCK_M")));
+
+  // Absent fields take their defaults: no swizzle, 128-byte L2 promotion.
+  auto plain = gemm_json();
+  with_map(plain, [](ordered_json& m) { m.erase("swizzle"); });
+  const auto q = evo::load_profile(write_profile(plain, "tensor_map_defaults"));
+  EXPECT_EQ(q.tensor_maps.at(0).swizzle_bytes, 0);
+  EXPECT_EQ(q.tensor_maps.at(0).l2_promotion_bytes, 128);
+}
+
+// A shipped profile's tensor maps must be encodable for its baseline on every problem (the static
+// gate would otherwise reject the baseline before the run starts).
+TEST(Profile, EveryShippedTensorMapFitsTheBaselineOnEveryProblem) {
+  for (const auto& e : fs::directory_iterator(kSource / "profiles")) {
+    if (e.path().extension() != ".json") continue;
+    const auto p = evo::load_profile(e.path());
+    for (const auto& m : p.tensor_maps)
+      for (const auto& prob : p.problems)
+        EXPECT_NO_THROW(evo::tensor_map_layout(m, p, prob, p.baseline)) << e.path().filename() << " " << m.name << " " << prob.name;
+  }
+}
 
 TEST(Profile, MalformedJsonNamesTheFile) {
   std::string err = load_error(kSource / "tests/data/bad/malformed.json");
