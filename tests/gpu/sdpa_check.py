@@ -238,6 +238,48 @@ def passes(fig, green):
     return True
 
 
+# TMA tensor maps (the profile's tensor_maps): encoded with the driver's cuTensorMapEncodeTiled, as
+# evo's worker does (engine/device.cpp), and passed by value as a one-element numpy array of 128 bytes.
+TMA_DTYPE = {1: 0, 2: 6, 4: 7}          # element bytes -> CU_TENSOR_MAP_DATA_TYPE_ UINT8, FLOAT16, FLOAT32
+TMA_SWIZZLE = {0: 0, 32: 1, 64: 2, 128: 3}
+TMA_L2 = {0: 0, 64: 1, 128: 2, 256: 3}
+_libcuda = []
+
+
+def encode_tensor_map(tm, env, tensor):
+    """tm: one entry of the profile's tensor_maps; tensor: the (torch) buffer it maps."""
+    import numpy
+    if not _libcuda:
+        _libcuda.append(ctypes.CDLL("libcuda.so.1"))
+    f = _libcuda[0].cuTensorMapEncodeTiled
+    dims = [int(ev(e, env)) for e in tm["dims"]]
+    box = [int(ev(e, env)) for e in tm["box"]]
+    esz = tensor.element_size()
+    if math.prod(dims) != tensor.numel():
+        raise ValueError("tensor_maps %s: dims %s hold %d elements, buffer %s has %d" %
+                         (tm["name"], dims, math.prod(dims), tm["buffer"], tensor.numel()))
+    strides = [math.prod(dims[: i + 1]) * esz for i in range(len(dims) - 1)]
+    rank = len(dims)
+    raw = (ctypes.c_uint8 * 192)()
+    at = (ctypes.addressof(raw) + 63) // 64 * 64  # CUtensorMap is 64-byte aligned
+    r = f(ctypes.c_void_p(at), ctypes.c_int(TMA_DTYPE[esz]), ctypes.c_uint32(rank), ctypes.c_void_p(tensor.data_ptr()),
+          (ctypes.c_uint64 * rank)(*dims), (ctypes.c_uint64 * max(1, rank - 1))(*strides),
+          (ctypes.c_uint32 * rank)(*box), (ctypes.c_uint32 * rank)(*([1] * rank)), ctypes.c_int(0),
+          ctypes.c_int(TMA_SWIZZLE[tm.get("swizzle", 0)]), ctypes.c_int(TMA_L2[tm.get("l2_promotion", 128)]),
+          ctypes.c_int(0))
+    if r != 0:
+        raise RuntimeError("cuTensorMapEncodeTiled(%s: dims %s, box %s, swizzle %s) = CUresult %d" %
+                           (tm["name"], dims, box, tm.get("swizzle", 0), r))
+    return numpy.frombuffer(ctypes.string_at(at, 128), dtype=numpy.dtype((numpy.void, 128))).copy()
+
+
+def tensor_map_args(p, cfg, prob, named):
+    """The profile's tensor-map arguments, in its args order; named: buffer name -> torch tensor."""
+    env = dict(p["_defines_num"], **prob["sizes"], **cfg)
+    maps = {tm["name"]: tm for tm in p.get("tensor_maps", [])}
+    return tuple(encode_tensor_map(maps[a], env, named[maps[a]["buffer"]]) for a in p["args"] if a in maps)
+
+
 class Runner:
     """Launches one compiled configuration with the profile's launch geometry."""
 
@@ -246,6 +288,7 @@ class Runner:
         self.mod = cp.RawModule(path=cubin)
         self.fn = self.mod.get_function(kernel)
         self.smem_limit = 48 * 1024
+        self.maps, self.maps_for = (), None
 
     def geometry(self, prob):
         env = dict(self.p["_defines_num"], **prob["sizes"], **self.cfg)
@@ -260,9 +303,13 @@ class Runner:
         s = prob["sizes"]
         Q, K, V, O, po, pml, cnt = bufs
         ptr = lambda t: np.uint64(t.data_ptr())
+        key = (prob["name"], K.data_ptr(), V.data_ptr())
+        if self.maps_for != key:  # encoded once per problem and buffers, never inside a graph capture
+            self.maps = tensor_map_args(self.p, self.cfg, prob, {"Q": Q, "K": K, "V": V, "O": O})
+            self.maps_for = key
         return (ptr(Q), ptr(K), ptr(V), ptr(O), ptr(po), ptr(pml), ptr(cnt),
                 np.float32(desc[0]), np.float32(desc[1]), np.float32(desc[2]), np.float32(scale),
-                np.int32(s["B"]), np.int32(s["H"]), np.int32(s["S"]), np.int32(s["causal"]))
+                np.int32(s["B"]), np.int32(s["H"]), np.int32(s["S"]), np.int32(s["causal"])) + self.maps
 
     def launch(self, prob, bufs, desc, scale, stream=None):
         grid, block, smem = self.geometry(prob)

@@ -1,15 +1,18 @@
-// sdpa_fp16_wgmma-eb3ecdbfcea2072f.cu: exported by evo 0.1.0 from evaluation 29 (run 1)
-// profile:   sdpa_fp16_wgmma (sdpa_fp16_wgmma.json), template sdpa.cu (sha256 882523fcc8c3975b), entry sdpa_fwd
-// knobs:     MMA_PATH=2,NUM_WARPS=4,SPLIT_KV=2,STAGES=1,SWIZZLE=2,TILE_M=64,TILE_N=128,USE_CP_ASYNC=1,USE_WMMA_PV=1,USE_WMMA_QK=1,WARP_SPEC=0,WG_PIPE=0
+// sdpa_fp8_wgmma-04c23aba105d6613.cu: exported by evo 0.1.0 from evaluation 46 (run 1)
+// profile:   sdpa_fp8_wgmma (sdpa_fp8_wgmma.json), template sdpa.cu (sha256 fa50a312b9ec2f2a), entry sdpa_fwd
+// knobs:     MIN_BLOCKS=1,MMA_PATH=2,NUM_WARPS=4,SPLIT_KV=2,STAGES=1,SWIZZLE=2,TILE_M=64,TILE_N=128,USE_CP_ASYNC=1,USE_TMA=0,USE_WMMA_PV=1,USE_WMMA_QK=1,WARP_SPEC=0,WG_PIPE=0
 // device:    NVIDIA H100 80GB HBM3, driver 13.0
-// measured:  mission: median 4.04 us (cv 0.005, graph, 50 iters), 1.36x the baseline in the same run
+// measured:  mission: median 4.19 us (cv 0.001, graph, 50 iters), 1.41x the baseline in the same run
 // GREEN:     passed on small mission mission_causal mission512 tail tail_causal long; sanitizer: passed
-// launch (mission): grid (4,16,2) block (128,1,1) dynamic smem 51216 B; grid = (cdiv(S, TILE_M), B * H, SPLIT_KV)
-// build:     nvcc -gencode arch=compute_90a,code=sm_90a -std=c++17 -c sdpa_fp16_wgmma-eb3ecdbfcea2072f.cu   (provenance: sdpa_fp16_wgmma-eb3ecdbfcea2072f.json)
+// launch (mission): grid (4,16,2) block (128,1,1) dynamic smem 47120 B; grid = (cdiv(S, TILE_M), B * H, SPLIT_KV)
+// tensor map k_map (mission): pass by value (const __grid_constant__ CUtensorMap), from cuTensorMapEncodeTiled over K: CU_TENSOR_MAP_DATA_TYPE_UINT8, dims {64, 256, 16} = (D, S, B * H), byte strides {64, 16384}, box {64, 128, 1} = (D, TILE_N, 1), swizzle 64B, L2 promotion 128B, interleave NONE, element strides 1, OOB fill NONE
+// tensor map v_map (mission): pass by value (const __grid_constant__ CUtensorMap), from cuTensorMapEncodeTiled over V: CU_TENSOR_MAP_DATA_TYPE_UINT8, dims {64, 256, 16} = (D, S, B * H), byte strides {64, 16384}, box {64, 128, 1} = (D, TILE_N, 1), swizzle 64B, L2 promotion 128B, interleave NONE, element strides 1, OOB fill NONE
+// build:     nvcc -gencode arch=compute_90a,code=sm_90a -std=c++17 -c sdpa_fp8_wgmma-04c23aba105d6613.cu   (provenance: sdpa_fp8_wgmma-04c23aba105d6613.json)
 // Generated file: do not edit by hand; re-export instead.
 
 #define HEAD_DIM 64  // fixed by the profile
-#define IN_FP8 0  // fixed by the profile
+#define IN_FP8 1  // fixed by the profile
+#define MIN_BLOCKS 1  // knob chosen by evo
 #define MMA_PATH 2  // knob chosen by evo
 #define NUM_WARPS 4  // knob chosen by evo
 #define SPLIT_KV 2  // knob chosen by evo
@@ -18,6 +21,7 @@
 #define TILE_M 64  // knob chosen by evo
 #define TILE_N 128  // knob chosen by evo
 #define USE_CP_ASYNC 1  // knob chosen by evo
+#define USE_TMA 0  // knob chosen by evo
 #define USE_WMMA_PV 1  // knob chosen by evo
 #define USE_WMMA_QK 1  // knob chosen by evo
 #define WARP_SPEC 0  // knob chosen by evo
@@ -48,7 +52,8 @@
 //      (transposed B). The accumulators have MMA_PATH=1's fragment layout (warp w of the group: rows
 //      16w + g, 16w + g + 8), so the masking, online softmax and epilogue are MMA_PATH=1's code.
 //      WG_PIPE=1 overlaps tile j's softmax with tile j-1's P·V inside the warpgroup.
-// Around both: a STAGES-deep K/V ring in shared memory (cp.async or plain loads), optional
+// Around both: a STAGES-deep K/V ring in shared memory (cp.async, plain loads, or with MMA_PATH=2
+// TMA: USE_TMA), optional
 // producer warp (WARP_SPEC), optional split of the keys across blocks (SPLIT_KV): the SPLIT_KV
 // blocks of a query tile form a thread-block cluster; each 16-row tile has an owner block, and the
 // other splits push their partial state of it into the owner's shared memory (st.async, counted by
@@ -62,7 +67,9 @@
 // define. SPLIT_KV > 1 fixes the cluster shape at compile time (__cluster_dims__(1, 1, SPLIT_KV)), so an
 // ordinary launch (cuLaunchKernel, <<<>>>) runs it as clusters; partial_o, partial_ml and
 // split_counter are not used by this exchange and stay in the signature so that every configuration
-// keeps one argument list. Illegal knob combinations stop at a static_assert naming the knob.
+// keeps one argument list; so do k_map and v_map, the TMA descriptors of K and V (CUtensorMap, encoded
+// on the host over [B*H, S, HEAD_DIM] with a box of one 128-byte panel x TILE_N rows and the
+// panel's swizzle: evo's profiles list them under tensor_maps), read only with USE_TMA=1. Illegal knob combinations stop at a static_assert naming the knob.
 
 #include <cuda_fp16.h>  // defines: __half, __half2, __floats2half2_rn, __half22float2
 #include <cuda_fp8.h>   // defines: __nv_fp8_e4m3, __nv_cvt_fp8x2_to_halfraw2, __nv_cvt_float2_to_fp8x2
@@ -114,8 +121,25 @@
 #define WG_PIPE 0        // MMA_PATH=2: 1 issues Q·K_jᵀ and P_{j-1}·V_{j-1} together and runs softmax j
                          // while P·V is on the tensor cores (FlashAttention-3's intra-warpgroup overlap)
 #endif
+#ifndef USE_TMA
+#define USE_TMA 0        // MMA_PATH=2: 1 K/V tiles by TMA (one thread issues a whole swizzled tile, an mbarrier
+                         // counts its bytes), 0 by every thread's cp.async
+#endif
+#ifndef MIN_BLOCKS
+#define MIN_BLOCKS 1     // blocks per SM the compiler must leave registers for (__launch_bounds__): 2 with
+                         // 8 warps or 4 with 4 warps caps a thread at 128 registers
+#endif
 #ifndef PV_FP8
 #define PV_FP8 0         // fp8 inputs, MMA_PATH=1: 1 P·V as e4m3 x e4m3 (m16n8k32), 0 as fp16 (V widened)
+#endif
+
+// ---- not searched: MMA_PATH=2 without WG_PIPE, where Q·K_jᵀ is issued. 1 (default): in block_mma, by
+// every warpgroup, active or not (causal: one wasted wgmma per block at most); ptxas then keeps far
+// fewer registers live (fp16 64x128: 154 -> 122-128), and fp8 with STAGES>1 needs it anyway (V is
+// widened under the wgmma; a wgmma under a branch makes ptxas serialise them all: C7518). 0: inside
+// warp_scores, under the warpgroup's `active` branch (the old place; kept for A/B timing).
+#ifndef QK_HOISTED
+#define QK_HOISTED 1
 #endif
 
 // ---- legal values and combinations (docs/templates.md lists the same rules as constraints) ----
@@ -154,6 +178,9 @@ static_assert(MMA_PATH != 2 || ((NUM_WARPS == 4 || NUM_WARPS == 8) && TILE_M == 
 static_assert(MMA_PATH != 2 || TILE_N >= 32, "MMA_PATH=2 needs TILE_N >= 32");
 static_assert(MMA_PATH != 2 || SWIZZLE == 2, "MMA_PATH=2 needs SWIZZLE=2 (the wgmma 128-byte swizzle layout)");
 static_assert(MMA_PATH != 2 || WARP_SPEC == 0, "MMA_PATH=2 needs WARP_SPEC=0");
+static_assert(USE_TMA == 0 || (USE_TMA == 1 && MMA_PATH == 2 && USE_CP_ASYNC == 1),
+              "USE_TMA=1 needs MMA_PATH=2 (its tiles are in the TMA's swizzle) and USE_CP_ASYNC=1 (Q still comes by cp.async)");
+static_assert(MIN_BLOCKS == 1 || MIN_BLOCKS == 2 || MIN_BLOCKS == 4, "MIN_BLOCKS must be 1, 2 or 4");
 static_assert(WG_PIPE == 0 || (WG_PIPE == 1 && MMA_PATH == 2 && STAGES == 3),
               "WG_PIPE=1 needs MMA_PATH=2 and STAGES=3 (one ring stage of slack for the P·V in flight)");
 #if SPLIT_KV > 1 && defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
@@ -232,7 +259,11 @@ constexpr int OFF_MAIL   = MAIN_BYTES;
 constexpr int MAIL_BYTES = SPLIT_KV > 1 ? (SPLIT_KV - 1) * OWNED * PART_BYTES + 16 : 0;  // + the mbarrier
 // MMA_PATH=2: + 1024 so that the kernel can round its base up to the 1024 bytes the swizzle atoms need
 constexpr int SMEM_BYTES = MAIN_BYTES + MAIL_BYTES + (MMA_PATH == 2 ? 1024 : 0);
+static_assert(2 * STAGES * 8 <= 64, "USE_TMA=1: the ring's mbarriers must fit the 64 bytes they are given");
 static_assert(SMEM_BYTES <= 227 * 1024, "shared memory over 227 KB: lower STAGES, TILE_N or TILE_M");
+#ifdef SDPA_EXPECT_SMEM_BYTES  // tests: a profile's launch.shared_bytes must be exactly this (less traps, more wastes)
+static_assert(SMEM_BYTES == SDPA_EXPECT_SMEM_BYTES, "the profile's launch.shared_bytes differs from sdpa::SMEM_BYTES");
+#endif
 
 // named barriers (0 is __syncthreads)
 enum : int {
@@ -281,6 +312,32 @@ __device__ __forceinline__ void cp_async_wait() {
 #if USE_CP_ASYNC
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 #endif
+}
+
+// A CUtensorMap as the kernel receives it: 128 opaque bytes, encoded on the host.
+struct alignas(64) TmaMap { unsigned long long opaque[16]; };
+
+// mbarrier and TMA (USE_TMA=1). A barrier counts one arrival (the issuing thread's, with the bytes it
+// expects) and the bytes the TMA unit writes; waiting is per phase: the k-th fill of a stage is phase k.
+__device__ __forceinline__ void mbar_init(unsigned bar) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ void mbar_expect_tx(unsigned bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
+  unsigned done;
+  do {
+    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+  } while (!done);
+}
+// Box (c0, c1, c2) of a 3-D tensor map -> shared memory at dst, counted by bar. Out-of-bounds
+// elements (keys past S of this head) arrive as zeros.
+__device__ __forceinline__ void tma_load_3d(unsigned dst, unsigned long long map, int c0, int c1, int c2, unsigned bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n"
+      ::"r"(dst), "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(bar) : "memory");
 }
 
 // Byte offset of 16-byte chunk c of row r in a tile whose rows hold RB bytes.
@@ -420,6 +477,8 @@ struct Work {
   int S, causal, q0, bh, n_tiles, t_begin;
   float scale_log2;                   // softmax_scale * q_descale * k_descale * log2(e)
   float v_descale;
+  unsigned long long kmap, vmap;      // USE_TMA=1: the tensor maps' addresses (kernel parameters)
+  unsigned tma_bar;                   // USE_TMA=1: 2 * STAGES mbarriers, [stage][K, V]
 };
 
 __device__ __forceinline__ unsigned char* k_stage(unsigned char* smem, int st) { return smem + OFF_K + st * TILE_N * RS_IN; }
@@ -443,11 +502,36 @@ __device__ __forceinline__ void issue_q(const Work& w, unsigned char* smem, int 
 template <int NTHR>
 __device__ __forceinline__ void issue_kv(const Work& w, unsigned char* smem, int t, int st, int tid) {
   const int kv0 = t * TILE_N;
+#if USE_TMA  // knob USE_TMA=1: thread 0 asks the TMA unit for both tiles, one box per 128-byte panel of
+             // the row (HEAD_DIM=128 fp16: two), written in tile_off's swizzle; each tile's mbarrier
+             // counts its bytes. The cp.async groups stay (empty) so that Q's group counts as before.
+  if (tid == 0) {
+    constexpr int PANEL = RB_IN < 128 ? RB_IN : 128;  // bytes of a row per box
+    const unsigned bk = w.tma_bar + 16 * st, bv = bk + 8;
+    mbar_expect_tx(bk, TILE_N * RB_IN);
+#pragma unroll
+    for (int p = 0; p < RB_IN / PANEL; ++p)
+      tma_load_3d(smem_u32(k_stage(smem, st)) + p * TILE_N * PANEL, w.kmap, p * PANEL / ESZ, kv0, w.bh, bk);
+    mbar_expect_tx(bv, TILE_N * RB_IN);
+#pragma unroll
+    for (int p = 0; p < RB_IN / PANEL; ++p)
+      tma_load_3d(smem_u32(v_stage(smem, st)) + p * TILE_N * PANEL, w.vmap, p * PANEL / ESZ, kv0, w.bh, bv);
+  }
+  cp_async_commit();
+  cp_async_commit();
+#else        // knob USE_TMA=0: every thread copies its chunks
   const int valid = min(TILE_N, w.S - kv0);
   load_tile<TILE_N, RB_IN, NTHR>(k_stage(smem, st), w.gK + (long long)kv0 * RB_IN, valid, tid);
   cp_async_commit();
   load_tile<TILE_N, RB_IN, NTHR>(v_stage(smem, st), w.gV + (long long)kv0 * RB_IN, valid, tid);
   cp_async_commit();
+#endif
+}
+// USE_TMA=1: wait for the K (which = 0) or V (1) tile of block-local tile j, in stage j % STAGES.
+__device__ __forceinline__ void tma_wait(const Work& w, int j, int which) {
+#if USE_TMA  // knob USE_TMA=1
+  mbar_wait(w.tma_bar + 16 * (j % STAGES) + 8 * which, (j / STAGES) & 1);
+#endif
 }
 __device__ __forceinline__ void issue_none() { cp_async_commit(); cp_async_commit(); }  // keep group counts uniform
 
@@ -805,7 +889,8 @@ __device__ __forceinline__ void warp_scores(WarpState& ws, Scores& s, const unsi
   const int qw = w.q0 + wrow;  // global index of the warp's first row
 
   // A. S = Q·Kᵀ (raw products; scale applied in the softmax)
-#if MMA_PATH == 2 && WG_PIPE  // knob WG_PIPE=1: s already holds Q·Kᵀ (wg_pipe_issue)
+#if MMA_PATH == 2 && (WG_PIPE || QK_HOISTED)  // s already holds Q·Kᵀ: knob WG_PIPE=1 (wg_pipe_issue),
+                     // or issued by block_mma for every warpgroup (QK_HOISTED)
 #elif MMA_PATH == 2  // knob MMA_PATH=2: one warpgroup MMA per 16 columns of HEAD_DIM (first one overwrites s)
   wg_qk(s[0], sQ, sK, wrow);
 #else              // knob MMA_PATH=1: mma.sync tiles, Q and K fragments through ldmatrix
@@ -1168,15 +1253,19 @@ __device__ __forceinline__ void block_mma(const Work& w, unsigned char* smem) {
     __syncthreads();                           // everyone is done with the previous tile
     issue_kv<NT>(w, smem, w.t_begin + j, 0, tid);
     cp_async_wait<1>();                        // K_j (and Q) landed; V_j may still be in flight
-    async_proxy_fence();
-    __syncthreads();
+    tma_wait(w, j, 0);                         // (USE_TMA=1: K_j by its mbarrier, which every thread waits on)
+    if (!USE_TMA || j == 0) {                  // (USE_TMA=1: only Q's cp.async copies need publishing)
+      async_proxy_fence();
+      __syncthreads();
+    }
 #else             // knob STAGES>1: tile j was issued PD iterations ago
-    cp_async_wait<2 * PD - 2>();               // K_j and V_j landed (own copies)
-    async_proxy_fence();
+    cp_async_wait<2 * PD - 2>();               // K_j and V_j landed (own copies; USE_TMA=1: Q only)
+    tma_wait(w, j, 0);                         // (USE_TMA=1: K_j and V_j by their mbarriers)
+    tma_wait(w, j, 1);
+    if (!USE_TMA || j == 0) async_proxy_fence();
     __syncthreads();                           // ... everyone's; and tile j-1's stage is free
     if (j + PD < w.n_tiles) issue_kv<NT>(w, smem, w.t_begin + j + PD, (j + PD) % STAGES, tid);
     else issue_none();
-    widen_v(smem, st, tid);
 #endif
     if (j == 0) load_q_frags(ws, sQ, wrow, lane);
     const unsigned char* sV = WIDE_V ? vh_buf(smem, 0) : v_stage(smem, st);
@@ -1196,11 +1285,25 @@ __device__ __forceinline__ void block_mma(const Work& w, unsigned char* smem) {
       pend = false;
     }
 #else
+#if MMA_PATH == 2 && QK_HOISTED  // Q·K_jᵀ issued by every warpgroup, active or not (QK_HOISTED)
+    wg_fence();
+    wg_qk_issue(s[0], sQ, k_stage(smem, st), wrow);
+    wg_commit();
+#if IN_FP8 && STAGES > 1  // knob IN_FP8=1: widen V_j while Q·K_jᵀ is on the tensor cores
+    widen_v(smem, st, tid);  // every thread converts, fences, meets the barrier
+#endif
+    wg_wait_all();
+    wg_keep(s[0]);
+#endif
     if (active) warp_scores(ws, s, sQ, k_stage(smem, st), wrow, lane, w, kv0);
 #if STAGES == 1   // knob STAGES=1: V_j must be visible to every warp before P·V
+#if USE_TMA       // knob USE_TMA=1: each thread waits on V_j's mbarrier; nothing of its own to publish
+    tma_wait(w, j, 1);
+#else
     cp_async_wait<0>();
     async_proxy_fence();
     __syncthreads();
+#endif
     widen_v(smem, 0, tid);
 #endif
     if (active) warp_pv(ws, s, sV, lane);
@@ -1470,11 +1573,12 @@ __device__ __forceinline__ void block_smem(const Work& w, unsigned char* smem) {
 #else
 #define SDPA_CLUSTER
 #endif
-extern "C" __global__ void __launch_bounds__((NUM_WARPS + WARP_SPEC) * 32, 1) SDPA_CLUSTER
+extern "C" __global__ void __launch_bounds__((NUM_WARPS + WARP_SPEC) * 32, MIN_BLOCKS) SDPA_CLUSTER
 sdpa_fwd(const IN_T* __restrict__ Q, const IN_T* __restrict__ K, const IN_T* __restrict__ V,
          __half* __restrict__ O, float* __restrict__ partial_o, float* __restrict__ partial_ml,
          int* __restrict__ split_counter, float q_descale, float k_descale, float v_descale,
-         float softmax_scale, int B, int H, int S, int causal) {
+         float softmax_scale, int B, int H, int S, int causal, const __grid_constant__ sdpa::TmaMap k_map,
+         const __grid_constant__ sdpa::TmaMap v_map) {
   using namespace sdpa;
   extern __shared__ __align__(128) unsigned char smem[];
 
@@ -1508,6 +1612,20 @@ sdpa_fwd(const IN_T* __restrict__ Q, const IN_T* __restrict__ K, const IN_T* __r
   unsigned char* base = smem + ((1024u - (smem_u32(smem) & 1023u)) & 1023u);
 #else
   unsigned char* base = smem;
+#endif
+#if USE_TMA  // knob USE_TMA=1: the ring's mbarriers, in the alignment slack (SMEM_BYTES unchanged): before
+             // base when the round-up left 64 bytes there, else after the mailbox (then >= 960 are left)
+  w.kmap = reinterpret_cast<unsigned long long>(&k_map);
+  w.vmap = reinterpret_cast<unsigned long long>(&v_map);
+  w.tma_bar = smem_u32(base - smem >= 64 ? base - 64 : base + MAIN_BYTES + MAIL_BYTES);
+  if (threadIdx.x == 0) {
+#pragma unroll
+    for (int i = 0; i < 2 * STAGES; ++i) mbar_init(w.tma_bar + 8 * i);
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"(w.kmap) : "memory");
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"(w.vmap) : "memory");
+  }
+  __syncthreads();
 #endif
 #if SPLIT_KV > 1  // knob SPLIT_KV>1: the mailbox is ready before any split can finish
   split_start(base);
