@@ -578,9 +578,8 @@ __device__ __forceinline__ void split_start(unsigned char* smem) {
   if (threadIdx.x == 0) {
     const unsigned mbar = smem_u32(smem + OFF_MAIL + MAIL_BYTES - 16);
     const unsigned bytes = (SPLIT_KV - 1) * owned_by(blockIdx.z) * PART_BYTES;
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(mbar) : "memory");
-    asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n}\n" ::"r"(mbar), "r"(bytes)
-                 : "memory");
+    mbar_init(mbar);
+    mbar_expect_tx(mbar, bytes);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
@@ -589,11 +588,7 @@ __device__ __forceinline__ void split_wait_peers() {  // every block of the clus
   asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
 }
 __device__ __forceinline__ void split_wait_mail(unsigned char* smem) {
-  const unsigned mbar = smem_u32(smem + OFF_MAIL + MAIL_BYTES - 16);
-  asm volatile(
-      "{\n.reg .pred done;\nWAIT_MAIL:\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], 0;\n"
-      "@!done bra WAIT_MAIL;\n}\n" ::"r"(mbar) : "memory");
+  mbar_wait(smem_u32(smem + OFF_MAIL + MAIL_BYTES - 16), 0);
 }
 #endif
 
