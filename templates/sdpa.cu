@@ -217,7 +217,7 @@ constexpr int RS_Q   = MMA_PATH >= 1 ? RS_IN : RS_H;   // MMA_PATH=0 keeps Q as 
 constexpr int OFF_Q  = 0;
 constexpr int OFF_K  = OFF_Q + TILE_M * RS_Q;
 constexpr int OFF_V  = OFF_K + STAGES * TILE_N * RS_IN;
-constexpr int OFF_KH = OFF_V + STAGES * TILE_N * RS_IN;
+constexpr int OFF_KH = OFF_V + (V_REGS ? 0 : STAGES * TILE_N * RS_IN);  // (V_REGS=1: V has no ring stages)
 constexpr int OFF_VH = OFF_KH + (NEED_KH ? CONV_BUFS * TILE_N * RS_H : 0);
 constexpr int OFF_S  = OFF_VH + (NEED_VH ? CONV_BUFS * TILE_N * RS_H : 0);
 constexpr int OFF_P  = OFF_S + (MMA_PATH == 0 ? TILE_M * LDS * 4 : 0);

@@ -562,6 +562,10 @@ TEST(ShippedProfiles, SdpaSharedBytesExpressionIsTheTemplates) {
     for (std::size_t i = 0; i < split.size(); i += (split.size() + 5) / 6) sample.push_back(split[i]);
     sample.push_back(whole.front());
     sample.push_back(whole.back());
+    const auto vregs = std::find_if(whole.begin(), whole.end(), [](const Config& c) {  // V_REGS=1: V has no ring
+      return c.count("V_REGS") && c.at("V_REGS") == 1 && c.at("STAGES") > 1;
+    });
+    if (vregs != whole.end()) sample.push_back(*vregs);
     for (const Config& c : sample) {
       const auto bytes = launch_geometry(p.kernel, p.problems.front(), c).shared_bytes;
       CompileRequest r = candidate_request(p, c, virt);

@@ -2,6 +2,7 @@
 """GPU correctness sweep of templates/sdpa.cu over a whole profile, before evo's own GPU gates.
 
     python3 tests/gpu/sdpa_check.py profiles/sdpa_fp8.json [--limit N] [--time K] [--compile-only]
+    python3 tests/gpu/sdpa_check.py profiles/sdpa_fp8_wgmma.json --only V_REGS=1/2   # a slice of the space
 
 A. Enumerate the profile's knob space and keep the configurations whose constraints hold on every
    problem (the constraints are muParser text; the few operators they use are translated to Python).
@@ -366,6 +367,8 @@ def main():
     ap.add_argument("profiles", nargs="+")
     ap.add_argument("--compile-only", action="store_true", help="stop after compiling (no GPU needed)")
     ap.add_argument("--limit", type=int, default=0, help="check only the first N valid configurations")
+    ap.add_argument("--only", default="", help="K=V[/V...],...: only the valid configurations with these "
+                    "knob values (a slice of the space, e.g. after a change that touches one knob's paths)")
     ap.add_argument("--time", type=int, default=8, help="time the K fastest passing configurations")
     ap.add_argument("--seeds", type=int, default=2)
     ap.add_argument("--arch", default=None)
@@ -384,6 +387,15 @@ def check_profile(a, path):
     p = load_profile(path)
     cfgs = valid_configs(p)
     print("== %s: %d knobs, %d valid configurations" % (path, len(p["knobs"]), len(cfgs)), flush=True)
+    if a.only:
+        want = {}
+        for item in a.only.split(","):
+            k, _, vals = item.partition("=")
+            if k not in p["knobs"] or not vals:
+                sys.exit("--only %s: not K=V[/V...] with K a knob of %s" % (item, path))
+            want[k] = {int(v) for v in vals.split("/")}
+        cfgs = [c for c in cfgs if all(c[k] in vs for k, vs in want.items())]
+        print("   --only %s: %d of them" % (a.only, len(cfgs)), flush=True)
     if a.limit:
         cfgs = cfgs[: a.limit]
     workdir = tempfile.mkdtemp(prefix="sdpa_check_")

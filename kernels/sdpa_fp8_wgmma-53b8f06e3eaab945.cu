@@ -1,13 +1,13 @@
-// sdpa_fp8_wgmma-04c23aba105d6613.cu: exported by evo 0.1.0 from evaluation 46 (run 1)
-// profile:   sdpa_fp8_wgmma (sdpa_fp8_wgmma.json), template sdpa.cu (sha256 fa50a312b9ec2f2a), entry sdpa_fwd
-// knobs:     MIN_BLOCKS=1,MMA_PATH=2,NUM_WARPS=4,SPLIT_KV=2,STAGES=1,SWIZZLE=2,TILE_M=64,TILE_N=128,USE_CP_ASYNC=1,USE_TMA=0,USE_WMMA_PV=1,USE_WMMA_QK=1,WARP_SPEC=0,WG_PIPE=0
+// sdpa_fp8_wgmma-53b8f06e3eaab945.cu: exported by evo 0.1.0 from evaluation 1 (run 1)
+// profile:   sdpa_fp8_wgmma (sdpa_fp8_wgmma.json), template sdpa.cu (sha256 e6c9ad216d47f864), entry sdpa_fwd
+// knobs:     MIN_BLOCKS=1,MMA_PATH=2,NUM_WARPS=4,SPLIT_KV=2,STAGES=2,SWIZZLE=2,TILE_M=64,TILE_N=128,USE_CP_ASYNC=1,USE_TMA=0,USE_WMMA_PV=1,USE_WMMA_QK=1,V_REGS=1,WARP_SPEC=0,WG_PIPE=0
 // device:    NVIDIA H100 80GB HBM3, driver 13.0
-// measured:  mission: median 4.19 us (cv 0.001, graph, 50 iters), 1.41x the baseline in the same run
-// GREEN:     passed on small mission mission_causal mission512 tail tail_causal long; sanitizer: passed
+// measured:  mission: median 3.80 us (cv 0.002, graph, 50 iters), 1.53x the baseline in the same run
+// GREEN:     passed on small mission mission_causal mission512 tail tail_causal long; sanitizer: skipped
 // launch (mission): grid (4,16,2) block (128,1,1) dynamic smem 47120 B; grid = (cdiv(S, TILE_M), B * H, SPLIT_KV)
 // tensor map k_map (mission): pass by value (const __grid_constant__ CUtensorMap), from cuTensorMapEncodeTiled over K: CU_TENSOR_MAP_DATA_TYPE_UINT8, dims {64, 256, 16} = (D, S, B * H), byte strides {64, 16384}, box {64, 128, 1} = (D, TILE_N, 1), swizzle 64B, L2 promotion 128B, interleave NONE, element strides 1, OOB fill NONE
 // tensor map v_map (mission): pass by value (const __grid_constant__ CUtensorMap), from cuTensorMapEncodeTiled over V: CU_TENSOR_MAP_DATA_TYPE_UINT8, dims {64, 256, 16} = (D, S, B * H), byte strides {64, 16384}, box {64, 128, 1} = (D, TILE_N, 1), swizzle 64B, L2 promotion 128B, interleave NONE, element strides 1, OOB fill NONE
-// build:     nvcc -gencode arch=compute_90a,code=sm_90a -std=c++17 -c sdpa_fp8_wgmma-04c23aba105d6613.cu   (provenance: sdpa_fp8_wgmma-04c23aba105d6613.json)
+// build:     nvcc -gencode arch=compute_90a,code=sm_90a -std=c++17 -c sdpa_fp8_wgmma-53b8f06e3eaab945.cu   (provenance: sdpa_fp8_wgmma-53b8f06e3eaab945.json)
 // Generated file: do not edit by hand; re-export instead.
 
 #define HEAD_DIM 64  // fixed by the profile
@@ -16,7 +16,7 @@
 #define MMA_PATH 2  // knob chosen by evo
 #define NUM_WARPS 4  // knob chosen by evo
 #define SPLIT_KV 2  // knob chosen by evo
-#define STAGES 1  // knob chosen by evo
+#define STAGES 2  // knob chosen by evo
 #define SWIZZLE 2  // knob chosen by evo
 #define TILE_M 64  // knob chosen by evo
 #define TILE_N 128  // knob chosen by evo
@@ -24,6 +24,7 @@
 #define USE_TMA 0  // knob chosen by evo
 #define USE_WMMA_PV 1  // knob chosen by evo
 #define USE_WMMA_QK 1  // knob chosen by evo
+#define V_REGS 1  // knob chosen by evo
 #define WARP_SPEC 0  // knob chosen by evo
 #define WG_PIPE 0  // knob chosen by evo
 
@@ -141,6 +142,11 @@
 #ifndef QK_HOISTED
 #define QK_HOISTED 1
 #endif
+#ifndef V_REGS
+#define V_REGS 0         // fp8 on wgmma, how V_j reaches its fp16 copy: 1 global -> registers (STAGES=1: with
+                         // K_j's copy; STAGES>1: one tile ahead), widened and stored while Q·K_jᵀ runs (no
+                         // fp8 staging, STAGES=1: one barrier less a tile); 0 through the ring, then widen_v
+#endif
 
 // ---- legal values and combinations (docs/templates.md lists the same rules as constraints) ----
 static_assert(HEAD_DIM == 64 || HEAD_DIM == 128, "HEAD_DIM must be 64 or 128");
@@ -181,6 +187,8 @@ static_assert(MMA_PATH != 2 || WARP_SPEC == 0, "MMA_PATH=2 needs WARP_SPEC=0");
 static_assert(USE_TMA == 0 || (USE_TMA == 1 && MMA_PATH == 2 && USE_CP_ASYNC == 1),
               "USE_TMA=1 needs MMA_PATH=2 (its tiles are in the TMA's swizzle) and USE_CP_ASYNC=1 (Q still comes by cp.async)");
 static_assert(MIN_BLOCKS == 1 || MIN_BLOCKS == 2 || MIN_BLOCKS == 4, "MIN_BLOCKS must be 1, 2 or 4");
+static_assert(V_REGS == 0 || (V_REGS == 1 && MMA_PATH == 2 && IN_FP8 == 1 && QK_HOISTED && WG_PIPE == 0),
+              "V_REGS=1 needs MMA_PATH=2 with IN_FP8=1 (the widened V copy) and Q·Kᵀ issued in block_mma");
 static_assert(WG_PIPE == 0 || (WG_PIPE == 1 && MMA_PATH == 2 && STAGES == 3),
               "WG_PIPE=1 needs MMA_PATH=2 and STAGES=3 (one ring stage of slack for the P·V in flight)");
 #if SPLIT_KV > 1 && defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
@@ -239,7 +247,7 @@ constexpr int RS_Q   = MMA_PATH >= 1 ? RS_IN : RS_H;   // MMA_PATH=0 keeps Q as 
 constexpr int OFF_Q  = 0;
 constexpr int OFF_K  = OFF_Q + TILE_M * RS_Q;
 constexpr int OFF_V  = OFF_K + STAGES * TILE_N * RS_IN;
-constexpr int OFF_KH = OFF_V + STAGES * TILE_N * RS_IN;
+constexpr int OFF_KH = OFF_V + (V_REGS ? 0 : STAGES * TILE_N * RS_IN);  // (V_REGS=1: V has no ring stages)
 constexpr int OFF_VH = OFF_KH + (NEED_KH ? CONV_BUFS * TILE_N * RS_H : 0);
 constexpr int OFF_S  = OFF_VH + (NEED_VH ? CONV_BUFS * TILE_N * RS_H : 0);
 constexpr int OFF_P  = OFF_S + (MMA_PATH == 0 ? TILE_M * LDS * 4 : 0);
@@ -512,10 +520,12 @@ __device__ __forceinline__ void issue_kv(const Work& w, unsigned char* smem, int
 #pragma unroll
     for (int p = 0; p < RB_IN / PANEL; ++p)
       tma_load_3d(smem_u32(k_stage(smem, st)) + p * TILE_N * PANEL, w.kmap, p * PANEL / ESZ, kv0, w.bh, bk);
-    mbar_expect_tx(bv, TILE_N * RB_IN);
+    if (!V_REGS) {  // (V_REGS: V_j comes through registers, load_v_regs)
+      mbar_expect_tx(bv, TILE_N * RB_IN);
 #pragma unroll
-    for (int p = 0; p < RB_IN / PANEL; ++p)
-      tma_load_3d(smem_u32(v_stage(smem, st)) + p * TILE_N * PANEL, w.vmap, p * PANEL / ESZ, kv0, w.bh, bv);
+      for (int p = 0; p < RB_IN / PANEL; ++p)
+        tma_load_3d(smem_u32(v_stage(smem, st)) + p * TILE_N * PANEL, w.vmap, p * PANEL / ESZ, kv0, w.bh, bv);
+    }
   }
   cp_async_commit();
   cp_async_commit();
@@ -523,8 +533,8 @@ __device__ __forceinline__ void issue_kv(const Work& w, unsigned char* smem, int
   const int valid = min(TILE_N, w.S - kv0);
   load_tile<TILE_N, RB_IN, NTHR>(k_stage(smem, st), w.gK + (long long)kv0 * RB_IN, valid, tid);
   cp_async_commit();
-  load_tile<TILE_N, RB_IN, NTHR>(v_stage(smem, st), w.gV + (long long)kv0 * RB_IN, valid, tid);
-  cp_async_commit();
+  if (!V_REGS) load_tile<TILE_N, RB_IN, NTHR>(v_stage(smem, st), w.gV + (long long)kv0 * RB_IN, valid, tid);
+  cp_async_commit();  // (V_REGS: an empty group, so the counts stay)
 #endif
 }
 // USE_TMA=1: wait for the K (which = 0) or V (1) tile of block-local tile j, in stage j % STAGES.
@@ -598,9 +608,8 @@ __device__ __forceinline__ void split_start(unsigned char* smem) {
   if (threadIdx.x == 0) {
     const unsigned mbar = smem_u32(smem + OFF_MAIL + MAIL_BYTES - 16);
     const unsigned bytes = (SPLIT_KV - 1) * owned_by(blockIdx.z) * PART_BYTES;
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(mbar) : "memory");
-    asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n}\n" ::"r"(mbar), "r"(bytes)
-                 : "memory");
+    mbar_init(mbar);
+    mbar_expect_tx(mbar, bytes);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
@@ -609,11 +618,7 @@ __device__ __forceinline__ void split_wait_peers() {  // every block of the clus
   asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
 }
 __device__ __forceinline__ void split_wait_mail(unsigned char* smem) {
-  const unsigned mbar = smem_u32(smem + OFF_MAIL + MAIL_BYTES - 16);
-  asm volatile(
-      "{\n.reg .pred done;\nWAIT_MAIL:\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], 0;\n"
-      "@!done bra WAIT_MAIL;\n}\n" ::"r"(mbar) : "memory");
+  mbar_wait(smem_u32(smem + OFF_MAIL + MAIL_BYTES - 16), 0);
 }
 #endif
 
@@ -1090,6 +1095,33 @@ __device__ __forceinline__ void async_proxy_fence() {
 // Q·Kᵀ stays e4m3 x e4m3. The copy is rewritten every tile: the barrier at the top of tile j
 // already orders it after tile j-1's P·V, and a second barrier publishes it to the warpgroups.
 constexpr bool WIDE_V = MMA_PATH == 2 && IN_FP8;
+// V_REGS=1: this thread's 16-byte chunks of V_j (fp8), loaded from global memory (rows past S: zeros),
+// then widened and stored into the fp16 copy, in tile_off's layout.
+constexpr int VR_TOTAL = TILE_N * RB_IN / 16;
+constexpr int VR_CHUNKS = V_REGS ? (VR_TOTAL + NT - 1) / NT : 1;
+__device__ __forceinline__ void load_v_regs(uint4 (&vr)[VR_CHUNKS], const Work& w, int kv0, int tid) {
+  const int valid = min(TILE_N, w.S - kv0);
+#pragma unroll
+  for (int i = 0; i < VR_CHUNKS; ++i) {
+    const int idx = tid + i * NT, r = idx / (RB_IN / 16), c = idx % (RB_IN / 16);
+    vr[i] = idx < VR_TOTAL && r < valid
+                ? __ldg(reinterpret_cast<const uint4*>(w.gV + (long long)(kv0 + r) * RB_IN + c * 16))
+                : make_uint4(0u, 0u, 0u, 0u);
+  }
+}
+__device__ __forceinline__ void store_v_wide(unsigned char* smem, const uint4 (&vr)[VR_CHUNKS], int tid) {
+#pragma unroll
+  for (int i = 0; i < VR_CHUNKS; ++i) {
+    const int idx = tid + i * NT, r = idx / (RB_IN / 16), c = idx % (RB_IN / 16);
+    if (idx < VR_TOTAL) {
+      uint4 lo, hi;
+      fp8x16_to_h16(vr[i], lo, hi);
+      *reinterpret_cast<uint4*>(vh_buf(smem, 0) + tile_off<TILE_N, RB_H>(r, 2 * c)) = lo;
+      *reinterpret_cast<uint4*>(vh_buf(smem, 0) + tile_off<TILE_N, RB_H>(r, 2 * c + 1)) = hi;
+    }
+  }
+}
+
 __device__ __forceinline__ void widen_v(unsigned char* smem, int st, int tid) {
   if (WIDE_V) {  // knob IN_FP8=1 with MMA_PATH=2
     convert_tile<TILE_N>(vh_buf(smem, 0), v_stage(smem, st), tid, NT);
@@ -1240,6 +1272,10 @@ __device__ __forceinline__ void block_mma(const Work& w, unsigned char* smem) {
     if (p < w.n_tiles) issue_kv<NT>(w, smem, w.t_begin + p, p, tid);
     else issue_none();
   }
+#if V_REGS  // fp8: this thread's chunks of the next V tile (STAGES>1: V_0 now, then one tile ahead)
+  uint4 vr[VR_CHUNKS];
+  if (STAGES > 1 && w.n_tiles > 0) load_v_regs(vr, w, w.t_begin * TILE_N, tid);
+#endif
 #if WG_PIPE  // knob WG_PIPE=1: P of the previous tile, its P·V not issued yet
   unsigned pa[TILE_N / 16][4];
 #pragma unroll
@@ -1252,6 +1288,9 @@ __device__ __forceinline__ void block_mma(const Work& w, unsigned char* smem) {
 #if STAGES == 1   // knob STAGES=1: copy tile j now, overlap V's copy with Q·Kᵀ
     __syncthreads();                           // everyone is done with the previous tile
     issue_kv<NT>(w, smem, w.t_begin + j, 0, tid);
+#if V_REGS        // (fp8: V_j into registers, in flight under K_j's copy and Q·K_jᵀ)
+    load_v_regs(vr, w, kv0, tid);
+#endif
     cp_async_wait<1>();                        // K_j (and Q) landed; V_j may still be in flight
     tma_wait(w, j, 0);                         // (USE_TMA=1: K_j by its mbarrier, which every thread waits on)
     if (!USE_TMA || j == 0) {                  // (USE_TMA=1: only Q's cp.async copies need publishing)
@@ -1260,8 +1299,8 @@ __device__ __forceinline__ void block_mma(const Work& w, unsigned char* smem) {
     }
 #else             // knob STAGES>1: tile j was issued PD iterations ago
     cp_async_wait<2 * PD - 2>();               // K_j and V_j landed (own copies; USE_TMA=1: Q only)
-    tma_wait(w, j, 0);                         // (USE_TMA=1: K_j and V_j by their mbarriers)
-    tma_wait(w, j, 1);
+    tma_wait(w, j, 0);                         // (USE_TMA=1: K_j and V_j by their mbarriers;
+    if (!V_REGS) tma_wait(w, j, 1);            //  V_REGS=1: V_j comes through registers)
     if (!USE_TMA || j == 0) async_proxy_fence();
     __syncthreads();                           // ... everyone's; and tile j-1's stage is free
     if (j + PD < w.n_tiles) issue_kv<NT>(w, smem, w.t_begin + j + PD, (j + PD) % STAGES, tid);
@@ -1289,14 +1328,19 @@ __device__ __forceinline__ void block_mma(const Work& w, unsigned char* smem) {
     wg_fence();
     wg_qk_issue(s[0], sQ, k_stage(smem, st), wrow);
     wg_commit();
-#if IN_FP8 && STAGES > 1  // knob IN_FP8=1: widen V_j while Q·K_jᵀ is on the tensor cores
+#if V_REGS                // knob IN_FP8=1: V_j from registers into its fp16 copy, under Q·K_jᵀ
+    store_v_wide(smem, vr, tid);
+    if (STAGES > 1 && j + 1 < w.n_tiles) load_v_regs(vr, w, kv0 + TILE_N, tid);  // V_{j+1}, in flight until then
+    async_proxy_fence();
+    __syncthreads();
+#elif IN_FP8 && STAGES > 1  // knob IN_FP8=1: widen V_j while Q·K_jᵀ is on the tensor cores
     widen_v(smem, st, tid);  // every thread converts, fences, meets the barrier
 #endif
     wg_wait_all();
     wg_keep(s[0]);
 #endif
     if (active) warp_scores(ws, s, sQ, k_stage(smem, st), wrow, lane, w, kv0);
-#if STAGES == 1   // knob STAGES=1: V_j must be visible to every warp before P·V
+#if STAGES == 1 && !V_REGS  // knob STAGES=1: V_j must be visible to every warp before P·V
 #if USE_TMA       // knob USE_TMA=1: each thread waits on V_j's mbarrier; nothing of its own to publish
     tma_wait(w, j, 1);
 #else
