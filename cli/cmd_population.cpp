@@ -283,7 +283,7 @@ int cmd_export(const Globals& g, const ExportArgs& a) {
     maps.push_back({{"name", m.name},
                     {"argument", arg == p.kernel.args.end() ? -1 : arg - p.kernel.args.begin()},
                     {"buffer", m.buffer},
-                    {"data_type", tensor_map_data_type(t.dtype)},
+                    {"data_type", tensor_map_data_type(t.dtype).name},
                     {"rank", t.rank},
                     {"dims", dims},
                     {"strides_bytes", strides},
@@ -296,7 +296,7 @@ int cmd_export(const Globals& g, const ExportArgs& a) {
                     {"dims_expr", m.dims},
                     {"box_expr", m.box}});
     maps_text += "// tensor map " + m.name + " (" + obj.name + "): pass by value (const __grid_constant__ CUtensorMap), "
-                 "from cuTensorMapEncodeTiled over " + m.buffer + ": " + tensor_map_data_type(t.dtype) + ", dims {" +
+                 "from cuTensorMapEncodeTiled over " + m.buffer + ": " + tensor_map_data_type(t.dtype).name + ", dims {" +
                  list(dims) + "} = (" + list(m.dims) + "), byte strides {" + list(strides) + "}, box {" + list(box) +
                  "} = (" + list(m.box) + "), swizzle " + bytes_enum(t.swizzle_bytes) + ", L2 promotion " +
                  bytes_enum(t.l2_promotion_bytes) + ", interleave NONE, element strides 1, OOB fill NONE\n";

@@ -211,17 +211,6 @@ std::string cu_result_text(CUresult r) {
   return "CUresult " + std::to_string(static_cast<int>(r));
 }
 
-CUtensorMapDataType data_type(DType t) {
-  switch (t) {
-    case DType::F16: return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-    case DType::BF16: return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
-    case DType::F32: return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
-    case DType::I32: return CU_TENSOR_MAP_DATA_TYPE_INT32;
-    case DType::FP8_E4M3: case DType::FP8_E5M2: return CU_TENSOR_MAP_DATA_TYPE_UINT8;  // raw bytes
-  }
-  return CU_TENSOR_MAP_DATA_TYPE_UINT8;
-}
-
 }  // namespace
 
 void encode_tensor_map(const TensorMapLayout& L, const void* global_address, void* out128) {
@@ -241,7 +230,8 @@ void encode_tensor_map(const TensorMapLayout& L, const void* global_address, voi
                                     : L.l2_promotion_bytes == 128 ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B
                                     : L.l2_promotion_bytes == 64  ? CU_TENSOR_MAP_L2_PROMOTION_L2_64B
                                                                   : CU_TENSOR_MAP_L2_PROMOTION_NONE;
-  const CUresult r = encode(static_cast<CUtensorMap*>(out128), data_type(L.dtype), static_cast<cuuint32_t>(L.rank),
+  const auto type = static_cast<CUtensorMapDataType>(tensor_map_data_type(L.dtype).value);
+  const CUresult r = encode(static_cast<CUtensorMap*>(out128), type, static_cast<cuuint32_t>(L.rank),
                             const_cast<void*>(global_address), L.dims.data(), L.strides_bytes.data(), L.box.data(),
                             element_strides.data(), CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, l2,
                             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);

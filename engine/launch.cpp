@@ -1,5 +1,7 @@
 #include "engine/launch.h"
 
+#include <cuda.h>  // CUtensorMapDataType's enumerators (types and constants only: nothing of libcuda is linked)
+
 #include <cmath>
 #include <sstream>
 
@@ -9,17 +11,26 @@
 namespace evo {
 namespace {
 
-std::int64_t integral(const std::string& what, const std::string& text, const Vars& v, std::int64_t min) {
-  double x = eval_expr(text, v);
-  if (!std::isfinite(x) || x != std::floor(x) || x < static_cast<double>(min))
-    throw UserError(what + " '" + text + "' = " + std::to_string(x) + ": must be an integer >= " + std::to_string(min));
-  return static_cast<std::int64_t>(x);
-}
-
 std::string number(double x) {
   std::ostringstream o;
   o << x;
   return o.str();
+}
+
+// Evaluates `text`; unless the value is an integer within [lo, hi], the message's tail
+// "'<text>' = <value>: must be an integer <range>" for the caller to put its field before.
+std::string integer_within(const std::string& text, const Vars& v, double lo, double hi, const std::string& range,
+                           double* x) {
+  *x = eval_expr(text, v);
+  if (std::isfinite(*x) && *x == std::floor(*x) && *x >= lo && *x <= hi) return {};
+  return "'" + text + "' = " + number(*x) + ": must be an integer " + range;
+}
+
+std::int64_t integral(const std::string& what, const std::string& text, const Vars& v, std::int64_t min) {
+  double x;
+  const std::string bad = integer_within(text, v, static_cast<double>(min), HUGE_VAL, ">= " + std::to_string(min), &x);
+  if (!bad.empty()) throw UserError(what + " " + bad);
+  return static_cast<std::int64_t>(x);
 }
 
 }  // namespace
@@ -42,15 +53,17 @@ std::int64_t buffer_elements(const BufferSpec& b, const KernelSpec& k, const Pro
   return n;
 }
 
-const char* tensor_map_data_type(DType t) {
+TensorMapDataType tensor_map_data_type(DType t) {
+#define EVO_MAP_TYPE(e) TensorMapDataType{#e, e}  // one token for both: the name cannot drift from the value
   switch (t) {
-    case DType::F16: return "CU_TENSOR_MAP_DATA_TYPE_FLOAT16";
-    case DType::BF16: return "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16";
-    case DType::F32: return "CU_TENSOR_MAP_DATA_TYPE_FLOAT32";
-    case DType::I32: return "CU_TENSOR_MAP_DATA_TYPE_INT32";
-    case DType::FP8_E4M3: case DType::FP8_E5M2: return "CU_TENSOR_MAP_DATA_TYPE_UINT8";
+    case DType::F16: return EVO_MAP_TYPE(CU_TENSOR_MAP_DATA_TYPE_FLOAT16);
+    case DType::BF16: return EVO_MAP_TYPE(CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
+    case DType::F32: return EVO_MAP_TYPE(CU_TENSOR_MAP_DATA_TYPE_FLOAT32);
+    case DType::I32: return EVO_MAP_TYPE(CU_TENSOR_MAP_DATA_TYPE_INT32);
+    case DType::FP8_E4M3: case DType::FP8_E5M2: return EVO_MAP_TYPE(CU_TENSOR_MAP_DATA_TYPE_UINT8);
   }
-  return "?";
+  return EVO_MAP_TYPE(CU_TENSOR_MAP_DATA_TYPE_UINT8);
+#undef EVO_MAP_TYPE
 }
 
 TensorMapLayout tensor_map_layout(const TensorMapSpec& m, const Profile& p, const Problem& problem, const Config& c) {
@@ -74,11 +87,10 @@ TensorMapLayout tensor_map_layout(const TensorMapSpec& m, const Profile& p, cons
   L.l2_promotion_bytes = m.l2_promotion_bytes;
   const std::uint64_t esize = dtype_bytes(b->dtype);
   const Vars v = expression_vars(p.kernel, problem, c);
-  // An expression's integral value within [lo, hi], or a message naming it.
   auto bounded = [&](const std::string& field, const std::string& text, double lo, double hi, const char* range) {
-    const double x = eval_expr(text, v);
-    if (!std::isfinite(x) || x != std::floor(x) || x < lo || x > hi)
-      fail(field, "'" + text + "' = " + number(x) + ": must be an integer from " + range);
+    double x;
+    const std::string bad = integer_within(text, v, lo, hi, std::string("from ") + range, &x);
+    if (!bad.empty()) fail(field, bad);
     return static_cast<std::uint64_t>(x);
   };
   for (int i = 0; i < rank; ++i) {

@@ -44,7 +44,12 @@ struct TensorMapLayout {
 // a swizzle, within its span. Throws UserError("tensor_maps[i].box[0]: ... (map k_map, problem p)").
 TensorMapLayout tensor_map_layout(const TensorMapSpec& m, const Profile& p, const Problem& problem, const Config& c);
 
-// The CUtensorMapDataType enumerator of a buffer dtype (fp8 travels as UINT8: raw bytes).
-const char* tensor_map_data_type(DType t);
+// The CUtensorMapDataType of a buffer dtype (fp8 travels as UINT8: raw bytes): the enumerator's
+// name, as exports spell it, and its value, as cuTensorMapEncodeTiled takes it.
+struct TensorMapDataType {
+  const char* name;
+  int value;
+};
+TensorMapDataType tensor_map_data_type(DType t);
 
 }  // namespace evo

@@ -102,6 +102,7 @@ struct BadInput {
   std::function<std::string(ordered_json&)> edit;  // edits the profile; or returns raw file text
   std::string field_and_message;                  // expected after "evo: <file>: "
 };
+void PrintTo(const BadInput& c, std::ostream* os) { *os << c.name; }  // (else gtest prints raw bytes)
 
 class CliBadProfile : public ::testing::TestWithParam<BadInput> {};
 
@@ -391,6 +392,19 @@ RunInfo gemm_run() {
 
 EvalKey gemm_key(const Config& c) { return {"gemm_fp16", "build-" + config_hash(c), "NVIDIA H100 80GB HBM3", "mission"}; }
 
+// A kernel that passed every gate and was timed at `us` on `problem` (what export reads).
+Evaluation measured_evaluation(const Config& c, const std::string& lowered_name, const std::string& problem, double us) {
+  Evaluation e;
+  e.config = c;
+  e.config_hash = config_hash(c);
+  e.status = Status::Measured;
+  e.build.ok = true;
+  e.build.lowered_name = lowered_name;
+  e.green.outcome = Outcome::Passed;
+  e.fast = {Outcome::Passed, problem, "events", 30, us, us * 1.1, us, 1.0, 0.01, us * 0.95, ""};
+  return e;
+}
+
 TEST(CliExport, NoElitesIsAClearErrorAndWritesNothing) {
   TempDir t;
   const fs::path db = t.path / "evo.db";
@@ -432,16 +446,9 @@ TEST(CliExport, ExportedKernelCompilesWithNvcc) {
     Store s(db);
     const auto run = s.begin_run(gemm_run());
     for (const auto& [c, us] : {std::pair{p.baseline, 120.0}, std::pair{best, 80.0}}) {
-      Evaluation e;
-      e.config = c;
-      e.config_hash = config_hash(c);
-      e.status = Status::Measured;
-      e.build.ok = true;
-      e.build.lowered_name = "gemm_fp16";
-      e.green.outcome = Outcome::Passed;
+      Evaluation e = measured_evaluation(c, "gemm_fp16", "mission", us);
       e.green.problems = {{"small", Outcome::Passed, 1e-3, 1e-4, 1e-4, 0, 0, 0, 0, 4, ""},
                           {"mission", Outcome::Passed, 2e-3, 2e-4, 1e-4, 0, 0, 0, 0, 4, ""}};
-      e.fast = {Outcome::Passed, "mission", "events", 30, us, us * 1.1, us, 1.0, 0.01, us * 0.95, ""};
       e.speedup = 120.0 / us;
       s.record(run, gemm_key(c), e, false);
     }
@@ -485,14 +492,7 @@ TEST(CliExport, TensorMapArgumentsAreStatedForTheUser) {
     info.profile_path = profile.string();
     info.arch = "sm_90a";
     const auto run = s.begin_run(info);
-    Evaluation e;
-    e.config = best;
-    e.config_hash = config_hash(best);
-    e.status = Status::Measured;
-    e.build.ok = true;
-    e.build.lowered_name = "tma_copy";
-    e.green.outcome = Outcome::Passed;
-    e.fast = {Outcome::Passed, "ragged", "events", 5, 3.0, 3.3, 3.0, 0.1, 0.01, 2.9, ""};
+    Evaluation e = measured_evaluation(best, "tma_copy", "ragged", 3.0);
     e.speedup = 1.0;
     s.record(run, {"tma_copy", "build-" + config_hash(best), "NVIDIA H100 80GB HBM3", "ragged"}, e, false);
   }

@@ -115,6 +115,8 @@ struct BadProfileCase {
   std::function<void(ordered_json&)> edit;
   std::string expected;  // substring of the one-line error
 };
+// gtest prints a parameter in test listings and failures; without this, as raw bytes.
+void PrintTo(const BadProfileCase& c, std::ostream* os) { *os << c.name; }
 
 class BadProfile : public ::testing::TestWithParam<BadProfileCase> {};
 

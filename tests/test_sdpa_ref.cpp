@@ -31,6 +31,9 @@ struct Shape {
   int B, H, S, D;
   bool causal, fp8;
 };
+void PrintTo(const Shape& s, std::ostream* os) {  // (else gtest prints raw bytes)
+  *os << "B=" << s.B << " H=" << s.H << " S=" << s.S << " D=" << s.D << (s.causal ? " causal" : "") << (s.fp8 ? " fp8" : " fp16");
+}
 
 // O = softmax(scale * Q·Kᵀ [causal]) · V in double over already dequantised inputs.
 std::vector<double> cpu_attention(const Shape& s, const std::vector<double>& q, const std::vector<double>& k,

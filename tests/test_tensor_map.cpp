@@ -3,6 +3,7 @@
 // for Hopper, and on a GPU (skipped, saying why, without one) a copy through an encoded map that
 // must give back the buffer with zeros past its end. The kernel and its profile are
 // tests/data/templates/tma_copy.cu and tests/data/profiles/tma_copy.json.
+#include <cuda.h>  // CU_TENSOR_MAP_DATA_TYPE_* (constants only)
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -73,7 +74,10 @@ TEST(TensorMapLayout, PackedSdpaKeysGiveByteStridesAndTheBox) {
   EXPECT_EQ(L.box[2], 1u);
   EXPECT_EQ(L.swizzle_bytes, 128);
   EXPECT_EQ(L.l2_promotion_bytes, 128);
-  EXPECT_STREQ(tensor_map_data_type(L.dtype), "CU_TENSOR_MAP_DATA_TYPE_FLOAT16");
+  EXPECT_STREQ(tensor_map_data_type(L.dtype).name, "CU_TENSOR_MAP_DATA_TYPE_FLOAT16");
+  EXPECT_EQ(tensor_map_data_type(L.dtype).value, CU_TENSOR_MAP_DATA_TYPE_FLOAT16);
+  EXPECT_STREQ(tensor_map_data_type(DType::FP8_E4M3).name, "CU_TENSOR_MAP_DATA_TYPE_UINT8");  // raw bytes
+  EXPECT_EQ(tensor_map_data_type(DType::FP8_E4M3).value, CU_TENSOR_MAP_DATA_TYPE_UINT8);
 }
 
 struct BadMapCase {
@@ -81,6 +85,7 @@ struct BadMapCase {
   std::function<void(SdpaLike&)> edit;
   std::string expected;  // substring of the message, after the field
 };
+void PrintTo(const BadMapCase& c, std::ostream* os) { *os << c.name; }  // (else gtest prints raw bytes)
 
 class BadTensorMap : public ::testing::TestWithParam<BadMapCase> {};
 
