@@ -122,9 +122,7 @@ int cmd_run(const Globals& g, const RunArgs& given) {
   }
 
   KnobSpace space(profile);
-  StrategyContext ctx{profile, space};
-  ctx.seed = a.seed;
-  ctx.options = parse_options(a.options);
+  StrategyContext ctx{profile, space, a.seed, parse_options(a.options), "", ""};
   if (!a.proposer.empty()) ctx.options["proposer"] = a.proposer;
   ctx.device = evaluator->device();
   auto strategy = make_strategy(a.strategy, ctx);

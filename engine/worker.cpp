@@ -455,6 +455,8 @@ std::optional<std::string> WorkerClient::exchange(const std::string& payload, do
                                                   strsignal(WTERMSIG(status)) + ")"
                                             : "exited with status " + std::to_string(WEXITSTATUS(status));
       *why = "worker " + how + " during " + *step;
+      if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && ::access(binary_.c_str(), X_OK) != 0)
+        *why += " (cannot run " + binary_ + ": " + std::strerror(errno) + ")";  // the exec failed
       return std::nullopt;
     }
     reader.feed(buf, static_cast<std::size_t>(n));
@@ -462,6 +464,10 @@ std::optional<std::string> WorkerClient::exchange(const std::string& payload, do
 }
 
 DeviceInfo WorkerClient::probe(double timeout_s) {
+  // Before evo relies on the worker at all: a binary that is not there is said by name (a job's
+  // worker that cannot start is that candidate's crash, and the search goes on).
+  if (::access(binary_.c_str(), X_OK) != 0)
+    throw UserError("the GPU worker binary " + binary_ + " cannot be run: " + std::strerror(errno));
   Outcome failure = Outcome::Crashed;
   std::string why, step;
   auto frame = exchange(R"({"type":"probe"})", timeout_s, &failure, &why, &step);

@@ -81,7 +81,7 @@ const DeviceInfo& device() {
 }
 
 #define REQUIRE_GPU() \
-  if (!device().present) GTEST_SKIP() << "no CUDA device: " << device().error
+  if (!device().present) GTEST_SKIP() << "no GPU to test on: " << device().error
 
 struct CliResult {
   int code = -1;
@@ -385,6 +385,21 @@ TEST(CliEval, WithoutADeviceExitsTwoWithOneLine) {
   fs::remove_all(dir);
 }
 
+// A worker binary that is not there is said by name when evo first asks for the device.
+TEST(WorkerProtocol, MissingBinaryIsNamedAtTheProbe) {
+  const fs::path dir = temp_dir("evo-noworker");
+  WorkerClient w((dir / "no-such-evo").string(), 0);
+  try {
+    w.probe(5);
+    FAIL() << "a probe through a missing binary answered";
+  } catch (const UserError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("the GPU worker binary " + (dir / "no-such-evo").string() + " cannot be run: No such file"),
+              std::string::npos) << msg;
+  }
+  fs::remove_all(dir);
+}
+
 TEST(Buffers, Fp8RoundTripsRepresentableValuesExactly) {
   const std::vector<double> e4m3 = {0, 0.5, -1.75, 448, -448, 0.015625, 240};
   auto b = encode(DType::FP8_E4M3, e4m3, false, nullptr);
@@ -569,6 +584,7 @@ TEST(WorkerProtocol, AWorkerThatCannotStartIsACrashNotAHang) {
   const WorkerAnswer a = w.run(j, 5);
   EXPECT_EQ(a.outcome, Outcome::Crashed);
   EXPECT_NE(a.message.find("exited with status 127"), std::string::npos) << a.message;
+  EXPECT_NE(a.message.find("(cannot run /nonexistent/evo: No such file or directory)"), std::string::npos) << a.message;
 }
 
 TEST(FastStats, SummarizesSamples) {
