@@ -3,6 +3,7 @@
 #include <muParser.h>
 
 #include <cmath>
+#include <sstream>
 
 #include "engine/error.h"
 
@@ -73,6 +74,12 @@ double eval_expr(const std::string& text, const Vars& vars) {
   std::vector<std::string> names;
   for (const auto& [k, _] : vars) names.push_back(k);
   return Expr(text, names).eval(vars);
+}
+
+std::string number_text(double x) {
+  std::ostringstream o;
+  o << x;
+  return o.str();
 }
 
 }  // namespace evo

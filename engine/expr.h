@@ -35,4 +35,7 @@ class Expr {
 // One-shot evaluation; variables are whatever `vars` holds.
 double eval_expr(const std::string& text, const Vars& vars);
 
+// A value as messages and expression text show it: "2.5", "512", "1e+20" (shortest of %g's kind).
+std::string number_text(double x);
+
 }  // namespace evo

@@ -3,7 +3,6 @@
 #include <cuda.h>  // CUtensorMapDataType's enumerators (types and constants only: nothing of libcuda is linked)
 
 #include <cmath>
-#include <sstream>
 
 #include "engine/error.h"
 #include "engine/expr.h"
@@ -11,19 +10,13 @@
 namespace evo {
 namespace {
 
-std::string number(double x) {
-  std::ostringstream o;
-  o << x;
-  return o.str();
-}
-
 // Evaluates `text`; unless the value is an integer within [lo, hi], the message's tail
 // "'<text>' = <value>: must be an integer <range>" for the caller to put its field before.
 std::string integer_within(const std::string& text, const Vars& v, double lo, double hi, const std::string& range,
                            double* x) {
   *x = eval_expr(text, v);
   if (std::isfinite(*x) && *x == std::floor(*x) && *x >= lo && *x <= hi) return {};
-  return "'" + text + "' = " + number(*x) + ": must be an integer " + range;
+  return "'" + text + "' = " + number_text(*x) + ": must be an integer " + range;
 }
 
 std::int64_t integral(const std::string& what, const std::string& text, const Vars& v, std::int64_t min) {

@@ -136,7 +136,7 @@ class Reader {
 // An expression field may be written as a JSON number or a string.
 std::string expr_text(const Reader& r, const std::string& field, const Json& v) {
   if (v.is_number_integer()) return std::to_string(v.get<long long>());
-  if (v.is_number()) { std::ostringstream o; o << v.get<double>(); return o.str(); }
+  if (v.is_number()) return number_text(v.get<double>());
   if (v.is_string()) return v.get<std::string>();
   r.fail(field, "must be an expression (string or number)");
 }
@@ -391,9 +391,7 @@ Profile load_profile(const std::filesystem::path& path) {
           if (v == a) return a;
           choices += (choices.empty() ? "" : ", ") + std::to_string(a);
         }
-        std::ostringstream text;
-        text << v;
-        tr.fail(k, text.str() + " not allowed (choose " + choices + ")");
+        tr.fail(k, number_text(v) + " not allowed (choose " + choices + ")");
       };
       m.swizzle_bytes = bytes_choice("swizzle", 0, {0, 32, 64, 128});
       m.l2_promotion_bytes = bytes_choice("l2_promotion", 128, {0, 64, 128, 256});

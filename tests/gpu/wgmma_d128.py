@@ -29,8 +29,7 @@ def main():
         p["constraints"].append("MIN_BLOCKS == 1")
         for tm in p.get("tensor_maps", []):
             tm["swizzle"] = 128  # fp16 boxes are 64 wide (128 bytes) already; fp8 rows are now 128 bytes
-        for k in ("template",):
-            p[k] = os.path.join(ROOT, "profiles", p[k])
+        p["template"] = os.path.join(ROOT, "profiles", p["template"])
         p["reference"]["template"] = os.path.join(ROOT, "profiles", p["reference"]["template"])
         path = os.path.join(out, name + "_d128.json")
         json.dump(p, open(path, "w"), indent=1)
