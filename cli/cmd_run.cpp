@@ -8,6 +8,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
+#include <thread>
 
 #include "cli/commands.h"
 #include "cli/table.h"              // defines: fmt_us, fmt_num
@@ -45,7 +46,7 @@ std::map<std::string, std::string> parse_options(const std::vector<std::string>&
 // The options a run is resumed with, as recorded in runs.options_json.
 nlohmann::json options_json(const RunArgs& a) {
   return {{"strategy", a.strategy}, {"options", a.options},          {"proposer", a.proposer},
-          {"budget", a.budget},     {"seed", a.seed},                {"batch", a.batch},
+          {"budget", a.budget},     {"seed", a.seed},                {"ahead", a.ahead},
           {"replay", a.replay},     {"sanitize_elites", a.sanitize_elites}, {"no_metrics", a.no_metrics},
           {"metrics_all", a.metrics_all}};
 }
@@ -64,7 +65,7 @@ RunArgs resumed_args(const Store& store, const RunArgs& given, std::string& prof
     a.strategy = j.at("strategy").get<std::string>();
     a.options = j.at("options").get<std::vector<std::string>>();
     a.proposer = j.at("proposer").get<std::string>();
-    a.batch = j.at("batch").get<std::size_t>();
+    a.ahead = j.contains("ahead") ? j.at("ahead").get<std::size_t>() : j.value("batch", std::size_t{0});
     a.replay = j.at("replay").get<std::string>();
     a.sanitize_elites = j.at("sanitize_elites").get<bool>();
     a.no_metrics = j.at("no_metrics").get<bool>();
@@ -100,9 +101,14 @@ int cmd_run(const Globals& g, const RunArgs& given) {
   std::unique_ptr<Evaluator> evaluator;
   Profile profile;
   if (!a.replay.empty()) {
-    double delay_ms = 0;  // EVO_REPLAY_DELAY_MS: each replayed evaluation takes this long (docs/search.md)
-    if (const char* d = std::getenv("EVO_REPLAY_DELAY_MS")) delay_ms = std::atof(d);
-    auto replay = std::make_unique<ReplayEvaluator>(a.replay, delay_ms);
+    ReplayCost cost;
+    cost.compile_s = a.replay_compile_s;
+    cost.gpu_s = a.replay_gpu_s;
+    cost.jobs = static_cast<std::size_t>(g.jobs > 0 ? g.jobs : std::max(1u, std::thread::hardware_concurrency()));
+    // EVO_REPLAY_DELAY_MS: each replayed evaluation takes this long, one at a time (docs/search.md).
+    if (const char* d = std::getenv("EVO_REPLAY_DELAY_MS")) cost = {std::atof(d) / 1000, 0, 1};
+    if (cost.gpu_s < 0) throw UserError("--replay-gpu-s: must not be negative");
+    auto replay = std::make_unique<ReplayEvaluator>(a.replay, cost);
     profile = replay->profile();
     // --profile defaults to sdpa_fp8; only a profile named on purpose can contradict the landscape.
     if (!given.resume && a.profile != RunArgs{}.profile && a.profile != profile.name)
@@ -134,9 +140,9 @@ int cmd_run(const Globals& g, const RunArgs& given) {
   ro.time_limit_s = a.time_limit_s;
   ro.seed = a.seed;
   ro.resume = a.resume;
-  ro.batch = a.batch > 0 ? a.batch : 8;
+  ro.ahead = a.ahead;
   ro.sanitize_elites = a.sanitize_elites;
-  ro.metrics_near_best = a.metrics_all ? 0 : 2.0;
+  ro.metrics_near_best = a.metrics_all ? 0 : RunOptions{}.metrics_near_best;
   ro.progress = !a.quiet && ::isatty(STDERR_FILENO);
   ro.profile_path = profile_path;
   ro.options_json = options_json(a).dump();
@@ -177,6 +183,15 @@ int cmd_run(const Globals& g, const RunArgs& given) {
   std::cout << "time: compile " << fmt_num(s.seconds_compile, 1) << " s, green " << fmt_num(s.seconds_green, 1)
             << " s, fast " << fmt_num(s.seconds_fast, 1) << " s, metrics " << fmt_num(s.seconds_metrics, 1)
             << " s; wall " << fmt_num(s.seconds, 1) << " s\n";
+  // How busy the pipeline was, against the bound no schedule can beat.
+  const double pipe_wall = s.seconds - s.seconds_sanitize;
+  if (pipe_wall > 0 && s.new_evaluations > 0)
+    std::cout << "pipeline: " << s.compile_slots << " compile workers busy "
+              << fmt_num(100 * s.seconds_compile / (pipe_wall * s.compile_slots), 0) << "%, GPU busy "
+              << fmt_num(100 * s.seconds_gpu / pipe_wall, 0) << "% (" << fmt_num(s.seconds_gpu, 1)
+              << " s); bound " << fmt_num(s.bound_s(), 1) << " s, wall " << fmt_num(pipe_wall, 1) << " s ("
+              << fmt_num(pipe_wall / std::max(s.bound_s(), 1e-9), 2) << "x)"
+              << (s.seconds_sanitize > 0 ? ", then memcheck " + fmt_num(s.seconds_sanitize, 1) + " s" : "") << "\n";
   if (s.status == "interrupted")
     std::cout << "resume with: evo --db " << g.db << " run --resume " << s.run_id << "\n";
   return s.status == "interrupted" ? 130 : 0;

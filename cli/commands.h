@@ -41,7 +41,8 @@ struct RunArgs {
   double time_limit_s = 0;
   std::uint64_t seed = 0;
   std::optional<std::int64_t> resume;
-  std::size_t batch = 0;              // 0 = the strategy's choice
+  std::size_t ahead = 0;              // candidates in flight; 0 = auto (engine/run.h)
+  double replay_compile_s = 0, replay_gpu_s = 0;  // simulated cost of a replayed candidate
   bool sanitize_elites = true, no_metrics = false, metrics_all = false, quiet = false;
 };
 int cmd_run(const Globals& g, const RunArgs& a);

@@ -72,12 +72,16 @@ int main(int argc, char** argv) {
   run->add_option("--seed", ra.seed, "search seed (a run is reproducible on the same landscape)")->capture_default_str();
   run->add_option("--resume", resume_text, "continue an interrupted run (its id from `evo runs`)");
   run->add_option("--replay", ra.replay, "evaluate against a recorded landscape (JSON) instead of a GPU");
-  run->add_option("--batch", ra.batch, "proposals per generation");
+  run->add_option("--ahead,--batch", ra.ahead,
+                  "candidates kept in flight (default: 2 x compile workers + 1; 1 for a replay)");
+  run->add_option("--replay-compile-s", ra.replay_compile_s,
+                  "replay: simulated compile seconds per configuration on each of --jobs workers (-1: as recorded)");
+  run->add_option("--replay-gpu-s", ra.replay_gpu_s, "replay: simulated GPU seconds per measured candidate");
   run->add_flag("--no-metrics", ra.no_metrics, "skip CUPTI hardware metrics");
   run->add_flag("--metrics-all", ra.metrics_all,
-                "metrics for every timed candidate (default: those within 2x of the best so far)");
+                "metrics for every timed candidate (default: those within 1.1x of the best so far)");
   bool no_sanitize = false;
-  run->add_flag("--no-sanitize", no_sanitize, "do not run compute-sanitizer on new elites");
+  run->add_flag("--no-sanitize", no_sanitize, "do not run compute-sanitizer on the run's best");
   run->add_flag("-q,--quiet", ra.quiet, "no progress line");
 
   auto* runs = app.add_subcommand("runs", "list the runs in the database");

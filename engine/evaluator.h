@@ -1,7 +1,15 @@
 // What turns proposed configurations into evidence. The run loop sees only this: the GPU
 // evaluator (compile pool + static gate + worker process) and the replay evaluator (a recorded
 // landscape) both implement it, so the search is tested on any machine.
+//
+// A candidate's way splits where the hardware does. Its CPU stages (compile, static gate) run in
+// the compile pool, many at once: submit() starts them, collect() hands back the candidates whose
+// CPU stages ended. Its GPU stages (GREEN, FAST, metrics) run one candidate at a time on a device:
+// measure(). The run loop (engine/run.cpp) keeps proposals ahead of the compile pool and gives the
+// GPU whichever candidate is ready; measure() runs on a thread of the loop's own while submit() and
+// collect() go on in the loop's thread, so an evaluator keeps the two sides' state apart.
 #pragma once
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -14,25 +22,50 @@ struct Candidate {
   Origin origin;
 };
 
+// A candidate after its CPU stages. A compile error or a static rejection is already its final
+// verdict (needs_gpu false); otherwise `eval` holds the build and static verdict so far.
+struct Prepared {
+  Candidate candidate;
+  Evaluation eval;
+  bool needs_gpu = false;
+};
+
 class Evaluator {
  public:
   virtual ~Evaluator() = default;
   virtual std::string device() const = 0;           // goes into EvalKey.device
   virtual std::string driver() const { return ""; }
   virtual std::string build_key(const Config& c) const = 0;  // identity of the build, without compiling
-  // Start compiling these ahead while the GPU measures; a hint, may be ignored.
-  virtual void prefetch(const std::vector<Config>& upcoming) {}
-  // Every gate for one candidate. Never throws for a kernel's failure (that is a verdict);
-  // throws UserError only for a broken environment.
-  virtual Evaluation evaluate(const Candidate& c) = 0;
+
+  // ---- the pipeline ----
+  // Starts the candidate's CPU stages. Never blocks on a compile.
+  virtual void submit(const Candidate& c) = 0;
+  // Candidates whose CPU stages ended, oldest first; waits up to timeout_s for the first one when
+  // none has (0: look, don't wait). Empty when nothing ended in time or nothing is submitted.
+  virtual std::vector<Prepared> collect(double timeout_s) = 0;
+  // The GPU stages of a candidate collect() returned with needs_gpu. Never throws for a kernel's
+  // failure (that is a verdict); throws UserError only for a broken environment.
+  virtual Evaluation measure(const Prepared& p) = 0;
+  // Compile workers: the run loop keeps at least twice this many candidates ahead of them.
+  virtual std::size_t compile_slots() const { return 1; }
+  // True when measure() costs no real time (a replay without delays): the loop then measures in
+  // its own thread, in submission order, so a seeded replay is the same run every time.
+  virtual bool measures_instantly() const { return false; }
+
+  // Every gate for one candidate, synchronously (evo eval, tests); not to be mixed with submit().
+  virtual Evaluation evaluate(const Candidate& c);
+
   // Metrics cost several replays of the kernel; a run only reads them for candidates near its best
   // (the insight rules' parents). > 0: collect them only when FAST's median is at most this.
-  // Ignored where the profile gates on metrics (every candidate then needs them).
+  // Ignored where the profile gates on metrics (every candidate then needs them). May be called
+  // while measure() runs on another thread.
   virtual void set_metrics_max_p50_us(double us) {}
   // Times the profile's baseline now, in this run, so speedups are ratios measured side by side.
+  // Called only while no measure() is running.
   virtual Timing time_baseline() = 0;
-  // compute-sanitizer memcheck over one candidate's GREEN launches (the run loop checks each new
-  // elite). Only an evaluator that launches real kernels can do it.
+  // compute-sanitizer memcheck over one candidate's GREEN launches (the run loop checks its best
+  // before it reports it). Only an evaluator that launches real kernels can do it. Called only
+  // while no measure() is running.
   virtual SanitizeVerdict sanitize(const Candidate& c) {
     SanitizeVerdict v;
     v.first_message = "not supported by this evaluator";

@@ -1,6 +1,7 @@
 // The GPU evaluator: one candidate's way through the house (DESIGN.md), in this order:
-//   A. compile (compile pool, cache first; prefetch() has usually started it already)
-//   B. static gate, with the limits of the device the worker found
+//   A. compile (submit: compile pool, cache first)                       the loop's thread
+//   B. static gate, with the limits of the device the worker found       (collect)
+//   ---- measure(), on the loop's GPU thread ----
 //   C. one worker job: GREEN on every problem, then FAST and metrics on the objective problem
 //   D. metric gate over the metrics the worker collected
 //   E. compute-sanitizer memcheck over the GREEN launches (options.sanitize)
@@ -9,6 +10,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -61,52 +63,46 @@ class GpuEvaluator : public Evaluator {
     if (info_.smem_per_block_optin > 0) limits_.shared_per_block_optin = info_.smem_per_block_optin;
     if (info_.regs_per_sm > 0) limits_.registers_per_sm = info_.regs_per_sm;
     pool_ = std::make_unique<CompilePool>(options.jobs, cache_.dir());
+    reference_ticket_ = pool_->submit(reference_request(profile_, arch_));  // compiles beside the first candidates
   }
 
   std::string device() const override { return info_.name; }
-  void set_metrics_max_p50_us(double us) override { metrics_max_p50_us_ = us; }
+  void set_metrics_max_p50_us(double us) override { metrics_max_p50_us_.store(us); }
   std::string driver() const override { return info_.driver; }
   std::string build_key(const Config& c) const override { return cache_.key(candidate_request(profile_, c, arch_)); }
+  std::size_t compile_slots() const override { return static_cast<std::size_t>(pool_->jobs()); }
 
-  void prefetch(const std::vector<Config>& upcoming) override {
-    for (const auto& c : upcoming) {
-      CompileRequest r = candidate_request(profile_, c, arch_);
-      const std::string key = cache_.key(r);
-      if (!pending_.count(key)) pending_[key] = pool_->submit(r);
-    }
+  // A. compile: the pool answers cache hits at once and compiles the rest in its processes.
+  void submit(const Candidate& c) override {
+    const std::uint64_t ticket = pool_->submit(candidate_request(profile_, c.config, arch_));
+    compiling_.emplace(ticket, c);
   }
 
-  Evaluation evaluate(const Candidate& c) override {
-    Evaluation e;
-    e.config = c.config;
-    e.config_hash = config_hash(c.config);
-    e.origin = c.origin;
-    const double timeout = profile_.gates.timeout_s;
-
-    // A. compile
-    auto t0 = std::chrono::steady_clock::now();
-    e.build = build(c.config);
-    e.seconds_compile = seconds_since(t0);
-    if (!e.build.ok) {
-      e.status = Status::CompileError;
-      e.message = "compile error: " + first_error_line(e.build.log);
-      return e;
+  std::vector<Prepared> collect(double timeout_s) override {
+    std::vector<Prepared> out;
+    double wait = timeout_s;
+    while (!compiling_.empty()) {
+      auto r = next_build(wait);
+      if (!r) break;
+      wait = 0;  // after the first, take only what has already arrived
+      auto it = compiling_.find(r->first);
+      if (it == compiling_.end()) {  // a synchronous build() of the same config waits for it
+        arrived_.emplace(r->first, std::move(r->second));
+        continue;
+      }
+      out.push_back(prepare(it->second, std::move(r->second)));
+      compiling_.erase(it);
     }
-    // B. static gate
-    e.static_verdict = static_gate(profile_, c.config, e.build, limits_);
-    if (e.static_verdict.outcome == Outcome::Rejected) {
-      e.status = Status::StaticRejected;
-      e.message = "static gate: " + e.static_verdict.reason;
-      return e;
-    }
-    // The baseline is timed once per evaluator, before the first candidate, by the same worker.
-    if (!baseline_) baseline_ = time_baseline();
+    return out;
+  }
 
-    // C. GREEN, FAST, metrics
-    const Build& ref = reference();
+  // C. GREEN, FAST, metrics (this runs on the loop's GPU thread: it touches the worker, never the pool).
+  Evaluation measure(const Prepared& p) override {
+    Evaluation e = p.eval;
+    const Build& ref = *reference_;  // built by prepare() before any candidate needs the GPU
     WorkerJob job;
     job.profile_path = profile_.path.string();
-    job.config = c.config;
+    job.config = p.candidate.config;
     job.candidate_cubin = e.build.cubin_path;
     job.candidate_name = e.build.lowered_name;
     job.reference_cubin = ref.cubin_path;
@@ -114,8 +110,8 @@ class GpuEvaluator : public Evaluator {
     job.green = true;
     job.fast = true;
     job.metrics = metrics_on();
-    if (profile_.gates.metrics.thresholds.empty()) job.metrics_max_p50_us = metrics_max_p50_us_;
-    WorkerAnswer a = worker_.run(job, 60 + timeout);
+    if (profile_.gates.metrics.thresholds.empty()) job.metrics_max_p50_us = metrics_max_p50_us_.load();
+    WorkerAnswer a = worker_.run(job, 60 + profile_.gates.timeout_s);
     if (a.outcome == Outcome::Skipped) throw UserError(a.message);
     e.green = a.green;
     e.fast = a.fast;
@@ -141,8 +137,8 @@ class GpuEvaluator : public Evaluator {
       e.message = "GREEN " + std::string(outcome_name(e.green.outcome)) + ": " + e.green.reason;
       return e;
     }
-    if (baseline_->outcome == Outcome::Passed && e.fast.outcome == Outcome::Passed && e.fast.p50_us > 0)
-      e.speedup = baseline_->p50_us / e.fast.p50_us;
+    const double base = baseline_p50_us_.load();
+    if (base > 0 && e.fast.outcome == Outcome::Passed && e.fast.p50_us > 0) e.speedup = base / e.fast.p50_us;
 
     // D. metric gate
     if (metrics_on()) {
@@ -159,7 +155,7 @@ class GpuEvaluator : public Evaluator {
 
     // E. sanitize
     if (options_.sanitize) {
-      e.sanitize = sanitize_build(c.config, e.build);
+      e.sanitize = sanitize_build(p.candidate.config, e.build);
       if (e.sanitize.outcome == Outcome::Rejected || e.sanitize.outcome == Outcome::Timeout) {
         e.status = Status::SanitizeFailed;
         e.message = "memcheck: " + std::to_string(e.sanitize.errors) + " error(s): " + e.sanitize.first_message;
@@ -172,6 +168,12 @@ class GpuEvaluator : public Evaluator {
     e.message = "p50 " + fmt("%.2f", e.fast.p50_us) + " us" +
                 (e.speedup > 0 ? ", speedup " + fmt("%.3f", e.speedup) + "x over the baseline" : "");
     return e;
+  }
+
+  // `evo eval`: the speedup is against the baseline timed by the same worker, before the candidate.
+  Evaluation evaluate(const Candidate& c) override {
+    if (baseline_p50_us_.load() <= 0 && !baseline_timed_) time_baseline();
+    return Evaluator::evaluate(c);
   }
 
   Timing time_baseline() override {
@@ -198,7 +200,8 @@ class GpuEvaluator : public Evaluator {
     } else {
       t = a.fast;
     }
-    baseline_ = t;  // later speedups are against the latest re-timing
+    baseline_timed_ = true;
+    if (t.outcome == Outcome::Passed && t.p50_us > 0) baseline_p50_us_.store(t.p50_us);  // later speedups: the latest
     return t;
   }
 
@@ -215,19 +218,9 @@ class GpuEvaluator : public Evaluator {
  private:
   bool metrics_on() const { return options_.metrics && profile_.gates.metrics.enabled; }
 
-  // The candidate's Build, waiting for a prefetched compile if one is under way.
-  Build build(const Config& c) {
-    CompileRequest r = candidate_request(profile_, c, arch_);
-    const std::string key = cache_.key(r);
-    std::uint64_t ticket;
-    if (auto it = pending_.find(key); it != pending_.end()) {
-      ticket = it->second;
-      pending_.erase(it);
-    } else {
-      ticket = pool_->submit(r);
-    }
-    return wait_for(ticket);
-  }
+  // One configuration's Build, now (the baseline's re-timing, sanitize): the pool compiles it
+  // (or answers from the cache) beside whatever the pipeline has submitted.
+  Build build(const Config& c) { return wait_for(pool_->submit(candidate_request(profile_, c, arch_))); }
 
   Build wait_for(std::uint64_t ticket) {
     while (!arrived_.count(ticket)) {
@@ -240,13 +233,51 @@ class GpuEvaluator : public Evaluator {
     return b;
   }
 
+  // The next finished compile: one a synchronous build() left behind, or the pool's.
+  std::optional<std::pair<std::uint64_t, Build>> next_build(double timeout_s) {
+    for (auto it = arrived_.begin(); it != arrived_.end(); ++it)
+      if (compiling_.count(it->first)) {
+        auto r = std::make_pair(it->first, std::move(it->second));
+        arrived_.erase(it);
+        return r;
+      }
+    return pool_->wait_any(timeout_s);
+  }
+
+  // B. the static gate, with the limits of the device the worker found.
+  Prepared prepare(const Candidate& c, Build b) {
+    Prepared p;
+    p.candidate = c;
+    Evaluation& e = p.eval;
+    e.config = c.config;
+    e.config_hash = config_hash(c.config);
+    e.origin = c.origin;
+    e.build = std::move(b);
+    // The compiler's own seconds (kept in the cache), not the wait: what the compile cost a core.
+    e.seconds_compile = e.build.from_cache ? 0 : e.build.compile_ms / 1000;
+    if (!e.build.ok) {
+      e.status = Status::CompileError;
+      e.message = "compile error: " + first_error_line(e.build.log);
+      return p;
+    }
+    e.static_verdict = static_gate(profile_, c.config, e.build, limits_);
+    if (e.static_verdict.outcome == Outcome::Rejected) {
+      e.status = Status::StaticRejected;
+      e.message = "static gate: " + e.static_verdict.reason;
+      return p;
+    }
+    reference();  // before measure() can need it, in this thread (the pool is not the GPU thread's)
+    p.needs_gpu = true;
+    return p;
+  }
+
   const Build& reference() {
     if (!reference_) {
-      const std::uint64_t ticket = pool_->submit(reference_request(profile_, arch_));
-      reference_ = wait_for(ticket);
-      if (!reference_->ok)
+      Build r = wait_for(reference_ticket_);
+      if (!r.ok)
         throw UserError(profile_.reference.source.string() + ": reference kernel does not compile: " +
-                        first_error_line(reference_->log));
+                        first_error_line(r.log));
+      reference_ = std::move(r);
     }
     return *reference_;
   }
@@ -287,11 +318,13 @@ class GpuEvaluator : public Evaluator {
   std::string arch_;
   ArchLimits limits_;
   std::unique_ptr<CompilePool> pool_;
-  double metrics_max_p50_us_ = 0;
-  std::map<std::string, std::uint64_t> pending_;  // prefetched: build key -> pool ticket
+  std::atomic<double> metrics_max_p50_us_{0};     // set by the loop's thread, read by measure()
+  std::atomic<double> baseline_p50_us_{0};        // the latest re-timing; measure() divides by it
+  bool baseline_timed_ = false;
+  std::map<std::uint64_t, Candidate> compiling_;  // submitted: pool ticket -> candidate
   std::map<std::uint64_t, Build> arrived_;        // finished before anyone asked
+  std::uint64_t reference_ticket_ = 0;
   std::optional<Build> reference_;
-  std::optional<Timing> baseline_;
 };
 
 }  // namespace

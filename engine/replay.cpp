@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -211,11 +212,13 @@ Profile landscape_profile(const Landscape& l, const std::filesystem::path& path)
   return p;
 }
 
-ReplayEvaluator::ReplayEvaluator(const std::filesystem::path& path, double delay_ms)
+ReplayEvaluator::ReplayEvaluator(const std::filesystem::path& path, ReplayCost cost)
     : landscape_(read_landscape(path)),
       profile_(landscape_profile(landscape_, path)),
       name_(path.stem().string()),
-      delay_ms_(delay_ms) {
+      cost_(cost) {
+  if (cost_.jobs == 0) cost_.jobs = 1;
+  slot_free_.assign(cost_.jobs, 0.0);
   std::ifstream in(path, std::ios::binary);
   std::ostringstream text;
   text << in.rdbuf();
@@ -234,13 +237,17 @@ std::string ReplayEvaluator::build_key(const Config& c) const {
   return short_hash(content_hash_ + "\n" + config_text(c));
 }
 
-Evaluation ReplayEvaluator::evaluate(const Candidate& cand) {
-  if (delay_ms_ > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(delay_ms_));
+namespace {
+
+// Everything the landscape recorded for one candidate, the gates in order: each later verdict
+// exists only if the earlier ones passed.
+Evaluation recorded(const Landscape& landscape_, const std::unordered_map<std::string, std::size_t>& by_hash_,
+                    const std::string& name_, const std::string& key, const Candidate& cand) {
   Evaluation e;
   e.config = cand.config;
   e.config_hash = config_hash(cand.config);
   e.origin = cand.origin;
-  e.build.key = build_key(cand.config);
+  e.build.key = key;
   auto it = by_hash_.find(e.config_hash);
   if (it == by_hash_.end()) {
     e.status = Status::CompileError;
@@ -299,6 +306,66 @@ Evaluation ReplayEvaluator::evaluate(const Candidate& cand) {
   if (p.status == Status::MetricRejected) e.metric_gate = {Outcome::Rejected, p.message};
   if (p.status == Status::SanitizeFailed) e.sanitize = {Outcome::Rejected, 1, p.message};
   return e;
+}
+
+}  // namespace
+
+double ReplayEvaluator::now() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+}
+
+void ReplayEvaluator::submit(const Candidate& c) {
+  Queued q;
+  q.prepared.candidate = c;
+  q.prepared.eval = recorded(landscape_, by_hash_, name_, build_key(c.config), c);
+  const Status s = q.prepared.eval.status;
+  q.prepared.needs_gpu = s != Status::CompileError && s != Status::StaticRejected;
+  q.cost = cost_.compile_s >= 0 ? cost_.compile_s : q.prepared.eval.seconds_compile;
+  if (cost_.compile_s > 0 || cost_.gpu_s > 0) {  // simulated: the evaluation reports what it cost here
+    Evaluation& e = q.prepared.eval;
+    e.seconds_compile = q.cost;
+    e.seconds_green = q.prepared.needs_gpu ? cost_.gpu_s : 0;
+    e.seconds_fast = e.seconds_metrics = 0;
+  }
+  q.submitted = now();
+  queue_.push_back(std::move(q));
+}
+
+void ReplayEvaluator::advance(double t) {
+  // Start what can start by `t`, on the earliest free slot, at max(its submission, that slot free).
+  while (!queue_.empty()) {
+    auto slot = std::min_element(slot_free_.begin(), slot_free_.end());
+    const double start = std::max(*slot, queue_.front().submitted);
+    if (start > t) break;
+    *slot = start + queue_.front().cost;
+    compiling_.emplace(*slot, std::move(queue_.front().prepared));
+    queue_.pop_front();
+  }
+  while (!compiling_.empty() && compiling_.begin()->first <= t) {
+    ready_.push_back(std::move(compiling_.begin()->second));
+    compiling_.erase(compiling_.begin());
+  }
+}
+
+std::vector<Prepared> ReplayEvaluator::collect(double timeout_s) {
+  const double deadline = now() + std::max(0.0, timeout_s);
+  for (;;) {
+    const double t = now();
+    advance(t);
+    if (!ready_.empty() || t >= deadline || (queue_.empty() && compiling_.empty())) break;
+    // Sleep until the next simulated compile ends (a queued one cannot start before that).
+    double next = deadline;
+    if (!compiling_.empty()) next = std::min(next, compiling_.begin()->first);
+    std::this_thread::sleep_for(std::chrono::duration<double>(std::max(0.0, next - t)));
+  }
+  std::vector<Prepared> out(std::make_move_iterator(ready_.begin()), std::make_move_iterator(ready_.end()));
+  ready_.clear();
+  return out;
+}
+
+Evaluation ReplayEvaluator::measure(const Prepared& p) {
+  if (cost_.gpu_s > 0) std::this_thread::sleep_for(std::chrono::duration<double>(cost_.gpu_s));
+  return p.eval;
 }
 
 Timing ReplayEvaluator::time_baseline() {

@@ -6,6 +6,8 @@
 // export-landscape RUN` writes one from a run (population/landscape.h); the reader and writer
 // are both here, so the two agree by construction.
 #pragma once
+#include <chrono>
+#include <deque>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -54,10 +56,19 @@ std::string landscape_text(const Landscape& l);
 // compiled in a replay). Its path is the landscape file.
 Profile landscape_profile(const Landscape& l, const std::filesystem::path& path);
 
+// Simulated cost of a replayed candidate, so the run loop's pipeline can be watched and tested on
+// any machine: `jobs` simulated compile workers take `compile_s` per configuration (a compile
+// error too; < 0: the landscape's recorded compile seconds), then one simulated GPU takes `gpu_s`
+// per candidate that reaches it. All zero: a replay costs nothing and is measured in order.
+struct ReplayCost {
+  double compile_s = 0;
+  double gpu_s = 0;
+  std::size_t jobs = 1;
+};
+
 class ReplayEvaluator : public Evaluator {
  public:
-  // delay_ms: each new evaluation takes this long (to watch a run, or to interrupt one in a test).
-  ReplayEvaluator(const std::filesystem::path& path, double delay_ms = 0);
+  ReplayEvaluator(const std::filesystem::path& path, ReplayCost cost = {});
 
   const Landscape& landscape() const { return landscape_; }
   const Profile& profile() const { return profile_; }
@@ -67,7 +78,11 @@ class ReplayEvaluator : public Evaluator {
   std::string build_key(const Config& c) const override;
   // The recorded verdicts. A valid config the landscape does not hold is a compile_error
   // "not recorded in landscape <name>", so a partial landscape still replays.
-  Evaluation evaluate(const Candidate& c) override;
+  void submit(const Candidate& c) override;
+  std::vector<Prepared> collect(double timeout_s) override;
+  Evaluation measure(const Prepared& p) override;
+  std::size_t compile_slots() const override { return cost_.jobs; }
+  bool measures_instantly() const override { return cost_.gpu_s <= 0; }
   Timing time_baseline() override;  // the recorded baseline median
   SanitizeVerdict sanitize(const Candidate& c) override;  // the recorded verdict, or Skipped
 
@@ -75,8 +90,22 @@ class ReplayEvaluator : public Evaluator {
   Landscape landscape_;
   Profile profile_;
   std::string name_, content_hash_;
-  double delay_ms_;
+  ReplayCost cost_;
   std::unordered_map<std::string, std::size_t> by_hash_;  // config hash -> points index
+
+  // The simulated compile pool, in seconds since construction: a queued candidate starts on the
+  // first slot free after its submission, so the schedule is exact however rarely collect() looks.
+  struct Queued {
+    Prepared prepared;
+    double submitted = 0, cost = 0;
+  };
+  void advance(double now);
+  double now() const;
+  std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
+  std::deque<Queued> queue_;
+  std::vector<double> slot_free_;                     // when each simulated worker is next free
+  std::multimap<double, Prepared> compiling_;         // finish time -> candidate
+  std::deque<Prepared> ready_;
 };
 
 }  // namespace evo

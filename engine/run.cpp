@@ -5,6 +5,8 @@
 
 #include <chrono>
 #include <cstdio>
+#include <deque>
+#include <future>
 #include <unordered_set>
 
 #include "engine/error.h"
@@ -26,10 +28,24 @@ std::string duration_text(double s) {
   return fmt("%.1fh", s / 3600);
 }
 
+// How long the loop sleeps in the compile pool while the GPU works: short enough that a finished
+// measurement is recorded and the next candidate started at once, long enough to cost nothing.
+constexpr double kPollWhileMeasuring_s = 0.002;
+// ... and while only compiles are under way (the stop flag and the time limit are read between).
+constexpr double kPollWhileCompiling_s = 0.1;
+// The best is checked by compute-sanitizer before it is reported; when it fails, the next best,
+// this many times at most.
+constexpr int kSanitizeTries = 5;
+
 class Loop {
  public:
   Loop(const Profile& profile, Strategy& strategy, Evaluator& evaluator, Store& store, const RunOptions& o)
-      : profile_(profile), strategy_(strategy), ev_(evaluator), store_(store), o_(o), start_(Clock::now()) {}
+      : profile_(profile), strategy_(strategy), ev_(evaluator), store_(store), o_(o), start_(Clock::now()) {
+    s_.compile_slots = std::max<std::size_t>(1, ev_.compile_slots());
+    ahead_ = o_.ahead > 0               ? o_.ahead
+             : ev_.measures_instantly() ? 1
+                                        : 2 * s_.compile_slots + 1;
+  }
 
   RunSummary run() {
     // A. Begin, or reopen and re-observe: the strategy sees what the run recorded, in order.
@@ -39,6 +55,7 @@ class Loop {
       for (const auto& r : store_.evaluations_of_run(s_.run_id)) {
         recorded_.insert(r.eval.config_hash);
         count(r.id, r.eval, r.reused);
+        if (r.eval.measured()) measured_.push_back({r.id, Candidate{r.eval.config, r.eval.origin}, r.eval});
         strategy_.observe(r.eval);
       }
       if (auto info = store_.run(s_.run_id)) s_.baseline_p50_us = info->baseline_p50_us;
@@ -59,7 +76,8 @@ class Loop {
     }
     new_at_start_ = s_.new_evaluations;
     try {
-      search();
+      pipeline();
+      if (o_.sanitize_elites && s_.stop_reason != "interrupted") check_best();
     } catch (...) {
       end_progress();
       store_.set_run_status(s_.run_id, "failed");
@@ -74,85 +92,176 @@ class Loop {
   }
 
  private:
-  void search() {
-    // B. The baseline first (read back when the database has it), then re-timed in this run.
-    Config base(profile_.baseline.begin(), profile_.baseline.end());
-    if (!stopping() && !recorded_.count(config_hash(base))) process({base, Origin{"baseline", "", {}}});
-    if (!stopping()) {
-      Timing t = ev_.time_baseline();
-      if (t.outcome == Outcome::Passed && t.p50_us > 0)
-        s_.baseline_p50_us = t.p50_us;
-      else
-        spdlog::warn("baseline could not be re-timed ({}): speedups use its recorded median", t.reason);
-      if (s_.baseline_p50_us > 0) store_.set_run_baseline(s_.run_id, s_.baseline_p50_us);
-    }
-    // C. Generations until the budget, the time limit, Ctrl-C or the strategy ends it.
-    while (!stopping()) {
-      const auto left = static_cast<std::size_t>(o_.budget - spent());
-      std::vector<Candidate> gen = strategy_.propose(std::min(std::max<std::size_t>(o_.batch, 1), left));
-      if (gen.empty()) {
-        s_.stop_reason = "space exhausted";
+  void pipeline() {
+    // B. The baseline goes first (read back when the database has it) and is measured first.
+    baseline_hash_ = config_hash(Config(profile_.baseline.begin(), profile_.baseline.end()));
+    if (!recorded_.count(baseline_hash_))
+      admit({Config(profile_.baseline.begin(), profile_.baseline.end()), Origin{"baseline", "", {}}});
+    else
+      retime_baseline();  // a resumed run recorded it before
+
+    // C. Keep `ahead` candidates in flight; the GPU takes whichever is ready.
+    for (;;) {
+      if (!stopping()) top_up();
+      if (stopping()) {
+        ready_.clear();  // dropped, not recorded: a resume proposes anew (their builds stay cached)
+        in_flight_.clear();
+        if (lane_.valid()) finish_measurement();  // Ctrl-C finishes the candidate on the GPU
         break;
       }
-      ++generation_;
-      // Compile ahead what will really be evaluated while the first candidates are measured.
-      std::vector<Config> ahead;
-      for (const auto& c : gen)
-        if (!store_.lookup(key_of(c.config), config_hash(c.config))) ahead.push_back(c.config);
-      if (!ahead.empty()) ev_.prefetch(ahead);
-      for (const auto& c : gen) {
-        if (stopping()) break;  // the rest of the generation is dropped; a resume proposes anew
-        process(c);
+      start_measurement();
+      if (in_flight_.empty()) {
+        if (s_.stop_reason.empty()) s_.stop_reason = "space exhausted";
+        break;
       }
-      if (!o_.progress)
-        spdlog::info("generation {}: {}/{} new, {} read back, valid {}%, best {}", generation_, s_.new_evaluations,
-                     o_.budget, s_.evaluations - s_.new_evaluations, valid_pct(), best_text());
+      const double wait = lane_.valid() ? kPollWhileMeasuring_s : kPollWhileCompiling_s;
+      for (auto& p : ev_.collect(wait)) {
+        if (!p.needs_gpu) {
+          record(p.candidate, std::move(p.eval));
+        } else if (ev_.measures_instantly()) {
+          Evaluation e = ev_.measure(p);
+          record(p.candidate, std::move(e));
+        } else {
+          ready_.push_back(std::move(p));
+        }
+      }
+      if (lane_.valid() && lane_.wait_for(std::chrono::seconds(0)) == std::future_status::ready) finish_measurement();
     }
   }
 
-  // One candidate: read back or evaluate, then record (one transaction) and observe.
-  void process(const Candidate& c) {
-    const std::string hash = config_hash(c.config);
-    if (!recorded_.insert(hash).second) return;  // the run has it already: never twice
-    const EvalKey key = key_of(c.config);
-    Evaluation e;
-    bool reused = false;
-    if (auto old = store_.lookup(key, hash)) {
-      e = old->eval;
-      e.origin = c.origin;  // how this run came to it: the lineage is the run's
-      reused = true;
-    } else {
-      e = ev_.evaluate(c);
-      e.config = c.config;
-      e.config_hash = hash;
-      e.origin = c.origin;
-      s_.seconds_compile += e.seconds_compile;
-      s_.seconds_green += e.seconds_green;
-      s_.seconds_fast += e.seconds_fast;
-      s_.seconds_metrics += e.seconds_metrics;
+  // Ask the strategy for enough proposals to keep `ahead` in flight, within the budget. An empty
+  // answer while candidates are in flight means "wait for their results"; with none, the space is
+  // spent.
+  void top_up() {
+    while (!stopping()) {
+      const std::int64_t room = o_.budget - spent() - static_cast<std::int64_t>(in_flight_.size());
+      const std::size_t want = std::min<std::size_t>(ahead_ - std::min(ahead_, in_flight_.size()),
+                                                     static_cast<std::size_t>(std::max<std::int64_t>(room, 0)));
+      if (want == 0) return;
+      std::vector<Candidate> more = strategy_.propose(want);
+      if (more.empty()) return;
+      for (auto& c : more) admit(std::move(c));
     }
+  }
+
+  // A proposal: read back at once when the database has it, else into the evaluator's CPU stages.
+  void admit(Candidate c) {
+    const std::string hash = config_hash(c.config);
+    if (recorded_.count(hash) || in_flight_.count(hash)) return;  // the run has it already: never twice
+    if (auto old = store_.lookup(key_of(c.config), hash)) {
+      Evaluation e = old->eval;
+      e.origin = c.origin;  // how this run came to it: the lineage is the run's
+      finish(c, std::move(e), true);
+      return;
+    }
+    in_flight_.insert(hash);
+    ev_.submit(c);
+  }
+
+  // The GPU takes the oldest ready candidate; the baseline before any other, so it can be re-timed
+  // before anything is compared with it.
+  void start_measurement() {
+    if (lane_.valid() || ready_.empty()) return;
+    auto next = ready_.begin();
+    if (in_flight_.count(baseline_hash_)) {
+      while (next != ready_.end() && next->eval.config_hash != baseline_hash_) ++next;
+      if (next == ready_.end()) return;  // the baseline is still compiling
+    }
+    measuring_ = std::move(*next);
+    ready_.erase(next);
+    lane_started_ = Clock::now();
+    lane_ = std::async(std::launch::async, [this] { return ev_.measure(measuring_); });
+  }
+
+  void finish_measurement() {
+    Evaluation e = lane_.get();  // rethrows the evaluator's UserError (a broken environment)
+    s_.seconds_gpu += std::chrono::duration<double>(Clock::now() - lane_started_).count();
+    record(measuring_.candidate, std::move(e));
+  }
+
+  // B. The baseline re-timed in this run, while the GPU is free, so speedups are side by side.
+  void retime_baseline() {
+    if (stopping()) return;
+    const auto t0 = Clock::now();
+    Timing t = ev_.time_baseline();
+    if (!ev_.measures_instantly()) s_.seconds_gpu += std::chrono::duration<double>(Clock::now() - t0).count();
+    if (t.outcome == Outcome::Passed && t.p50_us > 0)
+      s_.baseline_p50_us = t.p50_us;
+    else
+      spdlog::warn("baseline could not be re-timed ({}): speedups use its recorded median", t.reason);
+    if (s_.baseline_p50_us > 0) store_.set_run_baseline(s_.run_id, s_.baseline_p50_us);
+  }
+
+  // A new evaluation's result: into the summary's phase times, then recorded.
+  void record(const Candidate& c, Evaluation e) {
+    in_flight_.erase(config_hash(c.config));
+    e.config = c.config;
+    e.config_hash = config_hash(c.config);
+    e.origin = c.origin;
+    s_.seconds_compile += e.seconds_compile;
+    s_.seconds_green += e.seconds_green;
+    s_.seconds_fast += e.seconds_fast;
+    s_.seconds_metrics += e.seconds_metrics;
+    finish(c, std::move(e), false);
+  }
+
+  // One candidate's final word: one transaction, then the strategy hears of it.
+  void finish(const Candidate& c, Evaluation e, bool reused) {
+    recorded_.insert(e.config_hash);
     const double base = e.origin.kind == "baseline" && s_.baseline_p50_us <= 0 ? e.fast.p50_us : s_.baseline_p50_us;
     e.speedup = e.measured() && e.fast.p50_us > 0 && base > 0 ? base / e.fast.p50_us : 0;
-    // D. A new fastest candidate must also pass compute-sanitizer before it is reported.
-    if (o_.sanitize_elites && is_new_best(e) && e.sanitize.outcome == Outcome::Skipped) {
-      e.sanitize = ev_.sanitize(c);
-      if (e.sanitize.outcome == Outcome::Rejected || e.sanitize.outcome == Outcome::Crashed ||
-          e.sanitize.outcome == Outcome::Timeout) {
-        e.status = Status::SanitizeFailed;
-        e.message = "compute-sanitizer: " + std::to_string(e.sanitize.errors) + " errors: " + e.sanitize.first_message;
-      }
-    }
-    const std::int64_t id = store_.record(s_.run_id, key, e, reused);
+    const std::int64_t id = store_.record(s_.run_id, key_of(e.config), e, reused);
     const bool best = is_new_best(e);
     count(id, e, reused);
+    if (e.measured()) measured_.push_back({id, c, e});
     strategy_.observe(e);
+    if (e.config_hash == baseline_hash_) retime_baseline();  // the GPU is free: nothing else started yet
     if (best) {
       if (o_.progress) end_progress();
       spdlog::info("new best #{}: {} us ({}x baseline) {} [{}{}]", id, fmt("%.2f", e.fast.p50_us),
                    fmt("%.2f", e.speedup), config_text(e.config), e.origin.kind,
                    e.origin.rule.empty() ? "" : ":" + e.origin.rule);
     }
-    if (o_.progress) draw_progress();
+    if (o_.progress)
+      draw_progress();
+    else if ((s_.new_evaluations - new_at_start_) % 25 == 0 && !reused)
+      spdlog::info("{}/{} new, {} read back, valid {}%, best {}, {}", s_.new_evaluations, o_.budget,
+                   s_.evaluations - s_.new_evaluations, valid_pct(), best_text(), busy_text());
+  }
+
+  // D. The best must pass compute-sanitizer before it is reported: the fastest not yet checked is
+  // run under memcheck now, while the GPU is free; a failure marks it and the next best is checked.
+  void check_best() {
+    std::stable_sort(measured_.begin(), measured_.end(),
+                     [](const Measured& a, const Measured& b) { return a.e.fast.p50_us < b.e.fast.p50_us; });
+    const auto t0 = Clock::now();
+    int tries = 0;
+    for (auto& m : measured_) {
+      if (m.e.sanitize.outcome == Outcome::Passed) break;  // checked already (read back, or --sanitize)
+      if (m.e.sanitize.outcome != Outcome::Skipped || tries++ == kSanitizeTries) break;
+      SanitizeVerdict v = ev_.sanitize(m.c);
+      if (v.outcome == Outcome::Skipped) {
+        spdlog::info("memcheck of the best #{}: not run ({})", m.id, v.first_message);
+        break;
+      }
+      m.e.sanitize = v;
+      if (v.outcome == Outcome::Passed) {
+        store_.set_sanitize(m.id, m.e);
+        spdlog::info("memcheck of the best #{}: clean", m.id);
+        break;
+      }
+      m.e.status = Status::SanitizeFailed;
+      m.e.message = "compute-sanitizer: " + std::to_string(v.errors) + " errors: " + v.first_message;
+      store_.set_sanitize(m.id, m.e);
+      spdlog::warn("best #{} failed memcheck ({}): checking the next best", m.id, m.e.message);
+      --s_.measured;
+      s_.best.reset();
+    }
+    // The run's best is the fastest that did not fail memcheck.
+    for (const auto& m : measured_)
+      if (m.e.status == Status::Measured && (!s_.best || m.e.fast.p50_us < s_.best->fast.p50_us))
+        s_.best = m.e, s_.best_id = m.id;
+    s_.seconds_sanitize = std::chrono::duration<double>(Clock::now() - t0).count();
   }
 
   bool is_new_best(const Evaluation& e) const {
@@ -197,15 +306,21 @@ class Loop {
     return fmt("%.2f us", s_.best->fast.p50_us) +
            (s_.best->speedup > 0 ? fmt(" (%.2fx)", s_.best->speedup) : std::string());
   }
+  // How busy the compile workers and the GPU have been so far.
+  std::string busy_text() const {
+    const double wall = std::max(seconds(), 1e-9);
+    return "cpu " + fmt("%.0f", 100 * s_.seconds_compile / (wall * s_.compile_slots)) + "% gpu " +
+           fmt("%.0f", 100 * s_.seconds_gpu / wall) + "%";
+  }
 
   void draw_progress() {
     const double el = seconds();
     const std::int64_t done = s_.new_evaluations - new_at_start_;
     const std::int64_t left = o_.budget - spent();
     std::string eta = done > 0 && left > 0 ? duration_text(el / done * left) : "-";
-    std::fprintf(stderr, "\r\x1b[Kgen %d | %lld/%lld new | valid %s%% | best %s | ETA %s", generation_,
+    std::fprintf(stderr, "\r\x1b[K%lld/%lld new | valid %s%% | best %s | %s | ETA %s",
                  static_cast<long long>(s_.new_evaluations), static_cast<long long>(o_.budget), valid_pct().c_str(),
-                 best_text().c_str(), eta.c_str());
+                 best_text().c_str(), busy_text().c_str(), eta.c_str());
     std::fflush(stderr);
     drawn_ = true;
   }
@@ -214,6 +329,12 @@ class Loop {
     drawn_ = false;
   }
 
+  struct Measured {
+    std::int64_t id;
+    Candidate c;
+    Evaluation e;
+  };
+
   const Profile& profile_;
   Strategy& strategy_;
   Evaluator& ev_;
@@ -221,8 +342,15 @@ class Loop {
   const RunOptions& o_;
   Clock::time_point start_;
   RunSummary s_;
-  std::unordered_set<std::string> recorded_;  // config hashes this run holds
-  int generation_ = 0;
+  std::size_t ahead_ = 1;
+  std::string baseline_hash_;
+  std::unordered_set<std::string> recorded_;   // config hashes this run holds
+  std::unordered_set<std::string> in_flight_;  // submitted, not yet recorded
+  std::deque<Prepared> ready_;                 // compiled and through the static gate: for the GPU
+  Prepared measuring_;                         // on the GPU now (when lane_ is valid)
+  std::future<Evaluation> lane_;
+  Clock::time_point lane_started_;
+  std::vector<Measured> measured_;             // this session's and the resumed run's, for D
   std::int64_t new_at_start_ = 0;
   bool drawn_ = false;
 };

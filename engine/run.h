@@ -1,14 +1,18 @@
-// The run loop (`evo run`): asks the strategy for a generation, reads back what the database
-// already holds, evaluates the rest, commits each result in its own transaction, and tells the
-// strategy. It owns the budget, the time limit, resume and Ctrl-C; a strategy never sees SQLite
-// or a GPU (engine/search/strategy.h), an evaluator never sees the store (engine/evaluator.h).
+// The run loop (`evo run`): a pipeline that keeps every compile worker and the GPU busy. It asks
+// the strategy for proposals ahead of the compile pool, reads back what the database already
+// holds, submits the rest to the evaluator's CPU stages (compile, static gate), gives the GPU
+// whichever candidate is ready, commits each result in its own transaction as it finishes, and
+// tells the strategy. It owns the budget, the time limit, resume and Ctrl-C; a strategy never
+// sees SQLite or a GPU (engine/search/strategy.h), an evaluator never sees the store
+// (engine/evaluator.h).
 //
 //   A. begin the run (or reopen it with --resume, re-observing what it recorded)
-//   B. the baseline: evaluated (or read back) first, then re-timed for this run's speedups
-//   C. per generation: propose, look up, prefetch the rest, evaluate one by one, record, observe
-//   D. a new fastest candidate is run under compute-sanitizer before it is reported
+//   B. the baseline: submitted first and measured first, then re-timed for this run's speedups
+//   C. the pipeline: keep `ahead` candidates in flight; record each as it finishes, in any order
+//   D. before the run reports its best, the best passes compute-sanitizer (the next best if not)
 //   E. the run's status: finished, interrupted (Ctrl-C) or failed (an exception, rethrown)
 #pragma once
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <optional>
@@ -27,11 +31,14 @@ struct RunOptions {
   double time_limit_s = 0;        // 0 = none; checked between candidates
   std::uint64_t seed = 0;
   std::optional<std::int64_t> resume;  // continue this run (cli checks it exists and is not finished)
-  std::size_t batch = 8;          // candidates per generation
-  bool sanitize_elites = true;    // compute-sanitizer on each new best before it is reported
+  // Candidates in flight (proposed, not yet recorded). 0 = auto: twice the compile workers plus
+  // one on a GPU, so the pool never idles while something could be compiled; one for a replay that
+  // costs nothing (proposing later only ever informs a strategy better).
+  std::size_t ahead = 0;
+  bool sanitize_elites = true;    // compute-sanitizer on the run's best before it is reported
   // Metrics only for candidates within this factor of the best median so far (the ones the
   // insight rules read); 0 = for every candidate. Profiles with metric gates always get them.
-  double metrics_near_best = 2.0;
+  double metrics_near_best = 1.1;
   bool progress = false;          // a progress line redrawn in place (a TTY); else spdlog lines
   std::string profile_path;       // recorded: resume and export-landscape reopen it
   std::string options_json;       // recorded: the command line's options, to resume as it was
@@ -56,6 +63,12 @@ struct RunSummary {
   std::int64_t best_id = 0;        // its evaluation id
   double seconds = 0;              // wall time of this session
   double seconds_compile = 0, seconds_green = 0, seconds_fast = 0, seconds_metrics = 0;  // new evaluations
+  // How busy the pipeline was: compile seconds are the compilers' own (CPU), GPU seconds the time
+  // the GPU stages held the device (worker restarts included); the bound is what no schedule beats.
+  std::size_t compile_slots = 1;
+  double seconds_gpu = 0;
+  double seconds_sanitize = 0;     // the best's memcheck, after the pipeline
+  double bound_s() const { return std::max(seconds_compile / double(compile_slots ? compile_slots : 1), seconds_gpu); }
 };
 
 RunSummary run_search(const Profile& profile, Strategy& strategy, Evaluator& evaluator, Store& store,

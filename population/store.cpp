@@ -207,6 +207,8 @@ struct Store::Impl {
                          " ELSE strftime('%Y-%m-%dT%H:%M:%SZ', 'now') END WHERE id = ?2",
                          "cannot set run status"};
   Stmt update_run_baseline{db, "UPDATE runs SET baseline_p50_us = ? WHERE id = ?", "cannot set run baseline"};
+  Stmt update_sanitize{db, "UPDATE evaluations SET sanitize_json = ?, status = ?, message = ? WHERE id = ?",
+                       "cannot record the memcheck verdict"};
   Stmt select_run{db, std::string(kRunColumns) + " WHERE r.id = ?", "cannot read run"};
   Stmt select_runs{db, std::string(kRunColumns) + " ORDER BY r.id", "cannot read runs"};
 
@@ -293,6 +295,11 @@ void Store::set_run_status(std::int64_t run, const std::string& status) {
 void Store::set_run_baseline(std::int64_t run, double p50_us) {
   impl_->update_run_baseline.use()(positive_or_null(p50_us))(run).exec();
   if (impl_->db.changes() == 0) throw UserError(path().string() + ": no run " + std::to_string(run));
+}
+
+void Store::set_sanitize(std::int64_t evaluation, const Evaluation& e) {
+  impl_->update_sanitize.use()(to_json_text(e.sanitize))(status_name(e.status))(e.message)(evaluation).exec();
+  if (impl_->db.changes() == 0) throw UserError(path().string() + ": no evaluation " + std::to_string(evaluation));
 }
 
 std::optional<RunInfo> Store::run(std::int64_t id) const {

@@ -74,6 +74,10 @@ class Store {
   // One transaction: candidate (+lineage), build, evaluation, metrics. Returns the evaluation id.
   std::int64_t record(std::int64_t run, const EvalKey& key, const Evaluation& e, bool reused);
 
+  // A recorded evaluation's compute-sanitizer verdict, status and message (the run loop checks its
+  // best after recording it). One statement: atomic.
+  void set_sanitize(std::int64_t evaluation, const Evaluation& e);
+
   std::vector<StoredEvaluation> evaluations_of_run(std::int64_t run) const;
   std::optional<StoredEvaluation> evaluation(std::int64_t id) const;
   // Best measured (GREEN, FAST passed) per distinct config, fastest first. Empty filters = all;

@@ -1,0 +1,103 @@
+// The run loop as a pipeline (engine/run.h): with compile workers and a GPU that cost real time
+// (a replay with simulated per-phase delays), the run keeps both busy, so its wall time stays near
+// the bound no schedule can beat, max(compile seconds / workers, GPU seconds); and it asks the
+// strategy for proposals ahead of the compile pool while results are still pending.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <set>
+
+#include "engine/replay.h"
+#include "engine/run.h"
+#include "engine/search/strategy.h"
+#include "population/store.h"
+#include "tests/support.h"
+
+namespace evo {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kLandscape = fs::path(EVO_SOURCE_DIR) / "tests" / "data" / "landscape_synthetic.json";
+
+// Wraps a strategy and counts how many of its proposals were pending (not yet observed) at most.
+class Watching : public Strategy {
+ public:
+  explicit Watching(std::unique_ptr<Strategy> inner) : inner_(std::move(inner)) {}
+  std::vector<Candidate> propose(std::size_t n) override {
+    auto out = inner_->propose(n);
+    for (const auto& c : out) pending_.insert(config_hash(c.config));
+    max_pending_ = std::max(max_pending_, pending_.size());
+    return out;
+  }
+  void observe(const Evaluation& e) override {
+    if (pending_.erase(e.config_hash) == 0) ++unproposed_observed_;  // the baseline
+    inner_->observe(e);
+  }
+  std::size_t max_pending_ = 0, unproposed_observed_ = 0;
+  std::set<std::string> pending_;
+
+ private:
+  std::unique_ptr<Strategy> inner_;
+};
+
+struct PipelineRun {
+  RunSummary summary;
+  double wall_s = 0;
+  std::size_t max_pending = 0;
+};
+
+PipelineRun run_with_cost(ReplayCost cost, std::int64_t budget) {
+  test::TempDir dir;
+  ReplayEvaluator ev(kLandscape, cost);
+  KnobSpace space(ev.profile());
+  StrategyContext ctx{ev.profile(), space, 7, {}, "", ""};
+  Watching strategy(make_strategy("random", ctx));
+  Store store(dir.path / "evo.db");
+  RunOptions o;
+  o.strategy = "random";
+  o.budget = budget;
+  o.sanitize_elites = false;
+  const auto t0 = std::chrono::steady_clock::now();
+  PipelineRun r;
+  r.summary = run_search(ev.profile(), strategy, ev, store, o);
+  r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.max_pending = strategy.max_pending_;
+  EXPECT_EQ(r.summary.new_evaluations, budget);
+  EXPECT_TRUE(strategy.pending_.empty()) << "every proposal is observed by the end";
+  return r;
+}
+
+TEST(Pipeline, CompileBoundRunStaysWithinFifteenPercentOfTheBound) {
+  const ReplayCost cost{0.05, 0.01, 4};  // 120 x 0.05 s over 4 workers = 1.5 s; the GPU < 1.2 s
+  const PipelineRun r = run_with_cost(cost, 120);
+  const double gpu_s = r.summary.seconds_green;  // simulated GPU seconds the candidates reported
+  const double bound = std::max(r.summary.seconds_compile / cost.jobs, gpu_s);
+  EXPECT_NEAR(r.summary.seconds_compile, 120 * cost.compile_s, 1e-6);
+  EXPECT_NEAR(bound, 1.5, 1e-6) << "compile-bound by construction";
+  EXPECT_LE(r.wall_s, 1.15 * bound) << "wall " << r.wall_s << " s against the bound " << bound << " s";
+  EXPECT_GE(r.max_pending, 2 * cost.jobs) << "the strategy is asked ahead of the compile workers";
+  EXPECT_GE(r.summary.seconds_gpu, gpu_s * 0.99) << "the loop's own account of the GPU's busy time";
+}
+
+TEST(Pipeline, GpuBoundRunStaysWithinFifteenPercentOfTheBound) {
+  const ReplayCost cost{0.02, 0.03, 4};  // compile 100 x 0.02 / 4 = 0.5 s; GPU 0.03 s per valid candidate
+  const PipelineRun r = run_with_cost(cost, 100);
+  const double gpu_s = r.summary.seconds_green;
+  const double bound = std::max(r.summary.seconds_compile / cost.jobs, gpu_s);
+  ASSERT_GT(gpu_s, r.summary.seconds_compile / cost.jobs) << "GPU-bound by construction";
+  EXPECT_LE(r.wall_s, 1.15 * bound) << "wall " << r.wall_s << " s against the bound " << bound << " s";
+  EXPECT_LE(r.summary.seconds_gpu, r.wall_s);
+  EXPECT_GE(r.summary.seconds_gpu / r.wall_s, 0.85) << "the GPU is kept busy";
+}
+
+TEST(Pipeline, InstantReplayIsTheSameRunEveryTime) {
+  const PipelineRun a = run_with_cost({}, 60), b = run_with_cost({}, 60);
+  ASSERT_TRUE(a.summary.best && b.summary.best);
+  EXPECT_EQ(a.summary.best->config, b.summary.best->config);
+  EXPECT_EQ(a.summary.measured, b.summary.measured);
+  EXPECT_EQ(a.max_pending, 1u) << "a replay that costs nothing proposes one at a time";
+}
+
+}  // namespace
+}  // namespace evo
