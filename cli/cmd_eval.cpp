@@ -49,7 +49,11 @@ void print_evaluation(const Evaluation& e, const Timing& baseline, const std::st
     t.add({"static", outcome_name(s.outcome),
            std::to_string(s.ptxas.registers) + " regs, " + std::to_string(s.ptxas.spill_stores + s.ptxas.spill_loads) +
                " B spilled, " + fmt_bytes(static_cast<double>(s.total_smem)) + " smem, " +
-               std::to_string(s.threads_per_block) + " threads" + (s.reason.empty() ? "" : "; " + s.reason)});
+               std::to_string(s.threads_per_block) + " threads" +
+               (s.blocks_per_sm > 0 ? ", " + std::to_string(s.blocks_per_sm) + " blocks/SM (occupancy " +
+                                          fmt_num(s.occupancy_pct, 0) + "%, by " + s.occupancy_limit + ")"
+                                    : "") +
+               (s.reason.empty() ? "" : "; " + s.reason)});
   const bool ran = compiled && s.outcome != Outcome::Rejected;
   if (ran) {
     t.add({"green", outcome_name(e.green.outcome), e.green.outcome == Outcome::Passed ? "" : e.green.reason});

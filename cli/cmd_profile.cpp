@@ -118,7 +118,7 @@ int cmd_compile(const Globals& g, const CompileArgs& a) {
 
   int passed = 0, failed_compile = 0, rejected = 0, cached = 0;
   nlohmann::json out = nlohmann::json::array();
-  Table t({"config", "knobs", "compile", "regs", "spill", "stack", "smem", "threads", "static", "reason"});
+  Table t({"config", "knobs", "compile", "regs", "spill", "stack", "smem", "threads", "blocks/SM", "static", "reason"});
   for (std::size_t i = 0; i < configs.size(); ++i) {
     const Build& b = builds[i];
     cached += b.from_cache;
@@ -139,7 +139,8 @@ int cmd_compile(const Globals& g, const CompileArgs& a) {
            b.ok ? fmt_num(b.compile_ms, 0) + (b.from_cache ? " ms*" : " ms") : "failed",
            b.ok ? std::to_string(b.ptxas.registers) : "", b.ok ? std::to_string(b.ptxas.spill_stores + b.ptxas.spill_loads) : "",
            b.ok ? std::to_string(b.ptxas.stack_bytes) : "", b.ok ? std::to_string(v.total_smem) : "",
-           std::to_string(v.threads_per_block), b.ok ? outcome_name(v.outcome) : "compile_error", reason});
+           std::to_string(v.threads_per_block), b.ok ? std::to_string(v.blocks_per_sm) : "",
+           b.ok ? outcome_name(v.outcome) : "compile_error", reason});
     nlohmann::json j{{"config", configs[i]}, {"config_hash", config_hash(configs[i])}, {"build", b}, {"static", v}};
     j["build"].erase("log");
     if (!b.ok) j["build"]["log"] = b.log;

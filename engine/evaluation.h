@@ -44,6 +44,10 @@ struct StaticVerdict {
   int threads_per_block = 0;
   std::int64_t dynamic_smem = 0;
   std::int64_t total_smem = 0;   // static + dynamic
+  // CUDA's occupancy calculator's prediction (gates/static_gate.h): 0 blocks only when rejected.
+  int blocks_per_sm = 0;
+  double occupancy_pct = 0;      // resident warps / the SM's maximum
+  std::string occupancy_limit;   // what limits it: "registers" "shared memory" "warps" "blocks" "barriers"
   std::string reason;            // "42 bytes spilled (limit 0)"
 };
 

@@ -26,7 +26,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PtxasReport, registers, spill_st
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Build, ok, key, cubin_path, lowered_name, log, ptxas, compile_ms,
                                                 from_cache)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(StaticVerdict, outcome, ptxas, threads_per_block, dynamic_smem,
-                                                total_smem, reason)
+                                                total_smem, blocks_per_sm, occupancy_pct, occupancy_limit, reason)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(GreenResult, problem, outcome, max_abs, mean_abs, rel_l2, bad_pct,
                                                 nan_count, inf_count, unwritten, trials_run, reason)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(GreenVerdict, outcome, problems, reason)

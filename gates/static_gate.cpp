@@ -1,5 +1,7 @@
 #include "gates/static_gate.h"
 
+#include <cuda_occupancy.h>
+
 #include <algorithm>
 #include <map>
 
@@ -9,27 +11,89 @@
 namespace evo {
 
 ArchLimits arch_limits(const std::string& arch) {
-  // Shared memory per block (opt-in) from the CUDA programming guide's compute-capability table.
-  static const std::map<int, std::int64_t> smem_optin = {
-      {75, 64 * 1024}, {80, 163 * 1024}, {86, 99 * 1024}, {87, 163 * 1024}, {88, 99 * 1024},
-      {89, 99 * 1024}, {90, 227 * 1024}, {100, 227 * 1024}, {103, 227 * 1024}, {110, 227 * 1024},
-      {120, 99 * 1024}, {121, 99 * 1024}};
+  // The CUDA programming guide's compute-capability table: threads and shared memory per SM,
+  // shared memory per block after opting in.
+  struct Row {
+    int threads_per_sm;
+    std::int64_t smem_per_sm, smem_optin;
+  };
+  static const std::map<int, Row> table = {
+      {75, {1024, 64 * 1024, 64 * 1024}},   {80, {2048, 164 * 1024, 163 * 1024}},
+      {86, {1536, 100 * 1024, 99 * 1024}},  {87, {2048, 164 * 1024, 163 * 1024}},
+      {88, {1536, 100 * 1024, 99 * 1024}},  {89, {1536, 100 * 1024, 99 * 1024}},
+      {90, {2048, 228 * 1024, 227 * 1024}}, {100, {2048, 228 * 1024, 227 * 1024}},
+      {103, {2048, 228 * 1024, 227 * 1024}}, {110, {2048, 228 * 1024, 227 * 1024}},
+      {120, {1536, 100 * 1024, 99 * 1024}}, {121, {1536, 100 * 1024, 99 * 1024}}};
   std::string digits;
   for (char ch : arch) if (ch >= '0' && ch <= '9') digits += ch;
   int cc = digits.empty() ? 0 : std::stoi(digits);
-  auto it = smem_optin.find(cc);
-  if (it == smem_optin.end()) throw UserError("arch '" + arch + "': unknown target (known: sm_75 to sm_121)");
+  auto it = table.find(cc);
+  if (it == table.end()) throw UserError("arch '" + arch + "': unknown target (known: sm_75 to sm_121)");
   ArchLimits l;
   l.arch = arch;
-  l.shared_per_block_optin = it->second;
-  if (cc == 75) l.max_threads_per_block = 1024, l.registers_per_block = 65536;
+  l.cc_major = cc / 10;
+  l.cc_minor = cc % 10;
+  l.max_threads_per_sm = it->second.threads_per_sm;
+  l.shared_per_sm = it->second.smem_per_sm;
+  l.shared_per_block_optin = it->second.smem_optin;
+  l.reserved_shared_per_block = cc >= 80 ? 1024 : 0;
   return l;
 }
 
-std::int64_t allocated_registers(int registers_per_thread, std::int64_t threads_per_block) {
-  const std::int64_t warps = (threads_per_block + 31) / 32;
+Occupancy predict_occupancy(const ArchLimits& limits, int registers_per_thread, int threads_per_block,
+                            std::int64_t static_smem, std::int64_t dynamic_smem, int barriers) {
+  cudaOccDeviceProp prop;
+  prop.computeMajor = limits.cc_major;
+  prop.computeMinor = limits.cc_minor;
+  prop.maxThreadsPerBlock = limits.max_threads_per_block;
+  prop.maxThreadsPerMultiprocessor = limits.max_threads_per_sm;
+  prop.regsPerBlock = limits.registers_per_block;
+  prop.regsPerMultiprocessor = limits.registers_per_sm;
+  prop.warpSize = 32;
+  prop.sharedMemPerBlock = static_cast<std::size_t>(limits.shared_per_block);
+  prop.sharedMemPerMultiprocessor = static_cast<std::size_t>(limits.shared_per_sm);
+  prop.numSms = 1;
+  prop.sharedMemPerBlockOptin = static_cast<std::size_t>(limits.shared_per_block_optin);
+  prop.reservedSharedMemPerBlock = static_cast<std::size_t>(limits.reserved_shared_per_block);
+  cudaOccFuncAttributes attr;
+  attr.maxThreadsPerBlock = limits.max_threads_per_block;
+  attr.numRegs = registers_per_thread;
+  attr.sharedSizeBytes = static_cast<std::size_t>(static_smem);
+  attr.partitionedGCConfig = PARTITIONED_GC_OFF;
+  attr.shmemLimitConfig = FUNC_SHMEM_LIMIT_OPTIN;  // the worker raises every kernel's dynamic limit
+  attr.maxDynamicSharedSizeBytes = static_cast<std::size_t>(std::max<std::int64_t>(
+      0, limits.shared_per_block_optin - static_smem));
+  attr.numBlockBarriers = std::max(1, barriers);
+  cudaOccDeviceState state;
+  cudaOccResult r{};
+  Occupancy o;
+  const cudaOccError err = cudaOccMaxActiveBlocksPerMultiprocessor(&r, &prop, &attr, &state, threads_per_block,
+                                                                   static_cast<std::size_t>(dynamic_smem));
+  if (err != CUDA_OCC_SUCCESS) {
+    o.limited_by = "inputs the occupancy calculator refuses (error " + std::to_string(static_cast<int>(err)) + ")";
+    return o;
+  }
+  o.blocks_per_sm = r.activeBlocksPerMultiprocessor;
+  o.registers_per_block = r.allocatedRegistersPerBlock;
+  o.shared_per_block = static_cast<std::int64_t>(r.allocatedSharedMemPerBlock);
+  const int warps = (threads_per_block + 31) / 32;
+  o.occupancy_pct = 100.0 * o.blocks_per_sm * warps / (limits.max_threads_per_sm / 32);
+  const struct {
+    int bit;
+    const char* name;
+  } factors[] = {{OCC_LIMIT_REGISTERS, "registers"}, {OCC_LIMIT_SHARED_MEMORY, "shared memory"},
+                 {OCC_LIMIT_WARPS, "warps"},         {OCC_LIMIT_BLOCKS, "blocks"},
+                 {OCC_LIMIT_BARRIERS, "barriers"}};
+  for (const auto& f : factors)
+    if (r.limitingFactors & f.bit) {
+      o.limited_by = f.name;
+      break;
+    }
+  // The calculator allocates as the software does (warps x per-warp registers); a launch is
+  // checked as if every sub-partition held the block's warps rounded up to their number.
   const std::int64_t per_warp = (std::int64_t(registers_per_thread) * 32 + 255) / 256 * 256;
-  return warps * per_warp;
+  o.registers_per_block = per_warp * ((warps + 3) / 4 * 4);
+  return o;
 }
 
 StaticVerdict static_gate(const Profile& p, const Config& c, const Build& b, const ArchLimits& limits) {
@@ -65,12 +129,27 @@ StaticVerdict static_gate(const Profile& p, const Config& c, const Build& b, con
     why.push_back(std::to_string(v.total_smem) + " bytes shared memory (" + std::to_string(r.static_smem) + " static + " +
                   std::to_string(v.dynamic_smem) + " dynamic; " + limits.arch + " allows " +
                   std::to_string(limits.shared_per_block_optin) + ")");
-  if (r.registers > 0) {
-    const std::int64_t regs = allocated_registers(r.registers, v.threads_per_block);
-    if (regs > limits.registers_per_block)
+  // How many blocks fit an SM, by CUDA's occupancy calculator, for the largest geometry (recorded
+  // for every candidate; the insight rules may read it). None: the launch would fail.
+  if (r.registers > 0 && v.threads_per_block > 0) {
+    const Occupancy o = predict_occupancy(limits, r.registers, v.threads_per_block, r.static_smem, v.dynamic_smem,
+                                          r.barriers);
+    v.blocks_per_sm = o.blocks_per_sm;
+    v.occupancy_pct = o.occupancy_pct;
+    v.occupancy_limit = o.limited_by;
+    const int warps = (v.threads_per_block + 31) / 32;
+    if (!why.empty())
+      ;  // already refused, with a plainer reason (threads, registers, shared memory over the limit)
+    else if (o.blocks_per_sm == 0 && o.registers_per_block > limits.registers_per_block)
       why.push_back(std::to_string(r.registers) + " registers x " + std::to_string(v.threads_per_block) +
-                    " threads needs " + std::to_string(regs) + " registers per block (" + limits.arch + " has " +
+                    " threads: " + std::to_string(warps) + " warps are allocated as " +
+                    std::to_string((warps + 3) / 4 * 4) + " (a multiple of the 4 SM sub-partitions), " +
+                    std::to_string(o.registers_per_block) + " registers per block (" + limits.arch + " has " +
                     std::to_string(limits.registers_per_block) + "): the launch would fail with too many resources");
+    else if (o.blocks_per_sm == 0)
+      why.push_back("no block fits an SM (" + (o.limited_by.empty() ? std::string("occupancy calculator") : o.limited_by) +
+                    ": " + std::to_string(o.shared_per_block) + " bytes shared memory allocated per block, " +
+                    std::to_string(o.registers_per_block) + " registers): the launch would fail");
   }
   // A tensor map the driver would refuse (a box or stride for some problem and these knobs) stops
   // here, not in the worker: the first problem it fails on is reason enough.

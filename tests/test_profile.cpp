@@ -379,9 +379,49 @@ TEST(StaticGate, RejectsRegisterFileOverflowAndSharedMemoryOverLimit) {
   EXPECT_NE(smem.reason.find("sm_89 allows"), std::string::npos) << smem.reason;
 }
 
-TEST(StaticGate, AllocatesRegistersPerWarpInUnitsOf256) {
-  EXPECT_EQ(evo::allocated_registers(32, 256), 8 * 1024);
-  EXPECT_EQ(evo::allocated_registers(33, 32), 1280);  // 33*32 = 1056 -> 1280
-  EXPECT_EQ(evo::allocated_registers(255, 256), 8 * 8192);
+TEST(StaticGate, AllocatesRegistersPerWarpAndPerSubPartition) {
+  const auto lim = evo::arch_limits("sm_90");
+  EXPECT_EQ(evo::predict_occupancy(lim, 32, 256, 0, 0, 1).registers_per_block, 8 * 1024);
+  EXPECT_EQ(evo::predict_occupancy(lim, 33, 128, 0, 0, 1).registers_per_block, 4 * 1280);  // 33*32 = 1056 -> 1280
+  // 10 warps are allocated as 12: four sub-partitions hold a block's warps alike.
+  EXPECT_EQ(evo::predict_occupancy(lim, 178, 320, 0, 0, 1).registers_per_block, 12 * 5888);
   EXPECT_THROW(evo::arch_limits("sm_42"), evo::UserError);
+}
+
+// The case: 178 registers x 320 threads is 58,880 registers as one product, under the
+// 65,536 of the register file, and failed to launch with cudaErrorLaunchOutOfResources on the
+// H100: its 10 warps are allocated as 12, 5,888 registers each, 70,656. 168 registers is just
+// under (5,376 x 12 = 64,512) and launches.
+TEST(StaticGate, RejectsAKernelOverTheRegisterFileByTheSubPartitionRuleOnly) {
+  auto p = evo::load_profile(kSource / "profiles/gemm_fp16.json");
+  evo::Config c = p.baseline;
+  p.kernel.launch.block = {"320", "1", "1"};  // the geometry of the kernel
+  const auto lim = evo::arch_limits("sm_90");
+  ASSERT_LE(178 * 320, lim.registers_per_block) << "under the limit as a plain product";
+  const auto over = evo::static_gate(p, c, fake_build(178, 0, 0), lim);
+  EXPECT_EQ(over.outcome, evo::Outcome::Rejected);
+  EXPECT_NE(over.reason.find("70656 registers per block"), std::string::npos) << over.reason;
+  EXPECT_NE(over.reason.find("sub-partitions"), std::string::npos) << over.reason;
+  EXPECT_EQ(over.blocks_per_sm, 0);
+  const auto under = evo::static_gate(p, c, fake_build(168, 0, 0), lim);
+  EXPECT_EQ(under.outcome, evo::Outcome::Passed) << under.reason;
+  EXPECT_EQ(under.blocks_per_sm, 1);
+  EXPECT_NEAR(under.occupancy_pct, 100.0 * 10 / 64, 1e-9);
+  EXPECT_EQ(under.occupancy_limit, "registers");
+}
+
+TEST(StaticGate, PredictsBlocksPerSmFromSharedMemoryWithItsGranularity) {
+  const auto lim = evo::arch_limits("sm_90");
+  // 100 KB dynamic + 1 KB reserved per block: two fit the 228 KB of an SM, a third does not.
+  const auto two = evo::predict_occupancy(lim, 32, 128, 0, 100 * 1024, 1);
+  EXPECT_EQ(two.blocks_per_sm, 2);
+  EXPECT_EQ(two.limited_by, "shared memory");
+  EXPECT_EQ(two.shared_per_block, 101 * 1024);
+  // 1 byte more than 227 KB dynamic: allocated past the opt-in limit, nothing fits.
+  EXPECT_EQ(evo::predict_occupancy(lim, 32, 128, 0, 227 * 1024 + 1, 1).blocks_per_sm, 0);
+  EXPECT_EQ(evo::predict_occupancy(lim, 32, 128, 0, 227 * 1024, 1).blocks_per_sm, 1);
+  // Small blocks: the SM's 32-block limit, 32 x 2 warps = 64 warps = 100 %.
+  const auto many = evo::predict_occupancy(lim, 16, 64, 0, 0, 1);
+  EXPECT_EQ(many.blocks_per_sm, 32);
+  EXPECT_NEAR(many.occupancy_pct, 100.0, 1e-9);
 }

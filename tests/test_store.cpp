@@ -103,7 +103,7 @@ Evaluation full_evaluation() {
   e.message = "tensor pipe 12% < 40%";
   e.build = {true, "build-7f3a", "/cache/7f3a.cubin", "_Z4sdpaILi128EEvPK6__half", "ptxas info: 96 registers",
              {96, 8, 12, 16, 4096, 2}, 812.5, true};
-  e.static_verdict = {Outcome::Passed, {96, 8, 12, 16, 4096, 2}, 256, 49152, 53248, "fits"};
+  e.static_verdict = {Outcome::Passed, {96, 8, 12, 16, 4096, 2}, 256, 49152, 53248, 1, 12.5, "registers", "fits"};
   e.green.outcome = Outcome::Passed;
   e.green.reason = "all problems within tolerance";
   e.green.problems = {{"small", Outcome::Passed, 1e-3, 2e-4, 3e-5, 0.25, 1, 2, 3, 6, "ok small"},
