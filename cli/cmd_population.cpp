@@ -18,6 +18,7 @@
 #include "engine/hash.h"
 #include "engine/launch.h"
 #include "engine/profile.h"
+#include "engine/space.h"
 #include "population/landscape.h"  // defines: write_landscape
 #include "population/store.h"
 
@@ -236,12 +237,45 @@ int cmd_show_elites(const Globals& g, const ElitesArgs& a) {
   return 0;
 }
 
+// The profile an exported kernel is built from: the run's own. A replay run's is its landscape,
+// which holds the knob space but no template: then the profile the landscape names (shipped), or
+// the one given with --profile, whose space must hold the exported configuration.
+Profile profile_for_export(const std::optional<RunInfo>& run, const StoredEvaluation& pick, const std::string& given) {
+  const bool replay = run && run->device.rfind("replay:", 0) == 0;
+  if (!replay) {
+    if (!given.empty() && fs::exists(given)) return load_profile(given);
+    return load_profile(run ? fs::path(run->profile_path) : resolve_profile(pick.key.profile));
+  }
+  const std::string how = "give the profile with --profile NAME|PATH (evo export best --profile " + pick.key.profile +
+                          " --to DIR)";
+  Profile p;
+  try {
+    p = load_profile(resolve_profile(given.empty() ? pick.key.profile : given));
+  } catch (const UserError& e) {
+    throw UserError("run " + std::to_string(run->id) + " replayed " + run->profile_path + " (profile " +
+                    pick.key.profile + "), whose kernel is not at hand: " + e.what() + "; " + how);
+  }
+  if (p.name != pick.key.profile)
+    throw UserError("--profile " + given + " is profile " + p.name + ", the replayed landscape is of profile " +
+                    pick.key.profile + "; " + how);
+  if (auto why = KnobSpace(p).why_invalid(pick.eval.config))
+    throw UserError("profile " + p.path.string() + " does not hold the replayed configuration " +
+                    config_text(pick.eval.config) + ": " + *why + "; " + how);
+  return p;
+}
+
+// --profile as a filter: a profile's name, or the name inside a profile file.
+std::string profile_name(const std::string& given) {
+  if (given.empty() || !fs::is_regular_file(given)) return given;
+  return load_profile(given).name;
+}
+
 int cmd_export(const Globals& g, const ExportArgs& a) {
   require_db(g);
   Store s(g.db);
   std::optional<StoredEvaluation> pick;
   if (a.what == "best") {
-    const std::string profile = a.profile.empty() ? default_profile(s) : a.profile;
+    const std::string profile = a.profile.empty() ? default_profile(s) : profile_name(a.profile);
     auto e = s.elites(profile, "", 1);
     if (e.empty()) throw UserError("no elites for profile " + profile + " in " + g.db + ": nothing measured passed GREEN and FAST yet");
     pick = e.front();
@@ -258,7 +292,7 @@ int cmd_export(const Globals& g, const ExportArgs& a) {
   }
   const auto& ev = pick->eval;
   auto run = s.run(pick->run_id);
-  Profile p = load_profile(run ? fs::path(run->profile_path) : resolve_profile(pick->key.profile));
+  Profile p = profile_for_export(run, *pick, a.profile);
 
   std::error_code ec;
   fs::create_directories(a.to, ec);

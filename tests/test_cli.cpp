@@ -435,6 +435,35 @@ TEST(CliExport, NoElitesIsAClearErrorAndWritesNothing) {
   EXPECT_EQ(read_bytes(db), before.at("evo.db")) << "export changed the database";
 }
 
+// A replayed run's profile path is its landscape (no template): export takes the profile the
+// landscape names, and says in one line how to give one when it is not at hand.
+TEST(CliExport, AfterAReplayExportsTheKernelOfTheProfileTheLandscapeNames) {
+  TempDir t;
+  const std::string db = (t.path / "evo.db").string();
+  const Result run = run_evo({"--db", db, "run", "--replay", (kSource / "tests/data/landscape_sdpa_fp8_h100.json").string(),
+                              "--budget", "20", "-q"}, t.path);
+  ASSERT_EQ(run.code, 0) << run.err;
+  const Result r = run_evo({"--db", db, "export", "best", "--to", (t.path / "kernels").string()}, t.path);
+  ASSERT_EQ(r.code, 0) << r.err;
+  int cu = 0;
+  for (const auto& f : fs::directory_iterator(t.path / "kernels"))
+    if (f.path().extension() == ".cu") {
+      ++cu;
+      EXPECT_EQ(f.path().filename().string().rfind("sdpa_fp8-", 0), 0u) << f.path();
+      EXPECT_NE(read_bytes(f.path()).find("sdpa_fwd"), std::string::npos) << "the template's text is exported";
+    }
+  EXPECT_EQ(cu, 1);
+
+  const Result synthetic = run_evo({"--db", (t.path / "s.db").string(), "run", "--replay",
+                                    (kSource / "tests/data/landscape_synthetic.json").string(), "--budget", "5", "-q"}, t.path);
+  ASSERT_EQ(synthetic.code, 0) << synthetic.err;
+  const Result none = run_evo({"--db", (t.path / "s.db").string(), "export", "best", "--to", (t.path / "k2").string()}, t.path);
+  EXPECT_EQ(none.code, 2);
+  ASSERT_EQ(none.err_lines().size(), 1u) << none.err;
+  EXPECT_NE(none.err.find("give the profile with --profile"), std::string::npos) << none.err;
+  EXPECT_FALSE(fs::exists(t.path / "k2"));
+}
+
 TEST(CliExport, ExportedKernelCompilesWithNvcc) {
   TempDir t;
   const fs::path db = t.path / "evo.db";
