@@ -93,6 +93,20 @@ class Loop {
 
  private:
   void pipeline() {
+    // A repeat of an identical finished run reproduces it from the database, in its order, with
+    // its baseline: nothing is proposed, compiled or measured (proposals made while results were
+    // pending depend on the order the GPU finished them, so asking the strategy again would not).
+    if (o_.repeat_of) {
+      if (auto info = store_.run(*o_.repeat_of)) s_.baseline_p50_us = info->baseline_p50_us;
+      if (s_.baseline_p50_us > 0) store_.set_run_baseline(s_.run_id, s_.baseline_p50_us);
+      for (const auto& r : store_.evaluations_of_run(*o_.repeat_of)) {
+        if (stopping()) break;
+        if (recorded_.count(r.eval.config_hash)) continue;
+        finish(Candidate{r.eval.config, r.eval.origin}, r.eval, true);
+      }
+      if (!stopping()) s_.stop_reason = "repeat of run " + std::to_string(*o_.repeat_of) + " read back";
+      return;
+    }
     // B. The baseline goes first (read back when the database has it) and is measured first.
     baseline_hash_ = config_hash(Config(profile_.baseline.begin(), profile_.baseline.end()));
     if (!recorded_.count(baseline_hash_))
@@ -173,10 +187,14 @@ class Loop {
     lane_ = std::async(std::launch::async, [this] { return ev_.measure(measuring_); });
   }
 
+  // The GPU's result: the next candidate goes onto the GPU before this one is recorded and the
+  // strategy asked for more, so the device never waits on the database or the strategy.
   void finish_measurement() {
     Evaluation e = lane_.get();  // rethrows the evaluator's UserError (a broken environment)
     s_.seconds_gpu += std::chrono::duration<double>(Clock::now() - lane_started_).count();
-    record(measuring_.candidate, std::move(e));
+    const Candidate done = std::move(measuring_.candidate);
+    if (done.config != Config(profile_.baseline.begin(), profile_.baseline.end()) && !stopping()) start_measurement();
+    record(done, std::move(e));
   }
 
   // B. The baseline re-timed in this run, while the GPU is free, so speedups are side by side.

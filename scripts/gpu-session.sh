@@ -30,8 +30,8 @@ if [[ " $steps " == *" tests "* ]]; then
 fi
 if [[ " $steps " == *" run "* ]]; then
   rm -f evo.db evo.db-wal evo.db-shm
-  timed run1 bundle/evo run --budget 200
-  timed run2 bundle/evo run --budget 200
+  timed run1 bundle/evo run --profile sdpa_fp8 --budget 200
+  timed run2 bundle/evo run --profile sdpa_fp8 --budget 200
   timed elites bundle/evo show-elites --top 5 --lineage
   timed export bundle/evo export best --to "$OUT/kernels"
   timed dbcheck bundle/evo db check

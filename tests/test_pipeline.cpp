@@ -99,5 +99,37 @@ TEST(Pipeline, InstantReplayIsTheSameRunEveryTime) {
   EXPECT_EQ(a.max_pending, 1u) << "a replay that costs nothing proposes one at a time";
 }
 
+// Results of a pipelined run arrive in the order the GPU finishes them, so a strategy asked again
+// would not propose the same sequence: a repeat of a finished run reproduces it from the database.
+TEST(Pipeline, RepeatOfAFinishedPipelinedRunReadsItAllBackWithoutMeasuring) {
+  test::TempDir dir;
+  Store store(dir.path / "evo.db");
+  ReplayEvaluator ev(kLandscape, ReplayCost{0.005, 0.002, 4});
+  KnobSpace space(ev.profile());
+  RunOptions o;
+  o.strategy = "evo";
+  o.budget = 60;
+  o.sanitize_elites = false;
+  StrategyContext ctx{ev.profile(), space, 11, {}, "", ""};
+  auto first = make_strategy("evo", ctx);
+  const RunSummary a = run_search(ev.profile(), *first, ev, store, o);
+  ASSERT_EQ(a.new_evaluations, 60);
+  auto again = make_strategy("evo", ctx);
+  o.repeat_of = a.run_id;
+  const auto t0 = std::chrono::steady_clock::now();
+  const RunSummary b = run_search(ev.profile(), *again, ev, store, o);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(b.new_evaluations, 0);
+  EXPECT_EQ(b.evaluations, 60);
+  EXPECT_EQ(b.seconds_gpu, 0) << "nothing measured";
+  EXPECT_LT(wall, 0.5 * 60 * 0.002 + 0.5) << "read back, not re-simulated";
+  ASSERT_TRUE(a.best && b.best);
+  EXPECT_EQ(a.best->config, b.best->config);
+  EXPECT_EQ(b.baseline_p50_us, a.baseline_p50_us);
+  const auto ra = store.evaluations_of_run(a.run_id), rb = store.evaluations_of_run(b.run_id);
+  ASSERT_EQ(ra.size(), rb.size());
+  for (std::size_t i = 0; i < ra.size(); ++i) EXPECT_EQ(ra[i].eval.config_hash, rb[i].eval.config_hash) << i;
+}
+
 }  // namespace
 }  // namespace evo
