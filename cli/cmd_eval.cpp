@@ -99,7 +99,7 @@ int cmd_eval(const Globals& g, const EvalArgs& a) {
   if (auto why = space.why_invalid(c)) throw UserError((a.baseline ? "baseline: " : "--knobs: ") + *why);
 
   GpuEvaluatorOptions o;
-  o.device = g.device;
+  o.devices = {g.device};
   o.jobs = g.jobs;
   o.cache_dir = g.cache;
   o.metrics = !a.no_metrics;

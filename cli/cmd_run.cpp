@@ -7,7 +7,9 @@
 #include <atomic>
 #include <csignal>
 #include <cstdlib>
+#include <algorithm>
 #include <iostream>
+#include <sstream>
 #include <thread>
 
 #include "cli/commands.h"
@@ -40,6 +42,28 @@ std::map<std::string, std::string> parse_options(const std::vector<std::string>&
     if (eq == std::string::npos || eq == 0) throw UserError("--option '" + s + "': expected KEY=VALUE");
     out[s.substr(0, eq)] = s.substr(eq + 1);
   }
+  return out;
+}
+
+// --devices: "all" (every GPU the worker sees) or distinct ordinals "0,1,3"; "" = --device.
+std::vector<int> parse_devices(const std::string& text, int device) {
+  if (text.empty()) return {device};
+  if (text == "all") return {-1};
+  std::vector<int> out;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    std::size_t used = 0;
+    int d = -1;
+    try {
+      d = std::stoi(item, &used);
+    } catch (...) {
+    }
+    if (used != item.size() || d < 0)
+      throw UserError("--devices " + text + ": '" + item + "' is not a GPU ordinal (give all, or 0,1,...)");
+    if (std::find(out.begin(), out.end(), d) != out.end()) throw UserError("--devices " + text + ": GPU " + item + " named twice");
+    out.push_back(d);
+  }
+  if (out.empty()) throw UserError("--devices: give all, or ordinals 0,1,...");
   return out;
 }
 
@@ -88,6 +112,7 @@ int cmd_run(const Globals& g, const RunArgs& given) {
   if (given.resume && !std::filesystem::exists(g.db))
     throw UserError(g.db + ": no such database, nothing to resume (pass --db)");
   find_strategy(given.strategy);  // an unknown strategy fails before anything is opened
+  const std::vector<int> devices = parse_devices(given.devices, g.device);
 
   // A. The evaluator and the profile: a replay's profile is the landscape's own knob space.
   std::unique_ptr<Store> store;
@@ -119,7 +144,7 @@ int cmd_run(const Globals& g, const RunArgs& given) {
     profile = load_profile(profile_path.empty() ? resolve_profile(a.profile) : std::filesystem::path(profile_path));
     profile_path = profile.path.string();
     GpuEvaluatorOptions o;
-    o.device = g.device;
+    o.devices = devices;
     o.jobs = g.jobs;
     o.cache_dir = g.cache;
     o.metrics = !a.no_metrics;
@@ -185,7 +210,7 @@ int cmd_run(const Globals& g, const RunArgs& given) {
             << " s; wall " << fmt_num(s.seconds, 1) << " s\n";
   // How busy the pipeline was, against the bound no schedule can beat.
   const double pipe_wall = s.seconds - s.seconds_sanitize;
-  if (pipe_wall > 0 && s.new_evaluations > 0)
+  if (pipe_wall > 0 && s.new_evaluations > 0 && s.bound_s() > 0)
     std::cout << "pipeline: " << s.compile_slots << " compile workers busy "
               << fmt_num(100 * s.seconds_compile / (pipe_wall * s.compile_slots), 0) << "%, GPU busy "
               << fmt_num(100 * s.seconds_gpu / pipe_wall, 0) << "% (" << fmt_num(s.seconds_gpu, 1)

@@ -42,6 +42,7 @@ struct RunArgs {
   std::uint64_t seed = 0;
   std::optional<std::int64_t> resume;
   std::size_t ahead = 0;              // candidates in flight; 0 = auto (engine/run.h)
+  std::string devices;                // --devices: "all" or "0,1,..."; "" = --device
   double replay_compile_s = 0, replay_gpu_s = 0;  // simulated cost of a replayed candidate
   bool sanitize_elites = true, no_metrics = false, metrics_all = false, quiet = false;
 };

@@ -74,6 +74,8 @@ int main(int argc, char** argv) {
   run->add_option("--replay", ra.replay, "evaluate against a recorded landscape (JSON) instead of a GPU");
   run->add_option("--ahead,--batch", ra.ahead,
                   "candidates kept in flight (default: 2 x compile workers + 1; 1 for a replay)");
+  run->add_option("--devices", ra.devices,
+                  "GPUs to measure on, one worker each: all, or ordinals 0,1,... (default: --device)");
   run->add_option("--replay-compile-s", ra.replay_compile_s,
                   "replay: simulated compile seconds per configuration on each of --jobs workers (-1: as recorded)");
   run->add_option("--replay-gpu-s", ra.replay_gpu_s, "replay: simulated GPU seconds per measured candidate");

@@ -13,9 +13,16 @@
 #include <string>
 #include <vector>
 
+#include "engine/error.h"
 #include "engine/evaluation.h"
 
 namespace evo {
+
+// A device that can no longer measure (its worker cannot be started again): the run loop drops
+// that lane and gives its candidate to another, or stops when it was the last.
+struct LaneLost : UserError {
+  using UserError::UserError;
+};
 
 struct Candidate {
   Config config;
@@ -43,9 +50,15 @@ class Evaluator {
   // Candidates whose CPU stages ended, oldest first; waits up to timeout_s for the first one when
   // none has (0: look, don't wait). Empty when nothing ended in time or nothing is submitted.
   virtual std::vector<Prepared> collect(double timeout_s) = 0;
-  // The GPU stages of a candidate collect() returned with needs_gpu. Never throws for a kernel's
-  // failure (that is a verdict); throws UserError only for a broken environment.
-  virtual Evaluation measure(const Prepared& p) = 0;
+  // The GPU stages of a candidate collect() returned with needs_gpu, on one of lanes() devices
+  // (each lane is measured from its own thread, one candidate at a time). Never throws for a
+  // kernel's failure (that is a verdict); throws LaneLost when that device can no longer be used,
+  // UserError for a broken environment.
+  virtual Evaluation measure(const Prepared& p, std::size_t lane) = 0;
+  // Devices measuring side by side (`evo run --devices`), and each one's name: timings are only
+  // compared between devices of one name.
+  virtual std::size_t lanes() const { return 1; }
+  virtual std::string lane_device(std::size_t lane) const { return device(); }
   // Compile workers: the run loop keeps at least twice this many candidates ahead of them.
   virtual std::size_t compile_slots() const { return 1; }
   // True when measure() costs no real time (a replay without delays): the loop then measures in
@@ -60,9 +73,9 @@ class Evaluator {
   // Ignored where the profile gates on metrics (every candidate then needs them). May be called
   // while measure() runs on another thread.
   virtual void set_metrics_max_p50_us(double us) {}
-  // Times the profile's baseline now, in this run, so speedups are ratios measured side by side.
-  // Called only while no measure() is running.
-  virtual Timing time_baseline() = 0;
+  // Times the profile's baseline now on that lane's device, in this run, so speedups are ratios
+  // measured side by side. Called only while no measure() is running.
+  virtual Timing time_baseline(std::size_t lane = 0) = 0;
   // compute-sanitizer memcheck over one candidate's GREEN launches (the run loop checks its best
   // before it reports it). Only an evaluator that launches real kernels can do it. Called only
   // while no measure() is running.

@@ -51,24 +51,46 @@ class GpuEvaluator : public Evaluator {
         options_(options),
         binary_(options.evo_binary.empty() ? std::filesystem::read_symlink("/proc/self/exe").string()
                                            : options.evo_binary),
-        worker_(binary_, options.device),
         cache_(options.cache_dir.empty() ? default_cache_dir() : options.cache_dir) {
-    info_ = worker_.probe();
-    if (!info_.present) throw UserError("no CUDA device is present: " + info_.error);
+    // One worker process per device, each probed before anything is compiled or stored.
+    // -1 alone means every device the first worker sees.
+    const bool all = options.devices == std::vector<int>{-1};
+    std::vector<int> devices = options.devices.empty() || all ? std::vector<int>{0} : options.devices;
+    for (std::size_t k = 0; k < devices.size(); ++k) {
+      const int d = devices[k];
+      auto lane = std::make_unique<Lane>(binary_, d);
+      lane->info = lane->worker.probe();
+      if (!lane->info.present)
+        throw UserError(devices.size() > 1 || d != 0 ? "GPU " + std::to_string(d) + ": " + lane->info.error
+                                                     : "no CUDA device is present: " + lane->info.error);
+      if (!lanes_.empty() && lane->info.cc != lanes_.front()->info.cc)
+        throw UserError("--devices: GPU " + std::to_string(d) + " is " + lane->info.cc + ", GPU " +
+                        std::to_string(lanes_.front()->device) + " is " + lanes_.front()->info.cc +
+                        ": one run compiles for one architecture (run one evo per architecture)");
+      if (all && k == 0)
+        for (int more = 1; more < lane->info.device_count; ++more) devices.push_back(more);
+      lanes_.push_back(std::move(lane));
+    }
+    const DeviceInfo& info_ = lanes_.front()->info;
     // The profile's arch when it is for this device (sm_90a on sm_90 keeps its wgmma), else the device's.
     if (!options.arch.empty()) arch_ = options.arch;
     else if (profile.arch.rfind(info_.cc, 0) == 0) arch_ = profile.arch;
     else arch_ = info_.cc;
     limits_ = arch_limits(arch_);
-    if (info_.smem_per_block_optin > 0) limits_.shared_per_block_optin = info_.smem_per_block_optin;
-    if (info_.regs_per_sm > 0) limits_.registers_per_sm = info_.regs_per_sm;
+    for (const auto& l : lanes_) {  // the smallest device's limits hold on every one
+      if (l->info.smem_per_block_optin > 0)
+        limits_.shared_per_block_optin = std::min(limits_.shared_per_block_optin, l->info.smem_per_block_optin);
+      if (l->info.regs_per_sm > 0) limits_.registers_per_sm = std::min(limits_.registers_per_sm, l->info.regs_per_sm);
+    }
     pool_ = std::make_unique<CompilePool>(options.jobs, cache_.dir());
     reference_ticket_ = pool_->submit(reference_request(profile_, arch_));  // compiles beside the first candidates
   }
 
-  std::string device() const override { return info_.name; }
+  std::string device() const override { return lanes_.front()->info.name; }
+  std::size_t lanes() const override { return lanes_.size(); }
+  std::string lane_device(std::size_t lane) const override { return lanes_.at(lane)->info.name; }
   void set_metrics_max_p50_us(double us) override { metrics_max_p50_us_.store(us); }
-  std::string driver() const override { return info_.driver; }
+  std::string driver() const override { return lanes_.front()->info.driver; }
   std::string build_key(const Config& c) const override { return cache_.key(candidate_request(profile_, c, arch_)); }
   std::size_t compile_slots() const override { return static_cast<std::size_t>(pool_->jobs()); }
 
@@ -97,7 +119,8 @@ class GpuEvaluator : public Evaluator {
   }
 
   // C. GREEN, FAST, metrics (this runs on the loop's GPU thread: it touches the worker, never the pool).
-  Evaluation measure(const Prepared& p) override {
+  Evaluation measure(const Prepared& p, std::size_t lane_index) override {
+    Lane& lane = *lanes_.at(lane_index);
     Evaluation e = p.eval;
     const Build& ref = *reference_;  // built by prepare() before any candidate needs the GPU
     WorkerJob job;
@@ -111,8 +134,8 @@ class GpuEvaluator : public Evaluator {
     job.fast = true;
     job.metrics = metrics_on();
     if (profile_.gates.metrics.thresholds.empty()) job.metrics_max_p50_us = metrics_max_p50_us_.load();
-    WorkerAnswer a = worker_.run(job, 60 + profile_.gates.timeout_s);
-    if (a.outcome == Outcome::Skipped) throw UserError(a.message);
+    WorkerAnswer a = lane.worker.run(job, 60 + profile_.gates.timeout_s);
+    if (a.outcome == Outcome::Skipped) throw LaneLost("GPU " + std::to_string(lane.device) + ": " + a.message);
     e.green = a.green;
     e.fast = a.fast;
     e.metrics = a.metrics;
@@ -137,7 +160,7 @@ class GpuEvaluator : public Evaluator {
       e.message = "GREEN " + std::string(outcome_name(e.green.outcome)) + ": " + e.green.reason;
       return e;
     }
-    const double base = baseline_p50_us_.load();
+    const double base = lane.baseline_p50_us.load();
     if (base > 0 && e.fast.outcome == Outcome::Passed && e.fast.p50_us > 0) e.speedup = base / e.fast.p50_us;
 
     // D. metric gate
@@ -172,11 +195,12 @@ class GpuEvaluator : public Evaluator {
 
   // `evo eval`: the speedup is against the baseline timed by the same worker, before the candidate.
   Evaluation evaluate(const Candidate& c) override {
-    if (baseline_p50_us_.load() <= 0 && !baseline_timed_) time_baseline();
+    if (lanes_.front()->baseline_p50_us.load() <= 0 && !baseline_timed_) time_baseline(0);
     return Evaluator::evaluate(c);
   }
 
-  Timing time_baseline() override {
+  Timing time_baseline(std::size_t lane_index) override {
+    Lane& lane = *lanes_.at(lane_index);
     Build b = build(profile_.baseline);
     Timing t;
     t.problem = profile_.objective;
@@ -192,8 +216,8 @@ class GpuEvaluator : public Evaluator {
     job.candidate_name = b.lowered_name;
     job.green = false;
     job.fast = true;
-    WorkerAnswer a = worker_.run(job, 60 + profile_.gates.timeout_s);
-    if (a.outcome == Outcome::Skipped) throw UserError(a.message);
+    WorkerAnswer a = lane.worker.run(job, 60 + profile_.gates.timeout_s);
+    if (a.outcome == Outcome::Skipped) throw LaneLost("GPU " + std::to_string(lane.device) + ": " + a.message);
     if (a.outcome != Outcome::Passed) {
       t.outcome = a.outcome;
       t.reason = "baseline: " + a.message;
@@ -201,7 +225,7 @@ class GpuEvaluator : public Evaluator {
       t = a.fast;
     }
     baseline_timed_ = true;
-    if (t.outcome == Outcome::Passed && t.p50_us > 0) baseline_p50_us_.store(t.p50_us);  // later speedups: the latest
+    if (t.outcome == Outcome::Passed && t.p50_us > 0) lane.baseline_p50_us.store(t.p50_us);  // later speedups: the latest
     return t;
   }
 
@@ -301,7 +325,7 @@ class GpuEvaluator : public Evaluator {
     }
     SanitizeRun r;
     r.evo_binary = binary_;
-    r.device = options_.device;
+    r.device = lanes_.front()->device;
     r.job_file = file;
     r.timeout_s = 120 + 30 * profile_.gates.timeout_s;
     SanitizeVerdict v = run_sanitize(r);
@@ -312,14 +336,21 @@ class GpuEvaluator : public Evaluator {
   Profile profile_;
   GpuEvaluatorOptions options_;
   std::string binary_;
-  WorkerClient worker_;
+  // One device: its worker process (crash and hang isolation, restarted on its own device) and
+  // the baseline as last timed there, which its candidates' speedups divide.
+  struct Lane {
+    Lane(const std::string& binary, int d) : device(d), worker(binary, d) {}
+    int device;
+    WorkerClient worker;
+    DeviceInfo info;
+    std::atomic<double> baseline_p50_us{0};
+  };
+  std::vector<std::unique_ptr<Lane>> lanes_;
   CompileCache cache_;
-  DeviceInfo info_;
   std::string arch_;
   ArchLimits limits_;
   std::unique_ptr<CompilePool> pool_;
   std::atomic<double> metrics_max_p50_us_{0};     // set by the loop's thread, read by measure()
-  std::atomic<double> baseline_p50_us_{0};        // the latest re-timing; measure() divides by it
   bool baseline_timed_ = false;
   std::map<std::uint64_t, Candidate> compiling_;  // submitted: pool ticket -> candidate
   std::map<std::uint64_t, Build> arrived_;        // finished before anyone asked

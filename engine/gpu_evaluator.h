@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "engine/evaluator.h"
 #include "engine/profile.h"
@@ -14,7 +15,7 @@
 namespace evo {
 
 struct GpuEvaluatorOptions {
-  int device = 0;                    // CUDA ordinal for the worker
+  std::vector<int> devices{0};       // CUDA ordinals, one worker process each (`--devices`); {-1}: all
   int jobs = 0;                      // compile-worker processes; 0 = cores
   std::filesystem::path cache_dir;   // compile cache; empty = default_cache_dir()
   std::string arch;                  // "" = the device's (sm_90 on an H100), else forced
@@ -23,8 +24,8 @@ struct GpuEvaluatorOptions {
   std::string evo_binary;            // path of `evo` for the worker; "" = /proc/self/exe
 };
 
-// Starts the worker and probes the device. Throws UserError("no CUDA device: <why>") when there
-// is none, before anything is compiled or stored.
+// Starts a worker per device and probes each. Throws UserError("no CUDA device: <why>") when there
+// is none, or "GPU N: <why>" for a device that is not there, before anything is compiled or stored.
 std::unique_ptr<Evaluator> make_gpu_evaluator(const Profile& profile, const GpuEvaluatorOptions& options);
 
 }  // namespace evo

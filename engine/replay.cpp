@@ -363,12 +363,12 @@ std::vector<Prepared> ReplayEvaluator::collect(double timeout_s) {
   return out;
 }
 
-Evaluation ReplayEvaluator::measure(const Prepared& p) {
+Evaluation ReplayEvaluator::measure(const Prepared& p, std::size_t) {
   if (cost_.gpu_s > 0) std::this_thread::sleep_for(std::chrono::duration<double>(cost_.gpu_s));
   return p.eval;
 }
 
-Timing ReplayEvaluator::time_baseline() {
+Timing ReplayEvaluator::time_baseline(std::size_t) {
   Timing t;
   t.problem = landscape_.objective;
   t.mode = "replay";

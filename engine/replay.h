@@ -80,10 +80,10 @@ class ReplayEvaluator : public Evaluator {
   // "not recorded in landscape <name>", so a partial landscape still replays.
   void submit(const Candidate& c) override;
   std::vector<Prepared> collect(double timeout_s) override;
-  Evaluation measure(const Prepared& p) override;
+  Evaluation measure(const Prepared& p, std::size_t lane) override;
   std::size_t compile_slots() const override { return cost_.jobs; }
   bool measures_instantly() const override { return cost_.gpu_s <= 0; }
-  Timing time_baseline() override;  // the recorded baseline median
+  Timing time_baseline(std::size_t lane = 0) override;  // the recorded baseline median
   SanitizeVerdict sanitize(const Candidate& c) override;  // the recorded verdict, or Skipped
 
  private:

@@ -42,9 +42,10 @@ class Loop {
   Loop(const Profile& profile, Strategy& strategy, Evaluator& evaluator, Store& store, const RunOptions& o)
       : profile_(profile), strategy_(strategy), ev_(evaluator), store_(store), o_(o), start_(Clock::now()) {
     s_.compile_slots = std::max<std::size_t>(1, ev_.compile_slots());
+    lanes_.resize(std::max<std::size_t>(1, ev_.lanes()));
     ahead_ = o_.ahead > 0               ? o_.ahead
              : ev_.measures_instantly() ? 1
-                                        : 2 * s_.compile_slots + 1;
+                                        : 2 * s_.compile_slots + lanes_.size();
   }
 
   RunSummary run() {
@@ -119,28 +120,37 @@ class Loop {
       if (!stopping()) top_up();
       if (stopping()) {
         ready_.clear();  // dropped, not recorded: a resume proposes anew (their builds stay cached)
+        for (std::size_t i = 0; i < lanes_.size(); ++i)
+          if (lanes_[i].busy.valid()) finish_measurement(i);  // Ctrl-C finishes the candidates on the GPUs
         in_flight_.clear();
-        if (lane_.valid()) finish_measurement();  // Ctrl-C finishes the candidate on the GPU
         break;
       }
-      start_measurement();
+      start_measurements();
       if (in_flight_.empty()) {
         if (s_.stop_reason.empty()) s_.stop_reason = "space exhausted";
         break;
       }
-      const double wait = lane_.valid() ? kPollWhileMeasuring_s : kPollWhileCompiling_s;
+      const double wait = measuring() ? kPollWhileMeasuring_s : kPollWhileCompiling_s;
       for (auto& p : ev_.collect(wait)) {
         if (!p.needs_gpu) {
-          record(p.candidate, std::move(p.eval));
+          record(p.candidate, std::move(p.eval), 0);
         } else if (ev_.measures_instantly()) {
-          Evaluation e = ev_.measure(p);
-          record(p.candidate, std::move(e));
+          Evaluation e = ev_.measure(p, 0);
+          record(p.candidate, std::move(e), 0);
         } else {
           ready_.push_back(std::move(p));
         }
       }
-      if (lane_.valid() && lane_.wait_for(std::chrono::seconds(0)) == std::future_status::ready) finish_measurement();
+      for (std::size_t i = 0; i < lanes_.size(); ++i)
+        if (lanes_[i].busy.valid() && lanes_[i].busy.wait_for(std::chrono::seconds(0)) == std::future_status::ready)
+          finish_measurement(i);
     }
+  }
+
+  bool measuring() const {
+    for (const auto& l : lanes_)
+      if (l.busy.valid()) return true;
+    return false;
   }
 
   // Ask the strategy for enough proposals to keep `ahead` in flight, within the budget. An empty
@@ -172,46 +182,69 @@ class Loop {
     ev_.submit(c);
   }
 
-  // The GPU takes the oldest ready candidate; the baseline before any other, so it can be re-timed
-  // before anything is compared with it.
-  void start_measurement() {
-    if (lane_.valid() || ready_.empty()) return;
-    auto next = ready_.begin();
-    if (in_flight_.count(baseline_hash_)) {
-      while (next != ready_.end() && next->eval.config_hash != baseline_hash_) ++next;
-      if (next == ready_.end()) return;  // the baseline is still compiling
+  // Each free GPU takes the oldest ready candidate; the baseline before any other, so it can be
+  // re-timed on every device before anything is compared with it.
+  void start_measurements() {
+    for (std::size_t i = 0; i < lanes_.size(); ++i) {
+      Lane& lane = lanes_[i];
+      if (lane.busy.valid() || lane.lost || ready_.empty()) continue;
+      auto next = ready_.begin();
+      if (in_flight_.count(baseline_hash_)) {
+        if (measuring()) return;  // the baseline is on a GPU: the others wait for its re-timing
+        while (next != ready_.end() && next->eval.config_hash != baseline_hash_) ++next;
+        if (next == ready_.end()) return;  // the baseline is still compiling
+      }
+      lane.measuring = std::move(*next);
+      ready_.erase(next);
+      lane.started = Clock::now();
+      lane.busy = std::async(std::launch::async, [this, i] { return ev_.measure(lanes_[i].measuring, i); });
     }
-    measuring_ = std::move(*next);
-    ready_.erase(next);
-    lane_started_ = Clock::now();
-    lane_ = std::async(std::launch::async, [this] { return ev_.measure(measuring_); });
   }
 
-  // The GPU's result: the next candidate goes onto the GPU before this one is recorded and the
-  // strategy asked for more, so the device never waits on the database or the strategy.
-  void finish_measurement() {
-    Evaluation e = lane_.get();  // rethrows the evaluator's UserError (a broken environment)
-    s_.seconds_gpu += std::chrono::duration<double>(Clock::now() - lane_started_).count();
-    const Candidate done = std::move(measuring_.candidate);
-    if (done.config != Config(profile_.baseline.begin(), profile_.baseline.end()) && !stopping()) start_measurement();
-    record(done, std::move(e));
+  // A GPU's result: the next candidate goes onto that GPU before this one is recorded and the
+  // strategy asked for more, so the device never waits on the database or the strategy. A device
+  // that can no longer measure is dropped with one line; its candidate goes to another.
+  void finish_measurement(std::size_t i) {
+    Lane& lane = lanes_[i];
+    Evaluation e;
+    try {
+      e = lane.busy.get();  // rethrows the evaluator's UserError (a broken environment)
+    } catch (const LaneLost& lost) {
+      lane.lost = true;
+      std::size_t left = 0;
+      for (const auto& l : lanes_) left += !l.lost;
+      if (left == 0) throw;
+      spdlog::warn("{}: dropped, the run goes on with {} GPU{}", lost.what(), left, left == 1 ? "" : "s");
+      ready_.push_front(std::move(lane.measuring));
+      return;
+    }
+    s_.seconds_gpu += std::chrono::duration<double>(Clock::now() - lane.started).count();
+    const Candidate done = std::move(lane.measuring.candidate);
+    if (done.config != Config(profile_.baseline.begin(), profile_.baseline.end()) && !stopping()) start_measurements();
+    record(done, std::move(e), i);
   }
 
-  // B. The baseline re-timed in this run, while the GPU is free, so speedups are side by side.
+  // B. The baseline re-timed in this run on every device, while they are free, so speedups are
+  // ratios measured side by side on one device.
   void retime_baseline() {
     if (stopping()) return;
-    const auto t0 = Clock::now();
-    Timing t = ev_.time_baseline();
-    if (!ev_.measures_instantly()) s_.seconds_gpu += std::chrono::duration<double>(Clock::now() - t0).count();
-    if (t.outcome == Outcome::Passed && t.p50_us > 0)
-      s_.baseline_p50_us = t.p50_us;
-    else
-      spdlog::warn("baseline could not be re-timed ({}): speedups use its recorded median", t.reason);
+    for (std::size_t i = 0; i < lanes_.size(); ++i) {
+      if (lanes_[i].lost) continue;
+      const auto t0 = Clock::now();
+      Timing t = ev_.time_baseline(i);
+      if (!ev_.measures_instantly()) s_.seconds_gpu += std::chrono::duration<double>(Clock::now() - t0).count();
+      if (t.outcome == Outcome::Passed && t.p50_us > 0)
+        lanes_[i].baseline_p50_us = t.p50_us;
+      else
+        spdlog::warn("baseline could not be re-timed on {} ({}): speedups use its recorded median",
+                     ev_.lane_device(i), t.reason);
+    }
+    if (lanes_[0].baseline_p50_us > 0) s_.baseline_p50_us = lanes_[0].baseline_p50_us;
     if (s_.baseline_p50_us > 0) store_.set_run_baseline(s_.run_id, s_.baseline_p50_us);
   }
 
-  // A new evaluation's result: into the summary's phase times, then recorded.
-  void record(const Candidate& c, Evaluation e) {
+  // A new evaluation's result (measured on `lane`): into the summary's phase times, then recorded.
+  void record(const Candidate& c, Evaluation e, std::size_t lane) {
     in_flight_.erase(config_hash(c.config));
     e.config = c.config;
     e.config_hash = config_hash(c.config);
@@ -220,15 +253,19 @@ class Loop {
     s_.seconds_green += e.seconds_green;
     s_.seconds_fast += e.seconds_fast;
     s_.seconds_metrics += e.seconds_metrics;
-    finish(c, std::move(e), false);
+    finish(c, std::move(e), false, lane);
   }
 
   // One candidate's final word: one transaction, then the strategy hears of it.
-  void finish(const Candidate& c, Evaluation e, bool reused) {
+  // Its device is the one that measured it: elites and read-back are per device name.
+  void finish(const Candidate& c, Evaluation e, bool reused, std::size_t lane = 0) {
     recorded_.insert(e.config_hash);
-    const double base = e.origin.kind == "baseline" && s_.baseline_p50_us <= 0 ? e.fast.p50_us : s_.baseline_p50_us;
+    const double lane_base = lanes_[lane].baseline_p50_us > 0 ? lanes_[lane].baseline_p50_us : s_.baseline_p50_us;
+    const double base = e.origin.kind == "baseline" && lane_base <= 0 ? e.fast.p50_us : lane_base;
     e.speedup = e.measured() && e.fast.p50_us > 0 && base > 0 ? base / e.fast.p50_us : 0;
-    const std::int64_t id = store_.record(s_.run_id, key_of(e.config), e, reused);
+    EvalKey key = key_of(e.config);
+    if (!reused) key.device = ev_.lane_device(lane);
+    const std::int64_t id = store_.record(s_.run_id, key, e, reused);
     const bool best = is_new_best(e);
     count(id, e, reused);
     if (e.measured()) measured_.push_back({id, c, e});
@@ -365,9 +402,14 @@ class Loop {
   std::unordered_set<std::string> recorded_;   // config hashes this run holds
   std::unordered_set<std::string> in_flight_;  // submitted, not yet recorded
   std::deque<Prepared> ready_;                 // compiled and through the static gate: for the GPU
-  Prepared measuring_;                         // on the GPU now (when lane_ is valid)
-  std::future<Evaluation> lane_;
-  Clock::time_point lane_started_;
+  struct Lane {                                // one device measuring
+    std::future<Evaluation> busy;              // valid while a candidate is on it
+    Prepared measuring;
+    Clock::time_point started;
+    double baseline_p50_us = 0;                // as re-timed on it in this run
+    bool lost = false;                         // dropped: its worker cannot be started again
+  };
+  std::vector<Lane> lanes_;
   std::vector<Measured> measured_;             // this session's and the resumed run's, for D
   std::int64_t new_at_start_ = 0;
   bool drawn_ = false;

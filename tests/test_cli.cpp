@@ -233,6 +233,18 @@ TEST(CliBadInput, UnwritableDatabasePathIsNamed) {
   EXPECT_TRUE(fs::exists(t.path / "evo.db"));
 }
 
+TEST(CliBadInput, DevicesThatAreNotOrdinalsAreRefusedBeforeAnythingIsWritten) {
+  TempDir t;
+  for (const std::string bad : {"0,x", "1,1", "-2", ","}) {
+    const Result r = run_evo({"--db", (t.path / "evo.db").string(), "run", "--devices", bad, "--replay",
+                              (kSource / "tests/data/landscape_synthetic.json").string()}, t.path);
+    EXPECT_EQ(r.code, 2) << bad;
+    ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
+    EXPECT_NE(r.err.find("--devices"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(t.path / "evo.db")) << bad;
+  }
+}
+
 TEST(CliBadInput, ReadingCommandsDoNotCreateAMissingDatabase) {
   TempDir t;
   const fs::path db = t.path / "typo.db";
