@@ -108,12 +108,12 @@ class Loop {
       if (!stopping()) s_.stop_reason = "repeat of run " + std::to_string(*o_.repeat_of) + " read back";
       return;
     }
-    // B. The baseline goes first (read back when the database has it) and is measured first.
+    // B. The baseline goes first (read back when the database has it) and onto the first free GPU.
     baseline_hash_ = config_hash(Config(profile_.baseline.begin(), profile_.baseline.end()));
     if (!recorded_.count(baseline_hash_))
       admit({Config(profile_.baseline.begin(), profile_.baseline.end()), Origin{"baseline", "", {}}});
     else
-      retime_baseline();  // a resumed run recorded it before
+      baseline_recorded();  // a resumed run recorded it before
 
     // C. Keep `ahead` candidates in flight; the GPU takes whichever is ready.
     for (;;) {
@@ -182,18 +182,16 @@ class Loop {
     ev_.submit(c);
   }
 
-  // Each free GPU takes the oldest ready candidate; the baseline before any other, so it can be
-  // re-timed on every device before anything is compared with it.
+  // Each free GPU takes the oldest ready candidate, the baseline before any other. Once the
+  // baseline is recorded, a GPU re-times it before its next candidate (B).
   void start_measurements() {
     for (std::size_t i = 0; i < lanes_.size(); ++i) {
       Lane& lane = lanes_[i];
       if (lane.busy.valid() || lane.lost || ready_.empty()) continue;
+      if (baseline_done_ && !lane.retimed) retime(i);
       auto next = ready_.begin();
-      if (in_flight_.count(baseline_hash_)) {
-        if (measuring()) return;  // the baseline is on a GPU: the others wait for its re-timing
-        while (next != ready_.end() && next->eval.config_hash != baseline_hash_) ++next;
-        if (next == ready_.end()) return;  // the baseline is still compiling
-      }
+      for (auto it = ready_.begin(); it != ready_.end(); ++it)
+        if (it->eval.config_hash == baseline_hash_) next = it;
       lane.measuring = std::move(*next);
       ready_.erase(next);
       lane.started = Clock::now();
@@ -220,32 +218,50 @@ class Loop {
     }
     s_.seconds_gpu += std::chrono::duration<double>(Clock::now() - lane.started).count();
     const Candidate done = std::move(lane.measuring.candidate);
-    if (done.config != Config(profile_.baseline.begin(), profile_.baseline.end()) && !stopping()) start_measurements();
+    if (!stopping()) start_measurements();
     record(done, std::move(e), i);
   }
 
-  // B. The baseline re-timed in this run on every device, while they are free, so speedups are
-  // ratios measured side by side on one device.
-  void retime_baseline() {
+  // B. The baseline re-timed in this run on every device (each while it is free), so speedups
+  // are ratios measured side by side on one device. Results that came back before the baseline's
+  // own were held (nothing to divide by yet) and are recorded now.
+  void baseline_recorded() {
+    baseline_done_ = true;
+    for (std::size_t i = 0; i < lanes_.size(); ++i)
+      if (!lanes_[i].busy.valid() && !lanes_[i].lost) retime(i);
+    auto held = std::move(held_);
+    held_.clear();
+    for (auto& h : held) finish(h.c, std::move(h.e), false, h.lane);
+  }
+
+  void retime(std::size_t i) {
+    Lane& lane = lanes_[i];
+    lane.retimed = true;
     if (stopping()) return;
-    for (std::size_t i = 0; i < lanes_.size(); ++i) {
-      if (lanes_[i].lost) continue;
-      const auto t0 = Clock::now();
-      Timing t = ev_.time_baseline(i);
-      if (!ev_.measures_instantly()) s_.seconds_gpu += std::chrono::duration<double>(Clock::now() - t0).count();
-      if (t.outcome == Outcome::Passed && t.p50_us > 0)
-        lanes_[i].baseline_p50_us = t.p50_us;
-      else
-        spdlog::warn("baseline could not be re-timed on {} ({}): speedups use its recorded median",
-                     ev_.lane_device(i), t.reason);
+    const auto t0 = Clock::now();
+    Timing t;
+    try {
+      t = ev_.time_baseline(i);
+    } catch (const LaneLost& lost) {
+      lane.lost = true;
+      if (std::none_of(lanes_.begin(), lanes_.end(), [](const Lane& l) { return !l.lost; })) throw;
+      spdlog::warn("{}: dropped, the run goes on without it", lost.what());
+      return;
     }
-    if (lanes_[0].baseline_p50_us > 0) s_.baseline_p50_us = lanes_[0].baseline_p50_us;
-    if (s_.baseline_p50_us > 0) store_.set_run_baseline(s_.run_id, s_.baseline_p50_us);
+    if (!ev_.measures_instantly()) s_.seconds_gpu += std::chrono::duration<double>(Clock::now() - t0).count();
+    if (t.outcome == Outcome::Passed && t.p50_us > 0)
+      lane.baseline_p50_us = t.p50_us;
+    else
+      spdlog::warn("baseline could not be re-timed on {} ({}): speedups use its recorded median", ev_.lane_device(i),
+                   t.reason);
+    if (i == 0 || s_.baseline_p50_us <= 0) {
+      if (lane.baseline_p50_us > 0) s_.baseline_p50_us = lane.baseline_p50_us;
+      if (s_.baseline_p50_us > 0) store_.set_run_baseline(s_.run_id, s_.baseline_p50_us);
+    }
   }
 
   // A new evaluation's result (measured on `lane`): into the summary's phase times, then recorded.
   void record(const Candidate& c, Evaluation e, std::size_t lane) {
-    in_flight_.erase(config_hash(c.config));
     e.config = c.config;
     e.config_hash = config_hash(c.config);
     e.origin = c.origin;
@@ -259,6 +275,11 @@ class Loop {
   // One candidate's final word: one transaction, then the strategy hears of it.
   // Its device is the one that measured it: elites and read-back are per device name.
   void finish(const Candidate& c, Evaluation e, bool reused, std::size_t lane = 0) {
+    if (!baseline_done_ && !reused && e.measured() && e.config_hash != baseline_hash_) {
+      held_.push_back({c, std::move(e), lane});  // its speedup needs the baseline: recorded with it
+      return;                                     // (and in flight until then)
+    }
+    in_flight_.erase(e.config_hash);
     recorded_.insert(e.config_hash);
     const double lane_base = lanes_[lane].baseline_p50_us > 0 ? lanes_[lane].baseline_p50_us : s_.baseline_p50_us;
     const double base = e.origin.kind == "baseline" && lane_base <= 0 ? e.fast.p50_us : lane_base;
@@ -270,7 +291,7 @@ class Loop {
     count(id, e, reused);
     if (e.measured()) measured_.push_back({id, c, e});
     strategy_.observe(e);
-    if (e.config_hash == baseline_hash_) retime_baseline();  // the GPU is free: nothing else started yet
+    if (e.config_hash == baseline_hash_) baseline_recorded();
     if (best) {
       if (o_.progress) end_progress();
       spdlog::info("new best #{}: {} us ({}x baseline) {} [{}{}]", id, fmt("%.2f", e.fast.p50_us),
@@ -408,7 +429,15 @@ class Loop {
     Clock::time_point started;
     double baseline_p50_us = 0;                // as re-timed on it in this run
     bool lost = false;                         // dropped: its worker cannot be started again
+    bool retimed = false;                      // the baseline timed on it since it was recorded
   };
+  struct Held {                                // measured before the baseline was: recorded after it
+    Candidate c;
+    Evaluation e;
+    std::size_t lane;
+  };
+  std::vector<Held> held_;
+  bool baseline_done_ = false;
   std::vector<Lane> lanes_;
   std::vector<Measured> measured_;             // this session's and the resumed run's, for D
   std::int64_t new_at_start_ = 0;

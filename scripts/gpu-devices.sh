@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Runs on a machine with several GPUs (device tool kind nvidia-h200-x2, carry ["bundle"], from the
+# repository root; scripts/bundle.sh here first): the same exhaustive sweep of one profile measured
+# on one GPU and on every GPU (`--devices all`), from fresh databases over a warm compile cache, so
+# the comparison is of the measuring side alone. Then the two runs' verdicts and medians are
+# compared configuration by configuration.
+#   scripts/gpu-devices.sh [PROFILE] [BUDGET]        # default sdpa_fp8, its whole space
+set -uo pipefail
+OUT="${OUT:-/tmp/evo-out}"
+mkdir -p "$OUT"
+export EVO_BINARY="$PWD/bundle/evo" EVO_CACHE="${EVO_CACHE:-/tmp/evo-cache-devices}"
+prof="${1:-sdpa_fp8}" budget="${2:-1000}"
+log() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$OUT/session.log"; }
+log "gpus: $(nvidia-smi --query-gpu=index,name --format=csv,noheader | paste -sd';')"
+t0=$(date +%s%N); bundle/evo compile "$prof" --all >"$OUT/compile.txt" 2>&1
+log "warm compile cache: $(( ($(date +%s%N) - t0) / 1000000 )) ms, $(tail -n 1 "$OUT/compile.txt")"
+for d in 0 all; do
+  rm -f "d_$d.db"*
+  t0=$(date +%s%N)
+  bundle/evo --db "d_$d.db" run --profile "$prof" --strategy exhaustive --budget "$budget" --devices "$d" \
+    --no-sanitize -q >"$OUT/run_$d.txt" 2>&1
+  log "devices $d: rc=$? wall=$(( ($(date +%s%N) - t0) / 1000000 )) ms; $(grep -E '^run|^pipeline' "$OUT/run_$d.txt" | paste -sd' ')"
+  bundle/evo --db "d_$d.db" export-landscape 1 --to "$OUT/landscape_$d.json" >/dev/null 2>&1
+done
+python3 - "$OUT/landscape_0.json" "$OUT/landscape_all.json" <<'PY' | tee -a "$OUT/session.log"
+import json, statistics, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+key = lambda c: json.dumps(c["knobs"], sort_keys=True)
+A, B = ({key(c): c for c in l["configs"]} for l in (a, b))
+same = [k for k in A if k in B]
+diff = [k for k in same if A[k]["status"] != B[k]["status"]]
+ratios = [B[k]["p50_us"] / A[k]["p50_us"] for k in same if A[k]["status"] == "measured" == B[k]["status"]]
+cvs = [A[k].get("cv", 0) for k in same if A[k]["status"] == "measured"]
+print(f"configs: one GPU {len(A)}, all GPUs {len(B)}, both {len(same)}; verdicts differing: {len(diff)} {diff[:3]}")
+if ratios:
+    q = statistics.quantiles(ratios, n=20)
+    print(f"median ratio all/one {statistics.median(ratios):.4f}, 5-95% {q[0]:.4f}-{q[-1]:.4f}; median CV of one-GPU timings {statistics.median(cvs):.4f}")
+PY
+(cd "$OUT" && tar czf /tmp/devices.tgz --exclude=session.log . && mv /tmp/devices.tgz devices.tgz &&
+  find . -mindepth 1 -maxdepth 1 ! -name devices.tgz ! -name session.log -exec rm -rf {} +)
