@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 #include "cli/commands.h"
@@ -23,6 +24,10 @@ int main(int argc, char** argv) {
   app.add_option("--cache", g.cache, "compile cache folder (default $EVO_CACHE or ~/.cache/evo/compile)");
   app.add_option("-j,--jobs", g.jobs, "compile-worker processes (default: CPU cores)");
   app.add_option("--device", g.device, "CUDA device ordinal")->capture_default_str();
+  std::string data_dir;
+  app.add_option("--data-dir", data_dir,
+                 "folder holding the shipped profiles/ and templates/ (default $EVO_DATA_DIR, else beside the "
+                 "executable: <prefix>/share/evo)");
   bool verbose = false;
   app.add_flag("-v,--verbose", verbose, "debug logging");
 
@@ -122,6 +127,8 @@ int main(int argc, char** argv) {
   spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::info);
   spdlog::set_pattern("%H:%M:%S %^%l%$ %v");
   ra.sanitize_elites = !no_sanitize;
+  // Through the environment, so the workers evo starts find the same data (engine/data_dir.h).
+  if (!data_dir.empty()) setenv("EVO_DATA_DIR", data_dir.c_str(), 1);
 
   try {
     if (*profiles) return cmd_profiles(g);

@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "engine/data_dir.h"
 #include "engine/error.h"
 #include "engine/expr.h"
 
@@ -528,9 +529,8 @@ Profile load_profile(const std::filesystem::path& path) {
 }
 
 std::filesystem::path profiles_dir() {
-  if (const char* e = std::getenv("EVO_PROFILES")) return e;
-  if (std::filesystem::is_directory("profiles")) return std::filesystem::absolute("profiles");
-  return std::filesystem::path(EVO_SOURCE_DIR) / "profiles";
+  if (const char* e = std::getenv("EVO_PROFILES"); e && *e) return e;
+  return data_dir() / "profiles";  // engine/data_dir.h: relative to the executable, or $EVO_DATA_DIR
 }
 
 std::filesystem::path resolve_profile(const std::string& name_or_path) {

@@ -150,7 +150,7 @@ struct Profile {
 
 Profile load_profile(const std::filesystem::path& path);
 // The default profile of `evo run` and where shipped profiles live.
-std::filesystem::path profiles_dir();                 // $EVO_PROFILES or <source>/profiles
+std::filesystem::path profiles_dir();                 // $EVO_PROFILES, else data_dir()/profiles
 std::filesystem::path resolve_profile(const std::string& name_or_path);  // "sdpa_fp8" or a path
 
 }  // namespace evo
