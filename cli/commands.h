@@ -35,7 +35,8 @@ int cmd_eval(const Globals& g, const EvalArgs& a);
 int cmd_worker(int device, const std::string& one_shot_job);
 
 struct RunArgs {
-  std::string profile = "sdpa_fp8", strategy = "evo", replay, proposer;
+  std::string profile;                // "" = the one for the device (engine/default_profile.h)
+  std::string strategy = "evo", replay, proposer;
   std::vector<std::string> options;   // strategy options K=V
   std::int64_t budget = 200;
   double time_limit_s = 0;

@@ -12,7 +12,7 @@
 int main(int argc, char** argv) {
   using namespace evo::cli;
   CLI::App app{"evo: evolutionary search for fast, verified CUDA kernels.\n"
-               "  evo run --budget 200            search the default profile (sdpa_fp8) on GPU 0\n"
+               "  evo run --budget 200            search the default profile for GPU 0 (sdpa_fp8_wgmma on sm_90)\n"
                "  evo show-elites                 the best configurations found, with their evidence\n"
                "  evo export best --to kernels/   the winner as a standalone .cu + provenance JSON",
                "evo"};
@@ -68,7 +68,8 @@ int main(int argc, char** argv) {
   RunArgs ra;
   std::string resume_text;
   auto* run = app.add_subcommand("run", "search a profile; every result is committed to the database as it arrives");
-  run->add_option("--profile", ra.profile, "profile name or path")->capture_default_str();
+  run->add_option("--profile", ra.profile,
+                  "profile name or path (default: the shipped one whose best_for lists the GPU's arch, else sdpa_fp8)");
   run->add_option("--budget", ra.budget, "new evaluations to spend (read-back ones are free)")->capture_default_str();
   run->add_option("--strategy", ra.strategy, "evo, random, exhaustive or external")->capture_default_str();
   run->add_option("-o,--option", ra.options, "strategy option K=V (see docs/search.md)");

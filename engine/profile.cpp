@@ -227,6 +227,9 @@ Profile load_profile(const std::filesystem::path& path) {
   p.description = r.str("description");
   p.arch = r.str("arch", "sm_90");
   if (!std::regex_match(p.arch, std::regex("(sm|compute)_[0-9]+a?"))) r.fail("arch", "'" + p.arch + "' is not an arch like sm_90");
+  p.best_for = r.strings("best_for");
+  for (const auto& a : p.best_for)
+    if (!std::regex_match(a, std::regex("sm_[0-9]+"))) r.fail("best_for", "'" + a + "' is not a device arch like sm_90");
   p.kernel = read_kernel(r, dir, "template", "kernel");
   for (auto& d : r.strings("include_dirs")) p.include_dirs.push_back(std::filesystem::weakly_canonical(dir / d).string());
   p.compile_options = r.strings("compile_options");

@@ -131,6 +131,7 @@ struct Profile {
   std::vector<std::string> include_dirs;     // extra -I for NVRTC (absolute)
   std::vector<std::string> compile_options;  // extra NVRTC options
   std::string arch = "sm_90";
+  std::vector<std::string> best_for;         // devices ("sm_90") `evo run` picks it for by default
   std::vector<KnobDef> knobs;
   std::vector<std::string> constraints;      // expressions that must be non-zero
   std::map<std::string, std::int64_t> baseline;
