@@ -63,5 +63,9 @@ struct ExportArgs {
 int cmd_export(const Globals& g, const ExportArgs& a);
 int cmd_export_landscape(const Globals& g, std::int64_t run, const std::string& to);
 int cmd_db_check(const Globals& g);
+// One run as a self-contained HTML page (no run: the newest). cli/cmd_report.cpp
+int cmd_report(const Globals& g, std::optional<std::int64_t> run, const std::string& to);
+// One run in the T4 autotuning results format (Kernel Tuner's). cli/cmd_t4.cpp
+int cmd_export_t4(const Globals& g, std::int64_t run, const std::string& to);
 
 }  // namespace evo::cli

@@ -116,6 +116,18 @@ int main(int argc, char** argv) {
   land->add_option("run", land_run, "run id")->required();
   land->add_option("--to", land_to, "file")->required();
 
+  std::int64_t report_run = 0;
+  std::string report_to = "report.html";
+  auto* report = app.add_subcommand("report", "one run as a self-contained HTML page (charts as inline SVG)");
+  auto* report_run_opt = report->add_option("run", report_run, "run id (default: the newest)");
+  report->add_option("--to", report_to, "file")->capture_default_str();
+
+  std::int64_t t4_run = 0;
+  std::string t4_to;
+  auto* t4 = app.add_subcommand("export-t4", "write a run in the T4 autotuning results format (Kernel Tuner's JSON)");
+  t4->add_option("run", t4_run, "run id")->required();
+  t4->add_option("--to", t4_to, "file")->required();
+
   auto* db = app.add_subcommand("db", "database maintenance");
   db->require_subcommand(1);
   auto* db_check = db->add_subcommand("check", "integrity and evo's own invariants");
@@ -156,6 +168,8 @@ int main(int argc, char** argv) {
     if (*exp) return cmd_export(g, xa);
     if (*land) return cmd_export_landscape(g, land_run, land_to);
     if (*db_check) return cmd_db_check(g);
+    if (*report) return cmd_report(g, report_run_opt->count() ? std::optional<std::int64_t>(report_run) : std::nullopt, report_to);
+    if (*t4) return cmd_export_t4(g, t4_run, t4_to);
   } catch (const evo::UserError& e) {
     std::fflush(stdout);
     std::cerr << "evo: " << e.what() << '\n';
