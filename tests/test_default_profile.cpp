@@ -98,3 +98,25 @@ TEST(DataDir, BuildTreeFindsTheShippedProfiles) {
 }
 
 }  // namespace
+
+namespace {
+
+// Without a GPU, `evo run` with no --profile fails as before choosing: one line naming the missing
+// device, nothing created. (With one, it says which profile it took: a GPU test for the main session.)
+TEST(DefaultProfile, RunWithoutADeviceFailsBeforeChoosingAndCreatesNothing) {
+  if (const std::string why = evo::test::no_cuda_device_reason(); why.empty()) GTEST_SKIP() << "a CUDA device is present";
+  evo::test::TempDir dir;
+  const std::string cmd = "cd '" + dir.path.string() + "' && '" + evo::test::evo_binary() +
+                          "' --db evo.db run --budget 2 -q >out.txt 2>err.txt";
+  const int rc = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(rc));
+  EXPECT_EQ(WEXITSTATUS(rc), 2);
+  std::ifstream in(dir.path / "err.txt");
+  std::string line, rest;
+  std::getline(in, line);
+  EXPECT_EQ(line.rfind("evo: no CUDA device is present: ", 0), 0u) << line;
+  EXPECT_FALSE(std::getline(in, rest)) << "more than one line: " << rest;
+  EXPECT_FALSE(fs::exists(dir.path / "evo.db"));
+}
+
+}  // namespace
