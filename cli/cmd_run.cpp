@@ -14,11 +14,14 @@
 
 #include "cli/commands.h"
 #include "cli/table.h"              // defines: fmt_us, fmt_num
+#include "engine/data_dir.h"         // defines: executable_path
+#include "engine/default_profile.h"  // defines: choose_default_profile
 #include "engine/error.h"
 #include "engine/gpu_evaluator.h"   // defines: make_gpu_evaluator
 #include "engine/replay.h"          // defines: ReplayEvaluator
 #include "engine/run.h"             // defines: run_search, RunOptions
 #include "engine/space.h"
+#include "engine/worker.h"          // defines: WorkerClient (the device probe)
 #include "population/store.h"
 
 namespace evo::cli {
@@ -135,12 +138,21 @@ int cmd_run(const Globals& g, const RunArgs& given) {
     if (cost.gpu_s < 0) throw UserError("--replay-gpu-s: must not be negative");
     auto replay = std::make_unique<ReplayEvaluator>(a.replay, cost);
     profile = replay->profile();
-    // --profile defaults to sdpa_fp8; only a profile named on purpose can contradict the landscape.
+    // Only a profile named on purpose (--profile) can contradict the landscape.
     if (!given.resume && a.profile != RunArgs{}.profile && a.profile != profile.name)
       throw UserError("--profile " + a.profile + ": the landscape " + a.replay + " is of profile " + profile.name);
     profile_path = a.replay;
     evaluator = std::move(replay);
   } else {
+    if (a.profile.empty()) {
+      // No --profile: the shipped one for this device (engine/default_profile.h), asked of a
+      // worker, as the coordinator never initialises CUDA. No device fails here as below.
+      DeviceInfo d = WorkerClient(executable_path().string(), std::max(devices.front(), 0)).probe();
+      if (!d.present) throw UserError("no CUDA device is present: " + d.error);
+      const ProfileChoice c = choose_default_profile(d.cc, shipped_profile_candidates());
+      spdlog::info("profile {} for {} ({}): {}", c.name, d.name, d.cc, c.reason);
+      a.profile = c.name;
+    }
     profile = load_profile(profile_path.empty() ? resolve_profile(a.profile) : std::filesystem::path(profile_path));
     profile_path = profile.path.string();
     GpuEvaluatorOptions o;

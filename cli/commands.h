@@ -35,7 +35,8 @@ int cmd_eval(const Globals& g, const EvalArgs& a);
 int cmd_worker(int device, const std::string& one_shot_job);
 
 struct RunArgs {
-  std::string profile = "sdpa_fp8", strategy = "evo", replay, proposer;
+  std::string profile;                // "" = the one for the device (engine/default_profile.h)
+  std::string strategy = "evo", replay, proposer;
   std::vector<std::string> options;   // strategy options K=V
   std::int64_t budget = 200;
   double time_limit_s = 0;
@@ -64,5 +65,9 @@ struct ExportArgs {
 int cmd_export(const Globals& g, const ExportArgs& a);
 int cmd_export_landscape(const Globals& g, std::int64_t run, const std::string& to);
 int cmd_db_check(const Globals& g);
+// One run as a self-contained HTML page (no run: the newest). cli/cmd_report.cpp
+int cmd_report(const Globals& g, std::optional<std::int64_t> run, const std::string& to);
+// One run in the T4 autotuning results format (Kernel Tuner's). cli/cmd_t4.cpp
+int cmd_export_t4(const Globals& g, std::int64_t run, const std::string& to);
 
 }  // namespace evo::cli

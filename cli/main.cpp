@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 #include "cli/commands.h"
@@ -11,7 +12,7 @@
 int main(int argc, char** argv) {
   using namespace evo::cli;
   CLI::App app{"evo: evolutionary search for fast, verified CUDA kernels.\n"
-               "  evo run --budget 200            search the default profile (sdpa_fp8) on GPU 0\n"
+               "  evo run --budget 200            search the default profile for GPU 0 (sdpa_fp8_wgmma on sm_90)\n"
                "  evo show-elites                 the best configurations found, with their evidence\n"
                "  evo export best --to kernels/   the winner as a standalone .cu + provenance JSON",
                "evo"};
@@ -23,6 +24,10 @@ int main(int argc, char** argv) {
   app.add_option("--cache", g.cache, "compile cache folder (default $EVO_CACHE or ~/.cache/evo/compile)");
   app.add_option("-j,--jobs", g.jobs, "compile-worker processes (default: CPU cores)");
   app.add_option("--device", g.device, "CUDA device ordinal")->capture_default_str();
+  std::string data_dir;
+  app.add_option("--data-dir", data_dir,
+                 "folder holding the shipped profiles/ and templates/ (default $EVO_DATA_DIR, else beside the "
+                 "executable: <prefix>/share/evo)");
   bool verbose = false;
   app.add_flag("-v,--verbose", verbose, "debug logging");
 
@@ -63,7 +68,8 @@ int main(int argc, char** argv) {
   RunArgs ra;
   std::string resume_text;
   auto* run = app.add_subcommand("run", "search a profile; every result is committed to the database as it arrives");
-  run->add_option("--profile", ra.profile, "profile name or path")->capture_default_str();
+  run->add_option("--profile", ra.profile,
+                  "profile name or path (default: the shipped one whose best_for lists the GPU's arch, else sdpa_fp8)");
   run->add_option("--budget", ra.budget, "new evaluations to spend (read-back ones are free)")->capture_default_str();
   run->add_option("--strategy", ra.strategy, "evo, random, exhaustive or external")->capture_default_str();
   run->add_option("-o,--option", ra.options, "strategy option K=V (see docs/search.md)");
@@ -116,6 +122,18 @@ int main(int argc, char** argv) {
   land->add_option("run", land_run, "run id")->required();
   land->add_option("--to", land_to, "file")->required();
 
+  std::int64_t report_run = 0;
+  std::string report_to = "report.html";
+  auto* report = app.add_subcommand("report", "one run as a self-contained HTML page (charts as inline SVG)");
+  auto* report_run_opt = report->add_option("run", report_run, "run id (default: the newest)");
+  report->add_option("--to", report_to, "file")->capture_default_str();
+
+  std::int64_t t4_run = 0;
+  std::string t4_to;
+  auto* t4 = app.add_subcommand("export-t4", "write a run in the T4 autotuning results format (Kernel Tuner's JSON)");
+  t4->add_option("run", t4_run, "run id")->required();
+  t4->add_option("--to", t4_to, "file")->required();
+
   auto* db = app.add_subcommand("db", "database maintenance");
   db->require_subcommand(1);
   auto* db_check = db->add_subcommand("check", "integrity and evo's own invariants");
@@ -128,6 +146,8 @@ int main(int argc, char** argv) {
   spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::info);
   spdlog::set_pattern("%H:%M:%S %^%l%$ %v");
   ra.sanitize_elites = !no_sanitize;
+  // Through the environment, so the workers evo starts find the same data (engine/data_dir.h).
+  if (!data_dir.empty()) setenv("EVO_DATA_DIR", data_dir.c_str(), 1);
 
   try {
     if (*profiles) return cmd_profiles(g);
@@ -154,6 +174,8 @@ int main(int argc, char** argv) {
     if (*exp) return cmd_export(g, xa);
     if (*land) return cmd_export_landscape(g, land_run, land_to);
     if (*db_check) return cmd_db_check(g);
+    if (*report) return cmd_report(g, report_run_opt->count() ? std::optional<std::int64_t>(report_run) : std::nullopt, report_to);
+    if (*t4) return cmd_export_t4(g, t4_run, t4_to);
   } catch (const evo::UserError& e) {
     std::fflush(stdout);
     std::cerr << "evo: " << e.what() << '\n';

@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "engine/data_dir.h"
 #include "engine/error.h"
 #include "engine/expr.h"
 
@@ -226,6 +227,9 @@ Profile load_profile(const std::filesystem::path& path) {
   p.description = r.str("description");
   p.arch = r.str("arch", "sm_90");
   if (!std::regex_match(p.arch, std::regex("(sm|compute)_[0-9]+a?"))) r.fail("arch", "'" + p.arch + "' is not an arch like sm_90");
+  p.best_for = r.strings("best_for");
+  for (const auto& a : p.best_for)
+    if (!std::regex_match(a, std::regex("sm_[0-9]+"))) r.fail("best_for", "'" + a + "' is not a device arch like sm_90");
   p.kernel = read_kernel(r, dir, "template", "kernel");
   for (auto& d : r.strings("include_dirs")) p.include_dirs.push_back(std::filesystem::weakly_canonical(dir / d).string());
   p.compile_options = r.strings("compile_options");
@@ -528,9 +532,8 @@ Profile load_profile(const std::filesystem::path& path) {
 }
 
 std::filesystem::path profiles_dir() {
-  if (const char* e = std::getenv("EVO_PROFILES")) return e;
-  if (std::filesystem::is_directory("profiles")) return std::filesystem::absolute("profiles");
-  return std::filesystem::path(EVO_SOURCE_DIR) / "profiles";
+  if (const char* e = std::getenv("EVO_PROFILES"); e && *e) return e;
+  return data_dir() / "profiles";  // engine/data_dir.h: relative to the executable, or $EVO_DATA_DIR
 }
 
 std::filesystem::path resolve_profile(const std::string& name_or_path) {

@@ -131,6 +131,7 @@ struct Profile {
   std::vector<std::string> include_dirs;     // extra -I for NVRTC (absolute)
   std::vector<std::string> compile_options;  // extra NVRTC options
   std::string arch = "sm_90";
+  std::vector<std::string> best_for;         // devices ("sm_90") `evo run` picks it for by default
   std::vector<KnobDef> knobs;
   std::vector<std::string> constraints;      // expressions that must be non-zero
   std::map<std::string, std::int64_t> baseline;
@@ -150,7 +151,7 @@ struct Profile {
 
 Profile load_profile(const std::filesystem::path& path);
 // The default profile of `evo run` and where shipped profiles live.
-std::filesystem::path profiles_dir();                 // $EVO_PROFILES or <source>/profiles
+std::filesystem::path profiles_dir();                 // $EVO_PROFILES, else data_dir()/profiles
 std::filesystem::path resolve_profile(const std::string& name_or_path);  // "sdpa_fp8" or a path
 
 }  // namespace evo

@@ -127,7 +127,17 @@ CREATE INDEX lineage_by_parent ON lineage(parent_hash);
 
 )sql";
 
-constexpr std::array<std::string_view, 1> kMigrations = {kV1};
+// v1 -> v2: when each run started and each evaluation was committed, in seconds since the Unix
+// epoch to the millisecond (created_at has whole seconds), so `evo report` can plot best-so-far
+// against wall time. NULL in rows written before v2; the report then sums the phase seconds.
+constexpr std::string_view kV2 = R"sql(
+
+ALTER TABLE runs ADD COLUMN started_unix REAL;          -- (julianday('now') - 2440587.5) * 86400
+ALTER TABLE evaluations ADD COLUMN recorded_unix REAL;  -- the same clock, at the commit
+
+)sql";
+
+constexpr std::array<std::string_view, 2> kMigrations = {kV1, kV2};
 
 }  // namespace
 

@@ -150,7 +150,8 @@ constexpr const char* kEvalColumns =
     " e.metrics_json, e.metric_gate_json, e.sanitize_json, e.build_from_cache, e.seconds_compile,"
     " e.seconds_green, e.seconds_fast, e.seconds_metrics, e.created_at, c.config_json, b.ok,"
     " b.lowered_name, b.cubin_path, b.registers, b.spill_stores, b.spill_loads, b.stack_bytes,"
-    " b.static_smem, b.barriers, b.compile_ms, b.log";
+    " b.static_smem, b.barriers, b.compile_ms, b.log,"
+    " e.recorded_unix - (SELECT r.started_unix FROM runs r WHERE r.id = e.run_id)";
 constexpr const char* kEvalJoins =
     " JOIN candidates c ON c.profile = e.profile AND c.config_hash = e.config_hash"
     " JOIN builds b ON b.build_key = e.build_key";
@@ -198,9 +199,9 @@ struct Store::Impl {
 
   Stmt insert_run{db,
                   "INSERT INTO runs (profile, profile_path, strategy, device, driver, arch, budget, seed,"
-                  " options_json, status, started_at, finished_at, baseline_p50_us) VALUES (?, ?, ?, ?, ?, ?, ?, ?,"
-                  " ?, coalesce(nullif(?, ''), 'running'), coalesce(nullif(?, ''),"
-                  " strftime('%Y-%m-%dT%H:%M:%SZ', 'now')), nullif(?, ''), ?)",
+                  " options_json, status, started_at, finished_at, baseline_p50_us, started_unix) VALUES (?, ?, ?, ?, ?, ?,"
+                  " ?, ?, ?, coalesce(nullif(?, ''), 'running'), coalesce(nullif(?, ''),"
+                  " strftime('%Y-%m-%dT%H:%M:%SZ', 'now')), nullif(?, ''), ?, (julianday('now') - 2440587.5) * 86400.0)",
                   "cannot start run"};
   Stmt update_run_status{db,
                          "UPDATE runs SET status = ?1, finished_at = CASE WHEN ?1 = 'running' THEN NULL"
@@ -226,8 +227,9 @@ struct Store::Impl {
       "INSERT INTO evaluations (run_id, profile, config_hash, build_key, device, problem, status, message, reused,"
       " origin_kind, origin_rule, fast_outcome, p50_us, p90_us, mean_us, std_us, cv, min_us, speedup,"
       " static_json, green_json, fast_json, metrics_json, metric_gate_json, sanitize_json, build_from_cache,"
-      " seconds_compile, seconds_green, seconds_fast, seconds_metrics)"
-      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      " seconds_compile, seconds_green, seconds_fast, seconds_metrics, recorded_unix)"
+      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
+      " (julianday('now') - 2440587.5) * 86400.0)",
       "cannot record evaluation"};
   Stmt insert_metric{db, "INSERT INTO metrics (evaluation_id, name, value) VALUES (?, ?, ?)",
                      "cannot record metric"};
@@ -390,6 +392,7 @@ StoredEvaluation Store::Impl::read_row(const Stmt::Use& q) {
   e.build.ptxas.barriers = static_cast<int>(q.get_int(34));
   e.build.compile_ms = q.get_double(35);
   e.build.log = q.get_str(36);
+  if (!q.is_null(37)) out.elapsed_s = q.get_double(37);
 
   for (auto m = select_metrics.use()(out.id); m.next();) e.metrics.values[m.get_str(0)] = m.get_double(1);
   for (auto p = select_parents.use()(out.id); p.next();) e.origin.parents.push_back(p.get_str(0));

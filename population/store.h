@@ -43,6 +43,7 @@ struct StoredEvaluation {
   Evaluation eval;
   bool reused = false;          // read back from an earlier run, not measured in this one
   std::string created_at;
+  std::optional<double> elapsed_s;  // run start to this row's commit; none in rows from before schema v2
 };
 
 struct DbCheck {

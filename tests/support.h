@@ -3,6 +3,7 @@
 #include <cuda_runtime_api.h>
 #include <stdlib.h>  // defines: mkdtemp
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -31,6 +32,29 @@ struct TempDir {
 inline std::string evo_binary() {
   if (const char* e = std::getenv("EVO_BINARY"); e && *e) return e;
   return EVO_BINARY;
+}
+
+// The repository root, for the tests' data (tests/data, profiles, templates, docs): $EVO_TEST_ROOT,
+// else the first folder holding tests/data/landscape_synthetic.json walking up from the working
+// directory (ctest's is the root; so is the GPU machine's, running bundle/evo_tests), else walking up
+// from this executable (a build folder inside the checkout). Never a compile-time path.
+inline std::filesystem::path source_root() {
+  namespace fs = std::filesystem;
+  if (const char* e = std::getenv("EVO_TEST_ROOT"); e && *e) return e;
+  auto walk = [](fs::path d) -> fs::path {
+    for (; !d.empty(); d = d.parent_path()) {
+      std::error_code ec;
+      if (fs::exists(d / "tests" / "data" / "landscape_synthetic.json", ec)) return d;
+      if (d == d.parent_path()) break;
+    }
+    return {};
+  };
+  std::error_code ec;
+  if (auto r = walk(fs::current_path(ec)); !r.empty()) return r;
+  if (auto r = walk(fs::read_symlink("/proc/self/exe", ec).parent_path()); !r.empty()) return r;
+  std::fprintf(stderr, "evo_tests: cannot find the repository root (tests/data/landscape_synthetic.json) above the "
+                       "working directory or the executable; run from the checkout or set EVO_TEST_ROOT\n");
+  std::exit(2);
 }
 
 // "" when this process can use a CUDA device, else the reason a GPU test skips. Initialises CUDA

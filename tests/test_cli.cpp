@@ -25,7 +25,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 using nlohmann::ordered_json;
-const fs::path kSource = EVO_SOURCE_DIR;
+const fs::path kSource = evo::test::source_root();
 
 using test::TempDir;
 

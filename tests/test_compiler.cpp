@@ -25,7 +25,7 @@ namespace evo {
 namespace {
 
 namespace fs = std::filesystem;
-const fs::path kSource = EVO_SOURCE_DIR;
+const fs::path kSource = evo::test::source_root();
 
 using test::TempDir;
 

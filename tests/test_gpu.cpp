@@ -44,11 +44,11 @@ namespace fs = std::filesystem;
 fs::path data(const std::string& rel) {
   fs::path here = fs::path("tests/data") / rel;
   if (fs::exists(here)) return fs::absolute(here);
-  return fs::path(EVO_SOURCE_DIR) / "tests/data" / rel;
+  return evo::test::source_root() / "tests/data" / rel;
 }
 fs::path repo(const std::string& rel) {
   if (fs::exists(rel)) return fs::absolute(rel);
-  return fs::path(EVO_SOURCE_DIR) / rel;
+  return evo::test::source_root() / rel;
 }
 
 using test::evo_binary;

@@ -18,7 +18,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kLandscape = fs::path(EVO_SOURCE_DIR) / "tests" / "data" / "landscape_synthetic.json";
+const fs::path kLandscape = test::source_root() / "tests" / "data" / "landscape_synthetic.json";
 
 // Wraps a strategy and counts how many of its proposals were pending (not yet observed) at most.
 class Watching : public Strategy {

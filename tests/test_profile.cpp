@@ -15,13 +15,14 @@
 #include "engine/profile.h"
 #include "engine/space.h"
 #include "gates/static_gate.h"
+#include "tests/support.h"
 
 namespace fs = std::filesystem;
 using nlohmann::ordered_json;
 
 namespace {
 
-const fs::path kSource = EVO_SOURCE_DIR;
+const fs::path kSource = evo::test::source_root();
 
 ordered_json gemm_json() {
   std::ifstream in(kSource / "profiles/gemm_fp16.json");

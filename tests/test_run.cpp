@@ -21,7 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kLandscape = fs::path(EVO_SOURCE_DIR) / "tests" / "data" / "landscape_synthetic.json";
+const fs::path kLandscape = evo::test::source_root() / "tests" / "data" / "landscape_synthetic.json";
 
 using test::evo_binary;
 

@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path kSource = EVO_SOURCE_DIR;
+const fs::path kSource = evo::test::source_root();
 
 struct Shape {
   int B, H, S, D;

@@ -29,7 +29,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kData = fs::path(EVO_SOURCE_DIR) / "tests" / "data";
+const fs::path kData = evo::test::source_root() / "tests" / "data";
 const fs::path kSynthetic = kData / "landscape_synthetic.json";
 
 using test::TempDir;
@@ -129,7 +129,7 @@ TEST(Strategies, EvoUsesInsightsAndRecordsTheRuleAndParent) {
 // The bank-conflict rule reads the derived share of conflicting shared-load wavefronts: above the
 // threshold it proposes another SWIZZLE (and only that knob changes), below it stays quiet.
 TEST(Insights, BankConflictsAboveTheThresholdProposeAnotherSwizzle) {
-  const Profile p = load_profile(fs::path(EVO_SOURCE_DIR) / "profiles" / "sdpa_fp8.json");
+  const Profile p = load_profile(evo::test::source_root() / "profiles" / "sdpa_fp8.json");
   const KnobSpace space(p);
   Evaluation e;
   e.config = Config(p.baseline.begin(), p.baseline.end());
@@ -250,7 +250,7 @@ double best_after(const std::vector<StoredEvaluation>& evals, std::size_t n) {
 }
 
 void write_table_into_docs(const std::string& name, const std::string& table) {
-  const fs::path doc = fs::path(EVO_SOURCE_DIR) / "docs" / "search.md";
+  const fs::path doc = evo::test::source_root() / "docs" / "search.md";
   std::ifstream in(doc);
   if (!in) return;  // a source tree without docs (an installed test): print only
   std::stringstream ss;

@@ -243,7 +243,7 @@ TEST(Population, NewDatabaseIsEvosCurrentSchemaInWalMode) {
   TempDir dir;
   const auto db = dir.path / "evo.db";
   { Store s(db); }
-  EXPECT_EQ(Store::schema_version(), 1);
+  EXPECT_EQ(Store::schema_version(), 2);
   EXPECT_EQ(scalar(db, "PRAGMA user_version"), Store::schema_version());
   EXPECT_EQ(scalar(db, "PRAGMA application_id"), schema::kApplicationId);
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN"
@@ -265,7 +265,33 @@ TEST(Population, ReopeningKeepsWhatWasRecorded) {
   ASSERT_TRUE(s.evaluation(id));
   EXPECT_EQ(s.evaluation(id)->eval.fast.p50_us, 10);
   EXPECT_EQ(s.runs().size(), 1u);
-  EXPECT_EQ(scalar(db, "PRAGMA user_version"), 1);
+  EXPECT_EQ(scalar(db, "PRAGMA user_version"), Store::schema_version());
+}
+
+TEST(Population, SchemaV1FileIsMigratedAndItsRowsStayReadable) {
+  TempDir dir;
+  const auto db = dir.path / "evo.db";
+  std::int64_t run, old_id;
+  {
+    Store s(db);
+    run = s.begin_run(sample_run());
+    old_id = s.record(run, sample_key(), measured(config_n(1), 10), false);
+  }
+  {  // what a v1 evo wrote: no commit clock
+    sqlite::Db raw(db, false);
+    raw.exec("ALTER TABLE evaluations DROP COLUMN recorded_unix; ALTER TABLE runs DROP COLUMN started_unix;"
+             " PRAGMA user_version = 1", "test");
+  }
+  Store s(db);
+  EXPECT_EQ(scalar(db, "PRAGMA user_version"), 2);
+  ASSERT_TRUE(s.evaluation(old_id));
+  EXPECT_EQ(s.evaluation(old_id)->eval.fast.p50_us, 10);
+  EXPECT_FALSE(s.evaluation(old_id)->elapsed_s);  // unknown, not zero
+  const std::int64_t run2 = s.begin_run(sample_run());
+  const std::int64_t id = s.record(run2, sample_key(), measured(config_n(2), 9), false);
+  ASSERT_TRUE(s.evaluation(id)->elapsed_s);
+  EXPECT_GE(*s.evaluation(id)->elapsed_s, 0.0);
+  EXPECT_LT(*s.evaluation(id)->elapsed_s, 60.0);
 }
 
 TEST(Population, RefusesNewerSchemaGivingBothVersions) {
@@ -277,7 +303,7 @@ TEST(Population, RefusesNewerSchemaGivingBothVersions) {
     raw.exec("PRAGMA user_version = 3", "test");
   }
   const std::string before = read_bytes(db);
-  EXPECT_EQ(error_of(db), db.string() + ": database schema v3 is newer than this evo (v1); upgrade evo");
+  EXPECT_EQ(error_of(db), db.string() + ": database schema v3 is newer than this evo (v2); upgrade evo");
   EXPECT_EQ(read_bytes(db), before);
 }
 

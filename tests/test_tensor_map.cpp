@@ -24,7 +24,7 @@ namespace evo {
 namespace {
 
 namespace fs = std::filesystem;
-const fs::path kSource = EVO_SOURCE_DIR;
+const fs::path kSource = evo::test::source_root();
 
 // sdpa's K: an f16 [B, H, S, D] buffer as the 3-D map the attention kernels read, dims innermost
 // first; `edit` changes the map before it is evaluated.

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# `cmake --install` into a temporary prefix, the prefix moved elsewhere, and the installed evo run
+# from outside the source tree: `evo profiles`, `evo check` and `evo compile` of a shipped profile
+# must find their data beside the executable (<prefix>/share/evo), not through the source path.
+#   tests/install_test.sh BUILD_DIR SOURCE_DIR      (ctest: install.relocated)
+set -euo pipefail
+build="$1"; src="$(cd "$2" && pwd -P)"
+tmp="$(mktemp -d /tmp/evo-install-XXXXXX)"
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
+mv "$tmp/prefix" "$tmp/moved"          # relocatable: nothing may remember the install prefix
+prefix="$tmp/moved"
+[ -x "$prefix/bin/evo" ] || fail "no bin/evo in the installed prefix"
+[ -f "$prefix/share/evo/profiles/sdpa_fp8.json" ] || fail "no share/evo/profiles/sdpa_fp8.json"
+[ -f "$prefix/share/evo/templates/sdpa.cu" ] || fail "no share/evo/templates/sdpa.cu"
+
+# No string constant in the program names the source tree (debug info may; it decides nothing).
+if readelf -p .rodata "$prefix/bin/evo" | grep -qF "$src"; then fail "bin/evo's .rodata holds the source path $src"; fi
+
+work="$tmp/work"; mkdir -p "$work"; cd "$work"
+unset EVO_DATA_DIR EVO_PROFILES EVO_BINARY
+export EVO_CACHE="$tmp/cache"
+evo="$prefix/bin/evo"
+
+out="$("$evo" profiles)" || fail "evo profiles failed"
+grep -q sdpa_fp8_wgmma <<<"$out" || fail "evo profiles does not list sdpa_fp8_wgmma: $out"
+"$evo" check sdpa_fp8 >/dev/null || fail "evo check sdpa_fp8 failed"
+"$evo" compile gemm_fp16 --jobs 1 >compile.txt 2>&1 || { cat compile.txt; fail "evo compile gemm_fp16 failed"; }
+grep -qi "pass" compile.txt || { cat compile.txt; fail "evo compile printed no verdict"; }
+
+# The data really comes from the prefix: without it evo says where it looked, and --data-dir
+# (or EVO_DATA_DIR) points it at data elsewhere.
+mv "$prefix/share" "$tmp/data"
+if "$evo" profiles >err.txt 2>&1; then fail "evo profiles worked without share/evo"; fi
+grep -q "share/evo/profiles" err.txt || fail "the error does not say where evo looked: $(cat err.txt)"
+[ "$(wc -l <err.txt)" -eq 1 ] || fail "the error is not one line: $(cat err.txt)"
+"$evo" --data-dir "$tmp/data/evo" check sdpa_fp8 >/dev/null || fail "--data-dir did not find the profiles"
+EVO_DATA_DIR="$tmp/data/evo" "$evo" profiles | grep -q gemm_fp16 || fail "EVO_DATA_DIR did not find the profiles"
+echo "install.relocated: ok"
