@@ -255,6 +255,7 @@ void BufferSet::fill_inputs(std::uint64_t seed, int trial, cudaStream_t s) {
       f->device = std::move(d);
     }
     EVO_CUDA(cudaMemcpyAsync(b.dev.get(), f->device->get(), f->bytes.size(), cudaMemcpyDeviceToDevice, s));
+    b.fill = f->device;
   }
   scratch_filled_ = true;
   EVO_CUDA(cudaStreamSynchronize(s));
@@ -277,6 +278,18 @@ void BufferSet::upload_symbols(const Module& m, bool required, cudaStream_t s) {
     EVO_CUDA(cudaMemcpyAsync(dst, b.host.data(), b.host.size(), cudaMemcpyHostToDevice, s));
   }
   EVO_CUDA(cudaStreamSynchronize(s));
+}
+
+void BufferSet::refill_inouts(bool all, cudaStream_t s) {
+  for (auto& b : bufs_) {
+    if (b.spec.role != BufferRole::InOut || !b.fill) continue;
+    if (!all && b.spec.refill != BufferSpec::Refill::EveryLaunch) continue;
+    EVO_CUDA(cudaMemcpyAsync(b.dev.get(), b.fill->get(), b.dev.bytes(), cudaMemcpyDeviceToDevice, s));
+  }
+}
+
+bool BufferSet::has_inouts() const {
+  return std::any_of(bufs_.begin(), bufs_.end(), [](const Buf& b) { return b.spec.role == BufferRole::InOut; });
 }
 
 void BufferSet::poison_outputs(cudaStream_t s) {
@@ -338,7 +351,7 @@ PackedArgs BufferSet::pack(const KernelSpec& k) const {
 std::vector<DeviceTensor> BufferSet::device_outputs() const {
   std::vector<DeviceTensor> out;
   for (const auto& b : bufs_) {
-    if (b.spec.role != BufferRole::Output) continue;
+    if (!b.spec.compared()) continue;
     DeviceTensor t;
     t.name = b.spec.name;
     t.dtype = b.spec.dtype;

@@ -5,12 +5,14 @@
 // Inputs are drawn on the host from std::mt19937_64 seeded by (seed, trial, buffer name), so the
 // candidate and the reference see the same data and a run is reproducible. Outputs are filled
 // with a poison pattern (all bytes 0xFF: a NaN in every float format; 0x80808080 for i32) before
-// every launch; an element still bit-equal to the poison was never written.
+// every launch; an element still bit-equal to the poison was never written. An inout buffer is
+// filled like an input and restored from that fill (refill_inouts), never poisoned.
 #pragma once
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -81,10 +83,15 @@ class BufferSet {
   // if `required`, else that buffer is skipped (a reference may not need the table).
   void upload_symbols(const Module& m, bool required, cudaStream_t s);
   void poison_outputs(cudaStream_t s);
+  // Inout buffers back to their last fill (a device-to-device copy): before the candidate's
+  // launch in GREEN (the reference accumulated into them), and before each FAST sample when the
+  // buffer's refill is every_launch. `all`: every inout buffer, whatever its refill.
+  void refill_inouts(bool all, cudaStream_t s);
+  bool has_inouts() const;
   // The arguments `k` names, in its order. A tensor map is encoded here over this set's buffer,
   // for this problem and config; only the maps `k` names are evaluated.
   PackedArgs pack(const KernelSpec& k) const;
-  std::vector<DeviceTensor> device_outputs() const;  // the output buffers, in profile order
+  std::vector<DeviceTensor> device_outputs() const;  // the output and inout buffers, in profile order
 
   const Problem& problem() const { return problem_; }
 
@@ -94,6 +101,7 @@ class BufferSet {
     std::vector<std::int64_t> shape;
     DeviceBuffer dev;
     std::vector<std::uint8_t> host;  // last fill (symbols are uploaded from here)
+    std::shared_ptr<const DeviceBuffer> fill;  // last fill on the device (inout buffers refill from it)
   };
   const Profile& profile_;
   Problem problem_;

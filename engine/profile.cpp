@@ -36,6 +36,23 @@ const char* dtype_name(DType t) {
   return "?";
 }
 
+bool is_integer(DType t) { return t == DType::I32; }
+
+GreenThresholds green_thresholds(const GreenThresholds& profile, const BufferSpec& b) {
+  GreenThresholds t = profile;
+  if (is_integer(b.dtype)) {
+    t.atol = t.rtol = t.max_bad_pct = 0;
+    t.max_abs = t.mean_abs = 0;
+    return t;
+  }
+  if (b.green.atol) t.atol = *b.green.atol;
+  if (b.green.rtol) t.rtol = *b.green.rtol;
+  if (b.green.max_bad_pct) t.max_bad_pct = *b.green.max_bad_pct;
+  if (b.green.max_abs) t.max_abs = *b.green.max_abs;
+  if (b.green.mean_abs) t.mean_abs = *b.green.mean_abs;
+  return t;
+}
+
 std::optional<DType> parse_dtype(const std::string& s) {
   for (DType t : {DType::F32, DType::F16, DType::BF16, DType::FP8_E4M3, DType::FP8_E5M2, DType::I32})
     if (s == dtype_name(t)) return t;
@@ -323,7 +340,33 @@ Profile load_profile(const std::filesystem::path& path) {
       if (role == "input") b.role = BufferRole::Input;
       else if (role == "output") b.role = BufferRole::Output;
       else if (role == "scratch") b.role = BufferRole::Scratch;
-      else br.fail("role", "unknown role '" + role + "' (choose input, output, scratch)");
+      else if (role == "inout") b.role = BufferRole::InOut;
+      else br.fail("role", "unknown role '" + role + "' (choose input, output, inout, scratch)");
+      if (br.has("refill")) {
+        std::string refill = br.str("refill");
+        if (b.role != BufferRole::InOut) br.fail("refill", "only an inout buffer is re-filled (role is " + role + ")");
+        if (refill == "every_launch") b.refill = BufferSpec::Refill::EveryLaunch;
+        else if (refill == "never") b.refill = BufferSpec::Refill::Never;
+        else br.fail("refill", "unknown refill '" + refill + "' (choose every_launch, never)");
+      }
+      if (br.has("green")) {
+        Reader gr(file, br.field("green"), br.get("green"));
+        if (!b.compared()) br.fail("green", "only output and inout buffers are compared (role is " + role + ")");
+        auto threshold = [&](const char* k) -> std::optional<double> {
+          std::optional<double> x = gr.opt_num(k);
+          if (x && !(*x >= 0)) gr.fail(k, number_text(*x) + " is negative (give a number >= 0)");
+          if (x && is_integer(b.dtype))
+            gr.fail(k, "an " + std::string(dtype_name(b.dtype)) + " buffer is compared exactly; it takes no tolerance");
+          return x;
+        };
+        b.green.atol = threshold("atol");
+        b.green.rtol = threshold("rtol");
+        b.green.max_bad_pct = threshold("max_bad_pct");
+        b.green.max_abs = threshold("max_abs");
+        b.green.mean_abs = threshold("mean_abs");
+        if (b.green.max_bad_pct && *b.green.max_bad_pct > 100)
+          gr.fail("max_bad_pct", number_text(*b.green.max_bad_pct) + " is above 100 (a percentage)");
+      }
       if (br.has("init")) {
         Reader ir(file, br.field("init"), br.get("init"));
         std::string dist = ir.str("dist", "normal");
@@ -332,7 +375,7 @@ Profile load_profile(const std::filesystem::path& path) {
         else if (dist == "zeros") b.init.kind = InitSpec::Kind::Zeros;
         else if (dist == "constant") { b.init.kind = InitSpec::Kind::Constant; b.init.a = ir.num("value", 0); }
         else ir.fail("dist", "unknown distribution '" + dist + "' (choose normal, uniform, zeros, constant)");
-      } else if (b.role != BufferRole::Input) {
+      } else if (b.role == BufferRole::Output || b.role == BufferRole::Scratch) {
         b.init.kind = InitSpec::Kind::Zeros;
       }
       b.scale_arg = br.str("scale_arg");
@@ -341,6 +384,8 @@ Profile load_profile(const std::filesystem::path& path) {
         if (!arg_names.insert(b.scale_arg).second) br.fail("scale_arg", "name '" + b.scale_arg + "' already used");
       }
       b.symbol = br.str("symbol");
+      if (!b.symbol.empty() && b.role != BufferRole::Input)
+        br.fail("symbol", "only an input buffer can live in a __constant__ symbol (role is " + role + ")");
       if (!arg_names.insert(b.name).second) br.fail("name", "name '" + b.name + "' already used");
       p.buffers.push_back(std::move(b));
     }
@@ -403,8 +448,8 @@ Profile load_profile(const std::filesystem::path& path) {
       p.tensor_maps.push_back(std::move(m));
     }
   }
-  if (!std::any_of(p.buffers.begin(), p.buffers.end(), [](const BufferSpec& b) { return b.role == BufferRole::Output; }))
-    r.fail("buffers", "no buffer has role \"output\": GREEN would have nothing to compare");
+  if (!std::any_of(p.buffers.begin(), p.buffers.end(), [](const BufferSpec& b) { return b.compared(); }))
+    r.fail("buffers", "no buffer has role \"output\" or \"inout\": GREEN would have nothing to compare");
 
   auto check_args = [&](const std::string& field, const KernelSpec& ks) {
     std::set<std::string> symbols;

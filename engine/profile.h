@@ -18,12 +18,22 @@ std::size_t dtype_bytes(DType t);
 const char* dtype_name(DType t);                   // "f32", "f16", "bf16", "fp8_e4m3", "fp8_e5m2", "i32"
 std::optional<DType> parse_dtype(const std::string& s);
 
-enum class BufferRole { Input, Output, Scratch };  // outputs are poisoned, then compared in GREEN
+// Outputs are poisoned, then compared in GREEN. An inout buffer is filled from its init like an
+// input (the same data for candidate and reference), then compared like an output: the kernel may
+// accumulate into it (out[i] += ...). It is never poisoned, so GREEN cannot see an element the
+// kernel failed to write unless the reference changes it.
+enum class BufferRole { Input, Output, Scratch, InOut };
+bool is_integer(DType t);  // compared exactly in GREEN
 
 struct InitSpec {
   enum class Kind { Normal, Uniform, Zeros, Constant } kind = Kind::Normal;
   double a = 0.0;  // normal: mean; uniform: low; constant: value
   double b = 1.0;  // normal: std;  uniform: high
+};
+
+// A buffer's own GREEN thresholds; each one given overrides the profile's gates.green.
+struct BufferGreen {
+  std::optional<double> atol, rtol, max_bad_pct, max_abs, mean_abs;
 };
 
 struct BufferSpec {
@@ -34,6 +44,12 @@ struct BufferSpec {
   BufferRole role = BufferRole::Input;
   std::string scale_arg;  // fp8: the f32 scalar argument that receives this tensor's descale
   std::string symbol;     // non-empty: filled into this __constant__ symbol, not passed as an argument
+  // inout only: re-filled from init before every FAST sample (EveryLaunch), or filled once and
+  // left to accumulate across the timed launches (Never).
+  enum class Refill { EveryLaunch, Never } refill = Refill::EveryLaunch;
+  BufferGreen green;
+  bool compared() const { return role == BufferRole::Output || role == BufferRole::InOut; }
+  bool filled_per_trial() const { return role == BufferRole::Input || role == BufferRole::InOut; }
 };
 
 struct ScalarSpec {
@@ -94,6 +110,10 @@ struct GreenThresholds {
   std::vector<std::uint64_t> seeds{0, 1, 2};
   int trials = 5;                    // fresh inputs per seed
 };
+
+// The thresholds GREEN applies to buffer `b`: the profile's, overridden by the buffer's own; an
+// integer buffer is compared exactly (atol = rtol = 0, no bad element allowed).
+GreenThresholds green_thresholds(const GreenThresholds& profile, const BufferSpec& b);
 
 struct FastSettings {
   enum class Mode { Events, Graph } mode = Mode::Events;

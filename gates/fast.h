@@ -5,7 +5,9 @@
 // twice the L2 size lands between samples, so every sample starts with a cold L2 as in a real
 // pipeline. In `graph` mode each sample replays a CUDA graph of graph_launches launches and is
 // divided by that count: kernels of a few µs are then timed without launch gaps. The median is
-// the figure quoted; CV (std / mean) says how noisy it was.
+// the figure quoted; CV (std / mean) says how noisy it was. An inout buffer with refill
+// every_launch is restored to its fill before every sample (outside the timed events; in graph
+// mode the launches of one replay accumulate), one with refill never keeps accumulating.
 #pragma once
 #include <cuda_runtime_api.h>
 

@@ -62,7 +62,7 @@ std::string reference_key(const GreenRun& r, const Problem& p, std::uint64_t see
   std::string k = r.reference_module->path() + "|" + r.reference.name() + "|" + r.profile->path.string() + "|" + p.name;
   for (const auto& [name, v] : p.sizes) k += "|" + name + "=" + std::to_string(v);
   for (const auto& b : r.profile->buffers) {
-    if (b.role != BufferRole::Input) continue;
+    if (!b.filled_per_trial()) continue;
     k += "|" + b.name + ":";
     for (auto d : buffer_shape(b, r.profile->kernel, p, r.config)) k += std::to_string(d) + ",";
   }
@@ -114,6 +114,7 @@ GreenVerdict run_green(const GreenRun& r) {
             ref_out = &reference_memo().store(ref_key, bufs.device_outputs(), r.stream);
           }
           bufs.poison_outputs(r.stream);
+          bufs.refill_inouts(true, r.stream);  // the reference accumulated into them
           step = "candidate launch";
           beat("green: candidate launch (" + where + ")", timeout);
           auto t0 = std::chrono::steady_clock::now();
@@ -129,7 +130,8 @@ GreenVerdict run_green(const GreenRun& r) {
           for (std::size_t i = 0; i < cand_out.size(); ++i) {
             DeviceTensor ref_t = cand_out[i];
             ref_t.data = (*ref_out)[i]->get();
-            OutputCompare o = compare_output_on_device(cand_out[i], ref_t, th, r.stream);
+            const GreenThresholds bt = green_thresholds(th, *prof.find_buffer(cand_out[i].name));
+            OutputCompare o = compare_output_on_device(cand_out[i], ref_t, bt, r.stream);
             res.max_abs = std::max(res.max_abs, o.max_abs);
             res.mean_abs = std::max(res.mean_abs, o.mean_abs);
             res.rel_l2 = std::max(res.rel_l2, o.rel_l2);

@@ -3,8 +3,10 @@
 // For every problem, seed and trial: fresh inputs (drawn from (seed, trial, buffer name), so both
 // kernels see the same data), outputs poisoned, the reference launched and its outputs kept in
 // device memory (once per worker: they are the same for every candidate), outputs poisoned again,
-// the candidate launched on the same inputs, every output buffer compared on the device
-// (gates/compare.h). An element is bad when |c - r| > atol + rtol*|r|. A candidate is green
+// inout buffers restored to the trial's fill, the candidate launched on the same inputs, every
+// output and inout buffer compared on the device (gates/compare.h) with its own thresholds
+// (green_thresholds: the buffer's override the profile's; integers exactly). An element is bad
+// when |c - r| > atol + rtol*|r|. A candidate is green
 // when, on every problem, seed and trial, no output holds a NaN or Inf, no element was left
 // unwritten (poison survived bit-exact), %bad <= max_bad_pct, max_abs <= max_abs and
 // mean_abs <= mean_abs. If the reference itself yields NaN/Inf or leaves poison the problem is

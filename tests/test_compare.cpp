@@ -118,5 +118,37 @@ TEST(GreenCompareOnDevice, AgreesWithTheHostForEveryDtypeAndFailure) {
   }
 }
 
+
+// An integer buffer is compared exactly whatever the profile's tolerance: one count off by one
+// fails, naming the element (green_thresholds gives i32 atol = rtol = 0).
+TEST(GreenCompare, IntegerOutputsCompareExactly) {
+  GreenThresholds loose;
+  loose.atol = 10;
+  loose.rtol = 1;
+  loose.max_bad_pct = 50;
+  BufferSpec pos;
+  pos.name = "O";
+  pos.dtype = DType::I32;
+  pos.role = BufferRole::Output;
+  const GreenThresholds t = green_thresholds(loose, pos);
+  const HostTensor ref = host_tensor(DType::I32, {0, 1, 1, 0, 5, -7});
+  const HostTensor same = host_tensor(DType::I32, {0, 1, 1, 0, 5, -7});
+  const HostTensor off = host_tensor(DType::I32, {0, 1, 1, 0, 6, -7});
+  EXPECT_TRUE(compare_output(same, ref, t).failure.empty());
+  const OutputCompare o = compare_output(off, ref, t);
+  EXPECT_EQ(o.bad, 1);
+  EXPECT_NE(o.failure.find("O[4] = 6, ref 5"), std::string::npos) << o.failure;
+  EXPECT_TRUE(compare_output(off, ref, loose).failure.empty());  // the float tolerance would let it pass
+
+  // A float buffer's own thresholds override the profile's, one field at a time.
+  BufferSpec h;
+  h.dtype = DType::F32;
+  h.green.atol = 0.5;
+  const GreenThresholds ht = green_thresholds(loose, h);
+  EXPECT_EQ(ht.atol, 0.5);
+  EXPECT_EQ(ht.rtol, 1.0);
+  EXPECT_EQ(ht.max_bad_pct, 50.0);
+}
+
 }  // namespace
 }  // namespace evo

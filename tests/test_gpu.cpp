@@ -123,6 +123,10 @@ Evaluator& evaluator(const std::string& profile_file, bool sanitize = false) {
 Evaluator& planted() { return evaluator(data("profiles/planted.json").string()); }
 Evaluator& gemm() { return evaluator(repo("profiles/gemm_fp16.json").string()); }
 Candidate plant(int n) { return Candidate{Config{{"TILE", 16}, {"PLANT", n}}, Origin{}}; }
+// profiles/accumulate.json with a PLANT knob (templates/examples/accumulate.cu): Y += alpha * X
+// into an inout buffer, H = X * X with its own atol 0.01, POS (i32) compared exactly.
+Evaluator& accumulate() { return evaluator(data("profiles/accumulate_planted.json").string()); }
+Candidate accumulate_plant(int n) { return Candidate{Config{{"BLOCK", 256}, {"ITEMS", 2}, {"PLANT", n}}, Origin{}}; }
 
 // ---- on the GPU ----
 
@@ -247,6 +251,59 @@ TEST(GpuGates, NaNFailsGreenNamingTheElement) {
   EXPECT_EQ(e.green.problems.front().nan_count, 1);
   EXPECT_NE(e.message.find("C[3,5]"), std::string::npos) << e.message;
   std::cout << "[nan] " << e.message << "\n";
+}
+
+TEST(GpuGates, InoutAccumulatingKernelPassesGreenAndIsTimed) {
+  REQUIRE_GPU();
+  const Evaluation e = accumulate().evaluate(accumulate_plant(0));
+  ASSERT_EQ(e.status, Status::Measured) << e.message;
+  EXPECT_EQ(e.green.outcome, Outcome::Passed) << e.green.reason;
+  ASSERT_EQ(e.green.problems.size(), 2u);
+  for (const GreenResult& r : e.green.problems) {
+    EXPECT_EQ(r.unwritten, 0) << r.problem;
+    EXPECT_LT(r.max_abs, 1e-6) << r.problem;  // the same float operations as the reference
+  }
+  EXPECT_EQ(e.fast.outcome, Outcome::Passed) << e.fast.reason;
+  EXPECT_GT(e.fast.p50_us, 0);
+}
+
+TEST(GpuGates, InoutKernelThatAddsTwiceFailsGreenWithFigures) {
+  REQUIRE_GPU();
+  const Evaluation e = accumulate().evaluate(accumulate_plant(1));
+  ASSERT_EQ(e.status, Status::GreenFailed) << e.message;
+  const GreenResult& r = e.green.problems.front();
+  EXPECT_EQ(r.outcome, Outcome::Rejected);
+  EXPECT_GT(r.bad_pct, 90.0);  // alpha * X is far above 1e-6 nearly everywhere
+  EXPECT_GT(r.max_abs, 1.0);   // max |alpha * X| over 1000 normal draws
+  EXPECT_NE(e.message.find("Y: "), std::string::npos) << e.message;
+  EXPECT_NE(e.message.find("bad"), std::string::npos) << e.message;
+  EXPECT_EQ(e.fast.outcome, Outcome::Skipped);
+  std::cout << "[adds twice] " << e.message << "\n";
+}
+
+TEST(GpuGates, IntegerOutputOffByOneFailsGreenExactly) {
+  REQUIRE_GPU();
+  const Evaluation e = accumulate().evaluate(accumulate_plant(2));
+  ASSERT_EQ(e.status, Status::GreenFailed) << e.message;
+  EXPECT_NE(e.message.find("POS: "), std::string::npos) << e.message;
+  EXPECT_NE(e.message.find("POS[7]"), std::string::npos) << e.message;
+  EXPECT_EQ(e.green.problems.front().max_abs, 1.0);
+  std::cout << "[i32 off by one] " << e.message << "\n";
+}
+
+TEST(GpuGates, PerBufferThresholdOverridesTheProfiles) {
+  REQUIRE_GPU();
+  // H errs by 1e-3: far outside the profile's atol 1e-6, inside H's own atol 0.01.
+  const Evaluation inside = accumulate().evaluate(accumulate_plant(3));
+  ASSERT_EQ(inside.status, Status::Measured) << inside.message;
+  EXPECT_GT(inside.green.problems.front().max_abs, 5e-4);
+  EXPECT_LT(inside.green.problems.front().max_abs, 2e-3);
+  // H errs by 0.1: outside H's atol.
+  const Evaluation outside = accumulate().evaluate(accumulate_plant(4));
+  ASSERT_EQ(outside.status, Status::GreenFailed) << outside.message;
+  EXPECT_NE(outside.message.find("H: "), std::string::npos) << outside.message;
+  EXPECT_NE(outside.message.find("> 0.01"), std::string::npos) << outside.message;
+  std::cout << "[per-buffer atol] " << outside.message << "\n";
 }
 
 TEST(GpuGates, SanitizeCatchesAReadPastTheEndThatGreenCannotSee) {

@@ -1,6 +1,7 @@
 // Profiles, expressions, knob spaces and the static gate: everything that needs no GPU.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -425,4 +426,97 @@ TEST(StaticGate, PredictsBlocksPerSmFromSharedMemoryWithItsGranularity) {
   const auto many = evo::predict_occupancy(lim, 16, 64, 0, 0, 1);
   EXPECT_EQ(many.blocks_per_sm, 32);
   EXPECT_NEAR(many.occupancy_pct, 100.0, 1e-9);
+}
+
+// ---- inout buffers, per-buffer GREEN thresholds, exact integers (profiles/accumulate.json) ----
+
+namespace {
+
+// Template paths made absolute: the copy is written to a temporary folder (write_profile's
+// templates link may point at another checkout's tree, without these examples).
+ordered_json accumulate_json() {
+  std::ifstream in(kSource / "profiles/accumulate.json");
+  ordered_json j = ordered_json::parse(in);
+  j["template"] = (kSource / "templates/examples/accumulate.cu").string();
+  j["reference"]["template"] = (kSource / "templates/examples/accumulate_ref.cu").string();
+  return j;
+}
+
+// The error of accumulate.json after `edit`, written as accumulate_bad.json.
+std::string accumulate_error(const std::function<void(ordered_json&)>& edit) {
+  ordered_json j = accumulate_json();
+  edit(j);
+  return load_error(write_profile(j, "accumulate_bad"));
+}
+
+}  // namespace
+
+TEST(Profile, InoutBufferAndPerBufferThresholdsLoad) {
+  auto p = evo::load_profile(kSource / "profiles/accumulate.json");
+  const evo::BufferSpec* y = p.find_buffer("Y");
+  ASSERT_NE(y, nullptr);
+  EXPECT_EQ(y->role, evo::BufferRole::InOut);
+  EXPECT_EQ(y->refill, evo::BufferSpec::Refill::EveryLaunch);
+  EXPECT_TRUE(y->compared());
+  EXPECT_TRUE(y->filled_per_trial());
+  EXPECT_EQ(y->init.kind, evo::InitSpec::Kind::Uniform);  // an inout's init is kept, like an input's
+
+  const evo::GreenThresholds yt = evo::green_thresholds(p.gates.green, *y);  // the profile's
+  EXPECT_DOUBLE_EQ(yt.atol, 1e-6);
+  EXPECT_DOUBLE_EQ(yt.rtol, 1e-6);
+  const evo::GreenThresholds ht = evo::green_thresholds(p.gates.green, *p.find_buffer("H"));
+  EXPECT_DOUBLE_EQ(ht.atol, 0.01);  // the buffer's own
+  EXPECT_DOUBLE_EQ(ht.rtol, 0.0);
+  EXPECT_TRUE(std::isinf(ht.max_abs));  // not given: the profile's
+  const evo::GreenThresholds it = evo::green_thresholds(p.gates.green, *p.find_buffer("POS"));
+  EXPECT_EQ(it.atol, 0.0);  // i32: exact
+  EXPECT_EQ(it.rtol, 0.0);
+  EXPECT_EQ(it.max_bad_pct, 0.0);
+
+  // refill defaults to every_launch; never is accepted.
+  ordered_json j = accumulate_json();
+  j["buffers"][1].erase("refill");
+  EXPECT_EQ(evo::load_profile(write_profile(j, "accumulate_ok")).find_buffer("Y")->refill,
+            evo::BufferSpec::Refill::EveryLaunch);
+  j["buffers"][1]["refill"] = "never";
+  EXPECT_EQ(evo::load_profile(write_profile(j, "accumulate_ok")).find_buffer("Y")->refill,
+            evo::BufferSpec::Refill::Never);
+}
+
+TEST(Profile, BadInoutAndThresholdFieldsNameFileFieldAndValue) {
+  struct Case {
+    std::function<void(ordered_json&)> edit;
+    std::string want;
+  };
+  const std::vector<Case> cases = {
+      {[](ordered_json& j) { j["buffers"][1]["role"] = "in_out"; },
+       "buffers[1].role: unknown role 'in_out' (choose input, output, inout, scratch)"},
+      {[](ordered_json& j) { j["buffers"][1]["refill"] = "sometimes"; },
+       "buffers[1].refill: unknown refill 'sometimes' (choose every_launch, never)"},
+      {[](ordered_json& j) { j["buffers"][0]["refill"] = "never"; },
+       "buffers[0].refill: only an inout buffer is re-filled (role is input)"},
+      {[](ordered_json& j) { j["buffers"][2]["green"]["atol"] = -0.5; },
+       "buffers[2].green.atol: -0.5 is negative"},
+      {[](ordered_json& j) { j["buffers"][2]["green"]["rtol"] = "loose"; }, "buffers[2].green.rtol: must be a number"},
+      {[](ordered_json& j) { j["buffers"][2]["green"]["max_bad_pct"] = 150; },
+       "buffers[2].green.max_bad_pct: 150 is above 100"},
+      {[](ordered_json& j) { j["buffers"][2]["green"]["atoll"] = 1; }, "buffers[2].green.atoll: unknown field"},
+      {[](ordered_json& j) { j["buffers"][0]["green"] = {{"atol", 1}}; },
+       "buffers[0].green: only output and inout buffers are compared (role is input)"},
+      {[](ordered_json& j) { j["buffers"][3]["green"] = {{"atol", 1}}; },
+       "buffers[3].green.atol: an i32 buffer is compared exactly; it takes no tolerance"},
+      {[](ordered_json& j) { j["buffers"][1]["symbol"] = "Y_table"; },
+       "buffers[1].symbol: only an input buffer can live in a __constant__ symbol (role is inout)"},
+      {[](ordered_json& j) {
+         for (auto& b : j["buffers"]) b["role"] = "input";
+         for (auto& b : j["buffers"]) b.erase("green");
+         for (auto& b : j["buffers"]) b.erase("refill");
+       },
+       "buffers: no buffer has role \"output\" or \"inout\""},
+  };
+  for (const auto& c : cases) {
+    const std::string err = accumulate_error(c.edit);
+    EXPECT_NE(err.find("accumulate_bad.json: " + c.want), std::string::npos) << "want: " << c.want << "\ngot:  " << err;
+    EXPECT_EQ(err.find('\n'), std::string::npos) << err;  // one line
+  }
 }
