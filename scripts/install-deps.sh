@@ -2,7 +2,8 @@
 # Installs evo's build dependencies from Debian packages (the CUDA 13.0 toolkit must already be
 # in /usr/local/cuda or $CUDA_HOME: it is not a Debian package).
 set -euo pipefail
-pkgs=(cmake g++ make nlohmann-json3-dev libspdlog-dev libsqlite3-dev libgtest-dev libcli11-dev libmuparser-dev)
+pkgs=(cmake g++ make nlohmann-json3-dev libspdlog-dev libsqlite3-dev libgtest-dev libcli11-dev libmuparser-dev
+      libpq-dev postgresql)  # postgresql: the server tests/test_pg.cpp starts in a temporary folder
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if ((${#missing[@]})); then
