@@ -14,6 +14,7 @@
 #include "engine/error.h"
 #include "engine/evaluation_json.h"
 #include "engine/space.h"      // config_text, config_hash
+#include "population/json_text.h"
 #include "population/schema.h"
 #include "population/sqlite.h"
 
@@ -27,31 +28,6 @@ using sqlite::Txn;
 namespace {
 
 const std::set<std::string> kRunStatuses = {"running", "finished", "interrupted", "failed"};
-
-// JSON has no NaN or infinity: nlohmann writes them as null, which does not read back into a
-// double. A max error of inf or a NaN figure is stored as the string "NaN", "Infinity" or
-// "-Infinity" and turned back into a number when the struct will not read otherwise.
-json nonfinite_to_text(json j) {
-  if (j.is_number_float() && !std::isfinite(j.get<double>())) {
-    const double v = j.get<double>();
-    return std::isnan(v) ? "NaN" : v > 0 ? "Infinity" : "-Infinity";
-  }
-  if (j.is_structured())
-    for (auto& item : j) item = nonfinite_to_text(std::move(item));
-  return j;
-}
-
-json text_to_nonfinite(json j) {
-  if (j.is_string()) {
-    const auto& s = j.get_ref<const std::string&>();
-    if (s == "NaN") return std::nan("");
-    if (s == "Infinity") return INFINITY;
-    if (s == "-Infinity") return -INFINITY;
-  }
-  if (j.is_structured())
-    for (auto& item : j) item = text_to_nonfinite(std::move(item));
-  return j;
-}
 
 template <class T>
 std::string to_json_text(const T& v) {

@@ -1,0 +1,56 @@
+// The two sides of a run spread over hosts through the PostgreSQL work queue (population/queue.h).
+// The coordinator's run loop (engine/run.cpp) drives a QueueEvaluator: submit() enqueues the
+// candidate, collect() hands back the candidates workers finished, as final verdicts (needs_gpu
+// false), so the loop records each in its own store as usual. serve_queue() is a worker: it claims
+// candidates, evaluates each with its own evaluator (a replay, or the GPU evaluator on a GPU host)
+// and posts the verdict in the transaction that completes its claim.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <string>
+
+#include "engine/evaluator.h"
+#include "population/postgres.h"
+#include "population/queue.h"
+
+namespace evo {
+
+class QueueEvaluator : public Evaluator {
+ public:
+  // `local` is an evaluator for the same profile and device as the workers': the device name and
+  // build keys (the store's keys), the baseline and the best's sanitizer run come from it.
+  // `slots`: candidates the workers together take at once (the loop keeps twice this in flight).
+  QueueEvaluator(const std::string& url, std::int64_t queue_run, Evaluator& local, std::size_t slots);
+  ~QueueEvaluator() override;  // finishes the queue run: its workers exit
+
+  std::string device() const override { return local_.device(); }
+  std::string driver() const override { return local_.driver(); }
+  std::string build_key(const Config& c) const override { return local_.build_key(c); }
+  void submit(const Candidate& c) override;
+  std::vector<Prepared> collect(double timeout_s) override;
+  // Workers post final verdicts: collect() never hands back a candidate that needs the GPU here.
+  Evaluation measure(const Prepared& p) override { return p.eval; }
+  std::size_t compile_slots() const override { return slots_; }
+  Timing time_baseline() override { return local_.time_baseline(); }
+  SanitizeVerdict sanitize(const Candidate& c) override { return local_.sanitize(c); }
+
+ private:
+  pg::Conn conn_;
+  WorkQueue queue_;
+  std::int64_t run_;
+  Evaluator& local_;
+  std::size_t slots_;
+};
+
+struct WorkerStats {
+  std::int64_t posted = 0;   // verdicts this worker posted
+  std::int64_t lost = 0;     // claims that ran out before the verdict could be posted
+};
+
+// Serves one queue run until the coordinator finishes it or *stop is set. Throws UserError with one
+// line for a run the queue does not know or that is already finished, before claiming anything.
+WorkerStats serve_queue(const std::string& url, std::int64_t queue_run, Evaluator& evaluator,
+                        const std::string& worker, double lease_s, const std::atomic<bool>* stop);
+
+}  // namespace evo

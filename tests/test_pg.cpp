@@ -1,0 +1,459 @@
+// The PostgreSQL path (issue 20): libpq's errors as one line, and the work queue's promise that
+// workers on many hosts evaluate every candidate exactly once, a worker killed mid-candidate
+// included. Each suite starts a throwaway server (Debian's postgresql package: initdb and pg_ctl
+// in a temporary folder, as an unprivileged user when the tests run as root, since PostgreSQL
+// refuses to run as root); where it cannot start, the tests skip and say why.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "engine/replay.h"
+#include "engine/run.h"
+#include "engine/search/strategy.h"
+#include "engine/space.h"
+#include "population/postgres.h"
+#include "population/queue.h"
+#include "population/queue_evaluator.h"
+#include "population/store.h"
+#include "support.h"
+
+namespace evo {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A port nothing listens on now (the kernel's pick for a socket bound to port 0).
+int free_port() {
+  const int s = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = 0;
+  socklen_t len = sizeof a;
+  int port = 0;
+  if (bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 && getsockname(s, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+    port = ntohs(a.sin_port);
+  close(s);
+  return port;
+}
+
+std::string tail_of(const fs::path& p) {
+  std::ifstream in(p);
+  std::string line, last;
+  while (std::getline(in, line))
+    if (!line.empty()) last = line;
+  return last;
+}
+
+// One throwaway cluster: initdb into a temporary folder, pg_ctl start on a free port (TCP on
+// 127.0.0.1 only, the socket in the same folder), superuser "evo" with trust authentication.
+class PgServer {
+ public:
+  PgServer() {
+    std::vector<fs::path> bins;
+    std::error_code ec;
+    for (const auto& v : fs::directory_iterator("/usr/lib/postgresql", ec))
+      if (fs::exists(v.path() / "bin" / "initdb")) bins.push_back(v.path() / "bin");
+    if (bins.empty()) {
+      skip_ = "no PostgreSQL server: no /usr/lib/postgresql/*/bin/initdb (scripts/install-deps.sh installs postgresql)";
+      return;
+    }
+    std::sort(bins.begin(), bins.end());
+    bin_ = bins.back();
+    std::string tmpl = (fs::temp_directory_path() / "evo-pg-XXXXXX").string();
+    if (!mkdtemp(tmpl.data())) {
+      skip_ = "cannot make a temporary folder for the PostgreSQL server";
+      return;
+    }
+    dir_ = tmpl;
+    if (geteuid() == 0) {
+      // PostgreSQL refuses to run as root: the server runs as nobody, in a folder nobody owns.
+      const passwd* pw = getpwnam("nobody");
+      if (!pw || chown(dir_.c_str(), pw->pw_uid, pw->pw_gid) != 0) {
+        skip_ = "running as root, and cannot hand " + dir_.string() + " to user nobody for the PostgreSQL server";
+        return;
+      }
+      as_ = "runuser -u nobody -- ";
+    }
+    port_ = free_port();
+    const std::string data = (dir_ / "data").string(), log = (dir_ / "server.log").string();
+    if (!sh(bin("initdb") + " -D " + data + " -U evo --auth=trust -E UTF8 --no-sync", "initdb.log")) {
+      skip_ = "initdb failed: " + tail_of(dir_ / "initdb.log");
+      return;
+    }
+    if (!sh(bin("pg_ctl") + " -D " + data + " -l " + log + " -w -t 30 -o '-p " + std::to_string(port_) + " -k " +
+                dir_.string() + " -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=50' start",
+            "pg_ctl.log")) {
+      skip_ = "pg_ctl start failed: " + tail_of(dir_ / "server.log");
+      return;
+    }
+    started_ = true;
+    url_ = "postgresql://evo@127.0.0.1:" + std::to_string(port_) + "/postgres";
+  }
+  ~PgServer() {
+    if (started_) sh(bin("pg_ctl") + " -D " + (dir_ / "data").string() + " -m immediate -w stop", "stop.log");
+    std::error_code ec;
+    if (!dir_.empty()) fs::remove_all(dir_, ec);
+  }
+  const std::string& skip_reason() const { return skip_; }
+  const std::string& url() const { return url_; }
+  int port() const { return port_; }
+
+ private:
+  std::string bin(const char* name) const { return (bin_ / name).string(); }
+  // Runs in the server's folder (nobody cannot enter root's working directory), output to a log there.
+  bool sh(const std::string& cmd, const char* log) const {
+    const std::string line = "cd " + dir_.string() + " && " + as_ + cmd + " > " + (dir_ / log).string() + " 2>&1";
+    return std::system(line.c_str()) == 0;
+  }
+  fs::path bin_, dir_;
+  std::string as_, skip_, url_;
+  int port_ = 0;
+  bool started_ = false;
+};
+
+PgServer* server = nullptr;
+
+class Pg : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { server = new PgServer(); }
+  static void TearDownTestSuite() {
+    delete server;
+    server = nullptr;
+  }
+  void SetUp() override {
+    if (!server->skip_reason().empty()) GTEST_SKIP() << server->skip_reason();
+  }
+};
+
+TEST(PgUrl, UnreachableServerIsOneLineNamingTheUrlWithoutItsPassword) {
+  const std::string url = "postgresql://evo:secret@127.0.0.1:" + std::to_string(free_port()) + "/evo";
+  try {
+    pg::Conn c(url);
+    FAIL() << "connected to a port nothing listens on";
+  } catch (const pg::PgError& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind("postgresql://evo:***@127.0.0.1:", 0), 0u) << what;
+    EXPECT_NE(what.find("cannot connect ("), std::string::npos) << what;
+    EXPECT_EQ(what.find("secret"), std::string::npos) << what;
+    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+  }
+}
+
+TEST(PgUrl, OnlyPostgresSchemesAreServers) {
+  EXPECT_TRUE(pg::is_url("postgresql://h/db"));
+  EXPECT_TRUE(pg::is_url("postgres://h/db"));
+  EXPECT_FALSE(pg::is_url("evo.db"));
+  EXPECT_FALSE(pg::is_url("/tmp/postgresql://x"));
+  EXPECT_EQ(pg::redact("postgresql://u@h:5432/db"), "postgresql://u@h:5432/db");
+  EXPECT_EQ(pg::redact("postgresql://u:pw@h/db"), "postgresql://u:***@h/db");
+}
+
+TEST_F(Pg, UnknownDatabaseIsOneLineSayingSo) {
+  const std::string url = "postgresql://evo@127.0.0.1:" + std::to_string(server->port()) + "/nosuchdb";
+  try {
+    pg::Conn c(url);
+    FAIL() << "connected to a database that does not exist";
+  } catch (const pg::PgError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("cannot connect"), std::string::npos) << what;
+    EXPECT_NE(what.find("nosuchdb"), std::string::npos) << what;
+    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+  }
+}
+
+TEST_F(Pg, AFailedStatementNamesWhatEvoWasDoingAndRollsBack) {
+  pg::Conn c(server->url());
+  c.exec("CREATE TABLE IF NOT EXISTS t_rollback (x INTEGER PRIMARY KEY)", "setup");
+  c.exec("DELETE FROM t_rollback", "setup");
+  try {
+    pg::Txn txn(c, "cannot insert");
+    c.exec("INSERT INTO t_rollback VALUES ($1)", {std::string("1")}, "cannot insert");
+    c.exec("INSERT INTO t_rollback VALUES ($1)", {std::string("1")}, "cannot insert");
+    txn.commit();
+    FAIL() << "a duplicate key was accepted";
+  } catch (const pg::PgError& e) {
+    EXPECT_EQ(e.sqlstate, "23505");  // unique_violation
+    EXPECT_NE(std::string(e.what()).find(": cannot insert (duplicate key"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(c.exec("SELECT count(*) FROM t_rollback", "count").get_int(0, 0), 0);
+}
+
+TEST_F(Pg, AClaimWhoseLeaseEndedIsTakenOverAndTheOldHolderCannotComplete) {
+  pg::Conn a(server->url()), b(server->url());
+  WorkQueue qa(a), qb(b);
+  const std::int64_t run = 1000 + getpid();
+  const auto id = qa.enqueue(run, "only");
+  const auto first = qa.claim(run, "a", 0.3);
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->id, id);
+  EXPECT_EQ(first->token, 1);
+  EXPECT_FALSE(qb.claim(run, "b", 0.3)) << "claimed while another worker's lease still held";
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  const auto second = qb.claim(run, "b", 10);
+  ASSERT_TRUE(second) << "an ended lease did not free the candidate";
+  EXPECT_EQ(second->id, id);
+  EXPECT_EQ(second->token, 2);
+  EXPECT_FALSE(qa.renew(*first, 10));
+  {
+    pg::Txn txn(a, "complete");
+    EXPECT_FALSE(qa.complete(*first, "from a")) << "the old holder posted after losing its claim";
+  }
+  {
+    pg::Txn txn(b, "complete");
+    EXPECT_TRUE(qb.complete(*second, "from b"));
+    txn.commit();
+  }
+  const auto done = qa.done_after(run, 0);
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].result, "from b");
+  EXPECT_EQ(done[0].claims, 2);
+  const auto n = qa.counts(run);
+  EXPECT_EQ(n.pending + n.claimed, 0);
+  EXPECT_EQ(n.done, 1);
+}
+
+// A worker process: claims, "evaluates" (squares the payload), and in one transaction writes its
+// evaluation to a ledger and completes the claim. The victim stops at its Nth claim, says so on
+// the pipe, and waits to be killed with the claim held.
+int worker_main(const std::string& url, std::int64_t run, const std::string& name, int stop_at, int pipe_fd) {
+  try {
+    pg::Conn c(url);
+    WorkQueue q(c);
+    int claimed = 0;
+    for (;;) {
+      const auto cl = q.claim(run, name, 1.0);
+      if (!cl) {
+        const auto n = q.counts(run);
+        if (n.pending == 0 && n.claimed == 0) return 0;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        continue;
+      }
+      if (++claimed == stop_at) {
+        const std::string msg = std::to_string(cl->id) + "\n";
+        if (write(pipe_fd, msg.data(), msg.size()) < 0) return 3;
+        for (;;) pause();
+      }
+      const long v = std::stol(cl->payload);
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));  // the measurement
+      pg::Txn txn(c, "post");
+      c.exec("INSERT INTO ledger (run_id, item, worker) VALUES ($1, $2, $3)",
+             {std::to_string(run), std::to_string(cl->id), name}, "cannot write the ledger");
+      if (q.complete(*cl, std::to_string(v * v))) txn.commit();
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "worker %s: %s\n", name.c_str(), e.what());
+    return 2;
+  }
+}
+
+TEST_F(Pg, ThreeWorkersOneKilledMidCandidateDoEveryCandidateExactlyOnce) {
+  const std::int64_t run = 2000 + getpid();
+  const int items = 300;
+  pg::Conn c(server->url());
+  WorkQueue q(c);
+  c.exec("CREATE TABLE IF NOT EXISTS ledger (run_id BIGINT, item BIGINT, worker TEXT)", "setup");
+  for (int i = 0; i < items; ++i) q.enqueue(run, std::to_string(i));
+
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  std::vector<pid_t> pids;
+  for (int w = 0; w < 3; ++w) {
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      close(fds[0]);
+      _exit(worker_main(server->url(), run, "w" + std::to_string(w), w == 0 ? 20 : -1, fds[1]));
+    }
+    pids.push_back(pid);
+  }
+  close(fds[1]);
+  char buf[32] = {};
+  ASSERT_GT(read(fds[0], buf, sizeof buf - 1), 0) << "the victim never reached its 20th claim";
+  close(fds[0]);
+  const std::int64_t held = std::stoll(buf);
+  kill(pids[0], SIGKILL);  // mid-candidate: it holds `held` and will never post it
+  int status = 0;
+  waitpid(pids[0], &status, 0);
+  EXPECT_TRUE(WIFSIGNALED(status));
+  for (std::size_t i = 1; i < pids.size(); ++i) {
+    waitpid(pids[i], &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "worker " << i << " status " << status;
+  }
+
+  const auto n = q.counts(run);
+  EXPECT_EQ(n.done, items);
+  EXPECT_EQ(n.pending + n.claimed, 0);
+  const auto done = q.done_after(run, 0);
+  ASSERT_EQ(done.size(), static_cast<std::size_t>(items));
+  for (const auto& d : done) EXPECT_EQ(std::stol(d.result), std::stol(d.payload) * std::stol(d.payload));
+  auto ledger = c.exec("SELECT count(*), count(DISTINCT item) FROM ledger WHERE run_id = $1",
+                       {std::to_string(run)}, "read ledger");
+  EXPECT_EQ(ledger.get_int(0, 0), items) << "an evaluation was written twice or lost";
+  EXPECT_EQ(ledger.get_int(0, 1), items);
+  const auto taken = std::find_if(done.begin(), done.end(), [&](const QueueItem& d) { return d.id == held; });
+  ASSERT_NE(taken, done.end());
+  EXPECT_EQ(taken->claims, 2) << "the killed worker's candidate was not taken over once";
+  EXPECT_NE(taken->done_by, "w0");
+}
+
+
+// The tests run in the source folder (CMake's WORKING_DIRECTORY).
+const fs::path kLandscape = fs::path("tests") / "data" / "landscape_synthetic.json";
+
+// A worker's evaluator: each candidate takes `delay_ms` (so that every worker gets some), and at
+// its Nth it says so on a pipe and waits to be killed with the claim held. The rest goes to the
+// replay inside.
+class StopsAt : public Evaluator {
+ public:
+  StopsAt(Evaluator& inner, int n, int fd, int delay_ms) : inner_(inner), n_(n), fd_(fd), delay_ms_(delay_ms) {}
+  std::string device() const override { return inner_.device(); }
+  std::string build_key(const Config& c) const override { return inner_.build_key(c); }
+  void submit(const Candidate& c) override { inner_.submit(c); }
+  std::vector<Prepared> collect(double t) override { return inner_.collect(t); }
+  Evaluation measure(const Prepared& p) override { return inner_.measure(p); }
+  Timing time_baseline() override { return inner_.time_baseline(); }
+  Evaluation evaluate(const Candidate& c) override {
+    if (++seen_ == n_) {
+      if (write(fd_, "x", 1) < 0) _exit(3);
+      for (;;) pause();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms_));
+    return inner_.evaluate(c);
+  }
+
+ private:
+  Evaluator& inner_;
+  int n_, fd_, delay_ms_, seen_ = 0;
+};
+
+// What a run recorded, in an order-free form: the pipelined order is the workers'.
+std::multiset<std::string> verdicts_of(const Store& store, std::int64_t run) {
+  std::multiset<std::string> rows;
+  for (const auto& e : store.evaluations_of_run(run))
+    rows.insert(config_text(e.eval.config) + " " + status_name(e.eval.status) + " " +
+                std::to_string(e.eval.fast.p50_us) + (e.reused ? " reused" : ""));
+  return rows;
+}
+
+RunSummary search(Evaluator& ev, const Profile& profile, Store& store, std::int64_t budget) {
+  KnobSpace space(profile);
+  StrategyContext ctx{profile, space, 11, {}, "", ""};
+  auto strategy = make_strategy("random", ctx);
+  RunOptions o;
+  o.strategy = "random";
+  o.budget = budget;
+  o.seed = 11;
+  o.sanitize_elites = false;
+  return run_search(profile, *strategy, ev, store, o);
+}
+
+TEST_F(Pg, ACoordinatorAndThreeReplayWorkersOneKilledRecordWhatTheSameRunRecordsAlone) {
+  const std::int64_t budget = 60;
+  test::TempDir dir;
+  ReplayEvaluator local(kLandscape);
+
+  Store alone(dir.path / "alone.db");
+  const RunSummary expect = search(local, local.profile(), alone, budget);
+
+  const std::int64_t queue_run = 3000 + getpid();
+  std::optional<QueueEvaluator> coordinator;
+  coordinator.emplace(server->url(), queue_run, local, 3);
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  std::vector<pid_t> pids;
+  for (int w = 0; w < 3; ++w) {
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      close(fds[0]);
+      int code = 0;
+      try {
+        ReplayEvaluator mine(kLandscape);
+        StopsAt ev(mine, w == 0 ? 3 : -1, fds[1], 5);
+        serve_queue(server->url(), queue_run, ev, "w" + std::to_string(w), 1.0, nullptr);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "worker %d: %s\n", w, e.what());
+        code = 2;
+      }
+      _exit(code);
+    }
+    pids.push_back(pid);
+  }
+  close(fds[1]);
+  std::thread killer([&] {
+    char c;
+    if (read(fds[0], &c, 1) == 1) kill(pids[0], SIGKILL);  // mid-candidate: its claim is held
+    close(fds[0]);
+  });
+
+  Store shared(dir.path / "shared.db");
+  const RunSummary got = search(*coordinator, local.profile(), shared, budget);
+  coordinator.reset();  // finishes the queue run: the living workers exit
+  killer.join();
+  int status = 0;
+  waitpid(pids[0], &status, 0);
+  EXPECT_TRUE(WIFSIGNALED(status)) << "the victim was not killed mid-candidate";
+  for (std::size_t i = 1; i < pids.size(); ++i) {
+    waitpid(pids[i], &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "worker " << i << " status " << status;
+  }
+
+  EXPECT_EQ(got.new_evaluations, budget);
+  EXPECT_EQ(got.new_evaluations, expect.new_evaluations);
+  EXPECT_EQ(verdicts_of(shared, got.run_id), verdicts_of(alone, expect.run_id));
+  ASSERT_TRUE(got.best && expect.best);
+  EXPECT_EQ(config_text(got.best->config), config_text(expect.best->config));
+  EXPECT_TRUE(shared.check().ok);
+
+  // Every candidate enqueued was done once; the killed worker's was taken over once.
+  pg::Conn c(server->url());
+  WorkQueue q(c);
+  const auto done = q.done_after(queue_run, 0);
+  const auto n = q.counts(queue_run);
+  EXPECT_EQ(n.pending + n.claimed, 0);
+  EXPECT_EQ(static_cast<std::int64_t>(done.size()), got.new_evaluations);
+  EXPECT_EQ(std::count_if(done.begin(), done.end(), [](const QueueItem& d) { return d.claims == 2; }), 1);
+}
+
+TEST_F(Pg, AWorkerForAnUnknownOrFinishedRunSaysSoAndClaimsNothing) {
+  ReplayEvaluator ev(kLandscape);
+  const std::int64_t unknown = 4000 + getpid();
+  try {
+    serve_queue(server->url(), unknown, ev, "w", 1.0, nullptr);
+    FAIL() << "served a run the queue does not know";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("no run " + std::to_string(unknown) + " in the work queue"), std::string::npos)
+        << e.what();
+  }
+  pg::Conn c(server->url());
+  WorkQueue q(c);
+  const std::int64_t finished = 5000 + getpid();
+  q.open_run(finished);
+  q.enqueue(finished, R"({"config":{},"origin":{}})");
+  q.finish_run(finished);
+  try {
+    serve_queue(server->url(), finished, ev, "w", 1.0, nullptr);
+    FAIL() << "served a finished run";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("is finished; nothing to do"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(q.counts(finished).pending, 1) << "a worker for a finished run claimed something";
+}
+
+}  // namespace
+}  // namespace evo
