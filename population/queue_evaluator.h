@@ -30,9 +30,9 @@ class QueueEvaluator : public Evaluator {
   void submit(const Candidate& c) override;
   std::vector<Prepared> collect(double timeout_s) override;
   // Workers post final verdicts: collect() never hands back a candidate that needs the GPU here.
-  Evaluation measure(const Prepared& p) override { return p.eval; }
+  Evaluation measure(const Prepared& p, std::size_t) override { return p.eval; }
   std::size_t compile_slots() const override { return slots_; }
-  Timing time_baseline() override { return local_.time_baseline(); }
+  Timing time_baseline(std::size_t lane = 0) override { return local_.time_baseline(lane); }
   SanitizeVerdict sanitize(const Candidate& c) override { return local_.sanitize(c); }
 
  private:

@@ -325,8 +325,8 @@ class StopsAt : public Evaluator {
   std::string build_key(const Config& c) const override { return inner_.build_key(c); }
   void submit(const Candidate& c) override { inner_.submit(c); }
   std::vector<Prepared> collect(double t) override { return inner_.collect(t); }
-  Evaluation measure(const Prepared& p) override { return inner_.measure(p); }
-  Timing time_baseline() override { return inner_.time_baseline(); }
+  Evaluation measure(const Prepared& p, std::size_t lane) override { return inner_.measure(p, lane); }
+  Timing time_baseline(std::size_t lane = 0) override { return inner_.time_baseline(lane); }
   Evaluation evaluate(const Candidate& c) override {
     if (++seen_ == n_) {
       if (write(fd_, "x", 1) < 0) _exit(3);
