@@ -1,3 +1,4 @@
+#include <cmath>
 #include "engine/profile.h"
 
 #include <algorithm>
@@ -41,8 +42,12 @@ bool is_integer(DType t) { return t == DType::I32; }
 GreenThresholds green_thresholds(const GreenThresholds& profile, const BufferSpec& b) {
   GreenThresholds t = profile;
   if (is_integer(b.dtype)) {
-    t.atol = t.rtol = t.max_bad_pct = 0;
-    t.max_abs = t.mean_abs = 0;
+    // Integers are compared exactly; only the share of elements allowed to differ may be given
+    // (points that lie exactly on a polygon's edge may fall either side, by the kernel's method).
+    t.atol = t.rtol = 0;
+    t.max_bad_pct = b.green.max_bad_pct.value_or(0);
+    // With a share allowed, how far a differing element is off says nothing (a class label, a count).
+    t.max_abs = t.mean_abs = t.max_bad_pct > 0 ? INFINITY : 0;
     return t;
   }
   if (b.green.atol) t.atol = *b.green.atol;
@@ -355,8 +360,8 @@ Profile load_profile(const std::filesystem::path& path) {
         auto threshold = [&](const char* k) -> std::optional<double> {
           std::optional<double> x = gr.opt_num(k);
           if (x && !(*x >= 0)) gr.fail(k, number_text(*x) + " is negative (give a number >= 0)");
-          if (x && is_integer(b.dtype))
-            gr.fail(k, "an " + std::string(dtype_name(b.dtype)) + " buffer is compared exactly; it takes no tolerance");
+          if (x && is_integer(b.dtype) && std::string(k) != "max_bad_pct")
+            gr.fail(k, "an " + std::string(dtype_name(b.dtype)) + " buffer is compared exactly; it takes no tolerance (only max_bad_pct)");
           return x;
         };
         b.green.atol = threshold("atol");

@@ -119,6 +119,28 @@ TEST(GreenCompareOnDevice, AgreesWithTheHostForEveryDtypeAndFailure) {
 }
 
 
+// An integer buffer may allow a share of elements to differ (its own max_bad_pct, never the
+// profile's), each element still compared exactly: 1 of 6 off passes at 20%, fails at 10%.
+TEST(GreenCompare, IntegerBufferOwnBadShareIsTheOnlyTolerance) {
+  GreenThresholds strict;
+  BufferSpec pos;
+  pos.name = "O";
+  pos.dtype = DType::I32;
+  pos.role = BufferRole::Output;
+  const HostTensor ref = host_tensor(DType::I32, {0, 1, 1, 0, 5, -7});
+  const HostTensor off = host_tensor(DType::I32, {0, 1, 1, 0, 6, -7});
+  pos.green.max_bad_pct = 20.0;
+  pos.green.atol = 5.0;  // ignored for integers even if set in code: the parser refuses it
+  GreenThresholds t = green_thresholds(strict, pos);
+  EXPECT_EQ(t.atol, 0.0);
+  EXPECT_TRUE(compare_output(off, ref, t).failure.empty());
+  pos.green.max_bad_pct = 10.0;
+  t = green_thresholds(strict, pos);
+  const OutputCompare o = compare_output(off, ref, t);
+  EXPECT_EQ(o.bad, 1);
+  EXPECT_FALSE(o.failure.empty());
+}
+
 // An integer buffer is compared exactly whatever the profile's tolerance: one count off by one
 // fails, naming the element (green_thresholds gives i32 atol = rtol = 0).
 TEST(GreenCompare, IntegerOutputsCompareExactly) {

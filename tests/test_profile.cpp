@@ -1,4 +1,5 @@
 // Profiles, expressions, knob spaces and the static gate: everything that needs no GPU.
+#include <unistd.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -32,10 +33,12 @@ ordered_json gemm_json() {
 
 // Writes a profile next to the shipped ones' templates so relative paths resolve.
 fs::path write_profile(const ordered_json& j, const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / "evo-test-profiles" / "profiles";
+  // One folder per process: test runs of two checkouts side by side must not share the link.
+  fs::path dir = fs::temp_directory_path() / ("evo-test-profiles-" + std::to_string(::getpid())) / "profiles";
   fs::create_directories(dir);
   // Relative template paths in gemm_fp16.json point at ../templates: mirror that with a link.
   fs::path templates = dir.parent_path() / "templates";
+  if (fs::is_symlink(templates) && fs::read_symlink(templates) != kSource / "templates") fs::remove(templates);
   if (!fs::exists(templates)) fs::create_directory_symlink(kSource / "templates", templates);
   fs::path p = dir / (name + ".json");
   std::ofstream(p) << j.dump(2);
@@ -504,7 +507,7 @@ TEST(Profile, BadInoutAndThresholdFieldsNameFileFieldAndValue) {
       {[](ordered_json& j) { j["buffers"][0]["green"] = {{"atol", 1}}; },
        "buffers[0].green: only output and inout buffers are compared (role is input)"},
       {[](ordered_json& j) { j["buffers"][3]["green"] = {{"atol", 1}}; },
-       "buffers[3].green.atol: an i32 buffer is compared exactly; it takes no tolerance"},
+       "buffers[3].green.atol: an i32 buffer is compared exactly; it takes no tolerance (only max_bad_pct)"},
       {[](ordered_json& j) { j["buffers"][1]["symbol"] = "Y_table"; },
        "buffers[1].symbol: only an input buffer can live in a __constant__ symbol (role is inout)"},
       {[](ordered_json& j) {
