@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
   run->add_option("--profile", ra.profile,
                   "profile name or path (default: the shipped one whose best_for lists the GPU's arch, else sdpa_fp8)");
   run->add_option("--budget", ra.budget, "new evaluations to spend (read-back ones are free)")->capture_default_str();
-  run->add_option("--strategy", ra.strategy, "evo, random, exhaustive or external")->capture_default_str();
+  run->add_option("--strategy", ra.strategy, "evo (model-led, the default), elites, random, exhaustive or external")->capture_default_str();
   run->add_option("-o,--option", ra.options, "strategy option K=V (see docs/search.md)");
   run->add_option("--proposer", ra.proposer, "command for --strategy external (JSON on stdin/stdout)");
   run->add_option("--time-limit", ra.time_limit_s, "stop after this many seconds");

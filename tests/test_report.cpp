@@ -124,7 +124,7 @@ TEST_F(Report, OpensInAHeadlessBrowserWithEveryChartDrawnAndNoConsoleErrors) {
   EXPECT_GE(count(b.dom, "<rect"), 11 + 4 + 1);
   for (const char* heading : {"Best so far", "Outcomes", "Knobs", "Elites and their lineage", "Where the time went"})
     EXPECT_NE(b.dom.find(heading), std::string::npos) << heading;
-  EXPECT_NE(b.dom.find("mutation"), std::string::npos) << "no elite found by mutation in its lineage";
+  EXPECT_NE(b.dom.find("model"), std::string::npos) << "no elite found by the model-led search in its lineage";
   EXPECT_EQ(page_errors(b.log), std::vector<std::string>{});
   EXPECT_TRUE(fs::exists(shot) && fs::file_size(shot) > 10000) << "no screenshot at " << shot;
 }

@@ -104,7 +104,7 @@ TEST(Strategies, SameSeedSameSearchOtherSeedAnother) {
 }
 
 TEST(Strategies, EvoUsesInsightsAndRecordsTheRuleAndParent) {
-  auto all = drive("evo", 5, 100);
+  auto all = drive("elites", 5, 100);
   int insights = 0;
   for (const auto& c : all)
     if (c.origin.kind == "insight") {
@@ -118,7 +118,7 @@ TEST(Strategies, EvoUsesInsightsAndRecordsTheRuleAndParent) {
   EXPECT_TRUE(kinds.count("baseline") && kinds.count("mutation"));
   // Crossover children carry both parents.
   int crossed = 0;
-  for (const auto& c : drive("evo", 5, 100, {{"crossover_rate", "0.6"}, {"insight_rate", "0"}}))
+  for (const auto& c : drive("elites", 5, 100, {{"crossover_rate", "0.6"}, {"insight_rate", "0"}}))
     if (c.origin.kind == "crossover") {
       ++crossed;
       EXPECT_EQ(c.origin.parents.size(), 2u);
@@ -164,10 +164,10 @@ TEST(Strategies, BadOptionsAreOneLineUserErrors) {
     ctx.options = std::move(o);
     return make_strategy(name, ctx);
   };
-  EXPECT_THROW(make("evo", {{"populaton", "3"}}), UserError);
-  EXPECT_THROW(make("evo", {{"elites", "0"}}), UserError);
-  EXPECT_THROW(make("evo", {{"insight_rate", "0.9"}, {"crossover_rate", "0.5"}}), UserError);
-  EXPECT_THROW(make("evo", {{"stage_knobs", "NO_SUCH"}}), UserError);
+  EXPECT_THROW(make("elites", {{"populaton", "3"}}), UserError);
+  EXPECT_THROW(make("elites", {{"elites", "0"}}), UserError);
+  EXPECT_THROW(make("elites", {{"insight_rate", "0.9"}, {"crossover_rate", "0.5"}}), UserError);
+  EXPECT_THROW(make("elites", {{"stage_knobs", "NO_SUCH"}}), UserError);
   EXPECT_THROW(make("external", {}), UserError);  // no --proposer
   EXPECT_THROW(make("annealing", {}), UserError);
   try {
@@ -266,11 +266,26 @@ void write_table_into_docs(const std::string& name, const std::string& table) {
   std::ofstream(doc) << text;
 }
 
+// The issue-16 targets, on every landscape in tests/data: 20 seeds; budgets of 10%, 20% and 30% of
+// the configurations that pass the profile's constraints (a landscape holds all of them), failures
+// counted. evo is within 2% of the landscape's best in >= 95% of seeds at 10%, and its mean best
+// is no worse than random's at every budget (strictly better unless random already has the best
+// in every seed). EVO_SEARCH_LANDSCAPES=substring limits it to some landscapes while tuning,
+// EVO_SEARCH_OPTIONS=k=v,... gives evo options.
 TEST(SearchQuality, EvoFindsNearBestAndBeatsRandomOnEveryLandscape) {
-  const std::vector<std::size_t> budgets{25, 50, 100, 200};
+  const std::vector<double> shares{0.10, 0.20, 0.30};
   const int kSeeds = 20;
-  spdlog::set_level(spdlog::level::warn);  // 12 000 replayed evaluations: keep the log to the table
+  const std::vector<std::string> strategies{"random", "elites", "evo"};
+  const char* only = std::getenv("EVO_SEARCH_LANDSCAPES");
+  std::map<std::string, std::string> evo_options;  // EVO_SEARCH_OPTIONS=k=v,k=v: evo's options while tuning them
+  if (const char* opts = std::getenv("EVO_SEARCH_OPTIONS")) {
+    std::stringstream ss(opts);
+    for (std::string kv; std::getline(ss, kv, ',');)
+      if (auto eq = kv.find('='); eq != std::string::npos) evo_options[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  spdlog::set_level(spdlog::level::warn);  // tens of thousands of replayed evaluations: keep the log to the table
   for (const auto& path : landscapes()) {
+    if (only && path.filename().string().find(only) == std::string::npos) continue;
     SCOPED_TRACE(path.filename().string());
     ReplayEvaluator ev(path);
     KnobSpace space(ev.profile());
@@ -278,17 +293,20 @@ TEST(SearchQuality, EvoFindsNearBestAndBeatsRandomOnEveryLandscape) {
     for (const auto& p : ev.landscape().points)
       if (p.status == Status::Measured) landscape_best = std::min(landscape_best, p.p50_us);
     ASSERT_TRUE(std::isfinite(landscape_best));
+    const std::size_t valid = ev.landscape().points.size();
+    std::vector<std::size_t> budgets;
+    for (double s : shares) budgets.push_back(static_cast<std::size_t>(std::ceil(s * valid)));
 
-    // strategy -> budget -> (mean best, % of seeds within 5% of the landscape's best)
+    // strategy -> budget -> (mean best, % of seeds within 2% of the landscape's best)
     std::map<std::string, std::map<std::size_t, std::pair<double, double>>> cell;
-    for (const std::string name : {"random", "evo", "exhaustive"}) {
-      const int seeds = name == "exhaustive" ? 1 : kSeeds;  // exhaustive ignores the seed
+    for (const auto& name : strategies) {
       std::map<std::size_t, std::vector<double>> bests;
-      for (int seed = 0; seed < seeds; ++seed) {
+      for (int seed = 0; seed < kSeeds; ++seed) {
         TempDir d;
         Store store(d.path / "evo.db");
         StrategyContext ctx{ev.profile(), space, 0, {}, "", ""};
         ctx.seed = seed;
+        if (name == "evo") ctx.options = evo_options;
         auto s = make_strategy(name, ctx);
         RunOptions o;
         o.strategy = name;
@@ -300,22 +318,25 @@ TEST(SearchQuality, EvoFindsNearBestAndBeatsRandomOnEveryLandscape) {
       }
       for (auto b : budgets) {
         const auto& v = bests[b];
-        double mean = std::accumulate(v.begin(), v.end(), 0.0) / v.size();
-        double near = 100.0 * std::count_if(v.begin(), v.end(), [&](double x) { return x <= landscape_best * 1.05; }) / v.size();
+        const double mean = std::accumulate(v.begin(), v.end(), 0.0) / v.size();
+        const double near = 100.0 * std::count_if(v.begin(), v.end(), [&](double x) { return x <= landscape_best * 1.02; }) / v.size();
         cell[name][b] = {mean, near};
       }
     }
 
     std::ostringstream t;
-    char buf[128];
-    t << "Best median (us) after N new evaluations, mean over " << kSeeds
-      << " seeds (exhaustive: one run, it has no seed); in brackets the share of seeds within 5% of the landscape's best ("
-      << landscape_best << " us).\n\n| strategy |";
-    for (auto b : budgets) t << " " << b << " |";
+    char buf[160];
+    t << "Best median (us) after N new evaluations (N = 10/20/30% of the " << valid
+      << " configurations that pass the constraints, failures counted), mean over " << kSeeds
+      << " seeds; in brackets the share of seeds within 2% of the landscape's best (" << landscape_best << " us).\n\n| strategy |";
+    for (std::size_t i = 0; i < budgets.size(); ++i) {
+      std::snprintf(buf, sizeof buf, " %.0f%% (%zu) |", shares[i] * 100, budgets[i]);
+      t << buf;
+    }
     t << "\n| --- |";
     for (std::size_t i = 0; i < budgets.size(); ++i) t << " --- |";
     t << "\n";
-    for (const std::string name : {"random", "evo", "exhaustive"}) {
+    for (const auto& name : strategies) {
       t << "| " << name << " |";
       for (auto b : budgets) {
         std::snprintf(buf, sizeof buf, " %.2f (%.0f%%) |", cell[name][b].first, cell[name][b].second);
@@ -326,15 +347,14 @@ TEST(SearchQuality, EvoFindsNearBestAndBeatsRandomOnEveryLandscape) {
     std::cout << path.filename().string() << "\n" << t.str();
     write_table_into_docs(path.stem().string(), t.str());
 
-    // The target is set on landscapes recorded on a real GPU. The synthetic one (a handful of
-    // configs within 5% of its best, far apart) is a harder, artificial check: there evo must
-    // still beat random and get there by 200 evaluations.
-    const bool recorded = ev.landscape().device.rfind("synthetic", 0) != 0;
-    if (recorded)
-      EXPECT_GE(cell["evo"][100].second, 90.0) << "evo within 5% of the best in too few seeds at 100 evaluations";
-    else
-      EXPECT_GE(cell["evo"][200].second, 90.0) << "evo within 5% of the best in too few seeds at 200 evaluations";
-    EXPECT_LT(cell["evo"][100].first, cell["random"][100].first) << "evo does not beat random at 100 evaluations";
+    EXPECT_GE(cell["evo"][budgets[0]].second, 95.0) << "evo within 2% of the best in too few seeds at 10% of the space";
+    for (auto b : budgets) {
+      const bool random_perfect = cell["random"][b].second == 100.0 && cell["random"][b].first <= landscape_best * 1.0000001;
+      if (random_perfect)
+        EXPECT_LE(cell["evo"][b].first, cell["random"][b].first) << "budget " << b;
+      else
+        EXPECT_LT(cell["evo"][b].first, cell["random"][b].first) << "evo does not beat random at budget " << b;
+    }
   }
 }
 

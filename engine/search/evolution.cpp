@@ -1,4 +1,4 @@
-// evo (the default strategy): an elite population in the EvoEngineer style. The elites are the
+// elites: an elite population in the EvoEngineer style. The elites are the
 // fastest GREEN, timed candidates of each stage (a stage is one combination of the on/off
 // feature knobs, USE_CP_ASYNC, USE_WMMA_PV ..., as the seeds' notes tuned stage by stage), the
 // best `elites` of each kept. Each new candidate of a generation is, by the rates below:
@@ -42,7 +42,7 @@ class EvolutionSearch : public Strategy {
  public:
   explicit EvolutionSearch(const StrategyContext& ctx)
       : profile_(ctx.profile), space_(ctx.space), rng_(ctx.seed) {
-    OptionValues o("evo", kOptions, ctx.options);
+    OptionValues o("elites", kOptions, ctx.options);
     elites_ = static_cast<std::size_t>(o.integer("elites", 1, 1000));
     tournament_ = static_cast<std::size_t>(o.integer("tournament", 1, 100));
     insight_rate_ = o.number("insight_rate", 0, 1);
@@ -51,7 +51,7 @@ class EvolutionSearch : public Strategy {
     two_knob_rate_ = o.number("two_knob_rate", 0, 1);
     initial_left_ = o.integer("initial_random", 0, 100000);
     if (insight_rate_ + crossover_rate_ + random_rate_ > 1.0)
-      throw UserError("strategy evo: insight_rate + crossover_rate + random_rate must be <= 1 (the rest is mutation)");
+      throw UserError("strategy elites: insight_rate + crossover_rate + random_rate must be <= 1 (the rest is mutation)");
     stage_knobs_ = parse_stage_knobs(o.text("stage_knobs"));
   }
 
@@ -108,7 +108,7 @@ class EvolutionSearch : public Strategy {
     while (std::getline(ss, name, '+')) {
       bool known = false;
       for (const auto& k : space_.knobs()) known |= k.name == name;
-      if (!known) throw UserError("strategy evo: option stage_knobs: no knob '" + name + "' in the profile");
+      if (!known) throw UserError("strategy elites: option stage_knobs: no knob '" + name + "' in the profile");
       out.push_back(name);
     }
     return out;
@@ -233,7 +233,7 @@ class EvolutionSearch : public Strategy {
 }  // namespace
 
 StrategyInfo evolution_strategy_info() {
-  return {"evo", "elites per stage, tournament selection, mutation, crossover, insight moves (the default)",
+  return {"elites", "elites per stage, tournament selection, mutation, crossover, insight moves (EvoEngineer style)",
           kOptions, [](const StrategyContext& ctx) { return std::make_unique<EvolutionSearch>(ctx); }};
 }
 

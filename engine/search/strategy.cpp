@@ -11,7 +11,7 @@ namespace evo {
 const std::vector<StrategyInfo>& registered_strategies() {
   // An explicit list, not self-registering statics: a static library drops objects nothing
   // references, and this order is the one users read.
-  static const std::vector<StrategyInfo> all = {evolution_strategy_info(), random_strategy_info(),
+  static const std::vector<StrategyInfo> all = {model_strategy_info(), evolution_strategy_info(), random_strategy_info(),
                                                 exhaustive_strategy_info(), external_strategy_info()};
   return all;
 }

@@ -6,7 +6,9 @@
 //
 //   random      uniform among valid configs, no repeats            engine/search/random.cpp
 //   exhaustive  every valid config, in the space's order            engine/search/exhaustive.cpp
-//   evo         elites + mutation/crossover/insights (the default)  engine/search/evolution.cpp
+//   evo         random forests of time and of passing, expected improvement (the default)
+//                                                                    engine/search/model.cpp
+//   elites      elites + mutation/crossover/insights (EvoEngineer)  engine/search/evolution.cpp
 //   external    a user's command proposes (JSON on stdin/stdout)   engine/search/external.cpp
 #pragma once
 #include <cstdint>
@@ -108,6 +110,7 @@ std::optional<Config> sample_unseen(const KnobSpace& space, SearchRng& rng,
 StrategyInfo random_strategy_info();
 StrategyInfo exhaustive_strategy_info();
 StrategyInfo evolution_strategy_info();
+StrategyInfo model_strategy_info();
 StrategyInfo external_strategy_info();
 
 }  // namespace evo

@@ -1,0 +1,42 @@
+// A small random forest (bagged extremely randomised trees, Geurts et al. 2006) for the model-led
+// search: regression of log time over the knobs, and the chance that a configuration passes
+// (a 0/1 target: its leaves hold the share that passed). The spread of the trees' predictions is
+// the model's uncertainty, what expected improvement needs. Plain vectors, no dependencies: a
+// few hundred samples and a few dozen features are all a tuning run ever has.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "engine/search/strategy.h"  // defines: SearchRng
+
+namespace evo {
+
+struct ForestPrediction {
+  double mean = 0, spread = 0;  // over the trees
+};
+
+class Forest {
+ public:
+  // rows: samples x features (row-major, `features` wide), y: one target per sample.
+  void fit(const std::vector<float>& rows, std::size_t features, const std::vector<double>& y,
+           std::size_t trees, SearchRng& rng);
+  bool empty() const { return trees_.empty(); }
+  ForestPrediction predict(const float* row) const;
+
+ private:
+  struct Node {
+    std::int32_t feature = -1;  // -1: a leaf holding `value`
+    float threshold = 0;
+    std::int32_t left = 0, right = 0;
+    double value = 0;
+  };
+  using Tree = std::vector<Node>;
+  std::int32_t grow(Tree& t, std::vector<std::uint32_t>& idx, std::size_t lo, std::size_t hi, int depth,
+                    SearchRng& rng);
+  const std::vector<float>* rows_ = nullptr;
+  const std::vector<double>* y_ = nullptr;
+  std::size_t features_ = 0;
+  std::vector<Tree> trees_;
+};
+
+}  // namespace evo

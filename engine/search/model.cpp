@@ -1,0 +1,356 @@
+// evo (the default strategy): a model-led search for rugged spaces full of invalid
+// configurations, in the manner of Bayesian optimisation for GPU kernels (Willemsen et al. 2021)
+// with a random forest as the surrogate (as SMAC and BaCO do) and a second forest that learns
+// which configurations fail (BaCO's feasibility model):
+//   1. after the baseline, `initial` uniform draws;
+//   2. then, each time enough new results have come back, both forests are fitted again: a
+//      regression of log median time over the measured configurations, and the chance to pass
+//      (compile, static gate, GREEN, FAST) over every evaluated one;
+//   3. every unseen valid configuration (or, in a space too large to score whole, a pool of
+//      uniform draws and of moves of the best configurations by 1, 2, 3 ... steps along one or two
+//      value lists) is scored by expected improvement over the best time, times the chance to
+//      pass, and the best scored are proposed in order until the next fit;
+//   4. a share `explore` of proposals is a uniform draw, so a region the model has written off
+//      is still seen now and then.
+// Every evaluation counts, failures included: they teach the feasibility model, so neighbours of
+// a compile error or a wrong result stop being proposed once the pattern is clear. Proposals do
+// not wait for results (steady state): what is pending is never proposed twice, and the model is
+// refitted as results arrive. The features are each knob's position in its value list and the
+// launch geometry of the objective problem (log2 threads per block, blocks, shared bytes), which
+// carry what many knobs do together, and for each knob the factors of two of its value and its
+// bits set (a power of two has one), which is what a tree reduction or an alignment cares about.
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <numeric>
+#include <set>
+
+#include "engine/error.h"
+#include "engine/expr.h"
+#include "engine/search/forest.h"
+#include "engine/search/strategy.h"
+
+namespace evo {
+namespace {
+
+const std::vector<StrategyOption> kOptions = {
+    {"initial", "uniform draws after the baseline before the model leads (0: 3% of the valid space, 5 to 20)", "0"},
+    {"trees", "trees in each forest", "64"},
+    {"explore", "share of proposals drawn uniformly at random once the model leads", "0.05"},
+    {"score_all", "score every unseen valid configuration when the space has at most this many", "50000"},
+    {"pool", "configurations scored per fit when the space is larger than score_all", "4000"},
+    {"acquisition", "ei (expected improvement), lcb (lower confidence bound: mean - kappa * spread), or mix (the two in turn)", "mix"},
+    {"kappa", "lcb: weight of the spread (0: the predicted time alone, times the chance to pass)", "0"},
+    {"lcb_share", "mix: share of model proposals taken by lcb", "0.25"},
+    {"pass_power", "exponent of the chance to pass in both scores (higher: shy away from failing regions)", "1"},
+    {"xi", "ei: improvement (in log time) a configuration must promise beyond the best", "0"},
+};
+
+// How many times 2 divides v (capped): a tree reduction, a vector width or a tile that must divide
+// a size cares about this, not about the value's place in the list.
+int factors_of_two(std::int64_t v) {
+  if (v == 0) return 16;
+  int n = 0;
+  while (n < 16 && (v & 1) == 0) v >>= 1, ++n;
+  return n;
+}
+
+double normal_pdf(double z) { return std::exp(-0.5 * z * z) / std::sqrt(2 * M_PI); }
+double normal_cdf(double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); }
+
+class ModelSearch : public Strategy {
+ public:
+  explicit ModelSearch(const StrategyContext& ctx) : profile_(ctx.profile), space_(ctx.space), rng_(ctx.seed) {
+    OptionValues o("evo", kOptions, ctx.options);
+    initial_ = o.integer("initial", 0, 100000);
+    trees_ = static_cast<std::size_t>(o.integer("trees", 1, 1000));
+    explore_ = o.number("explore", 0, 1);
+    score_all_ = static_cast<std::size_t>(o.integer("score_all", 0, 10000000));
+    pool_ = static_cast<std::size_t>(o.integer("pool", 16, 10000000));
+    const std::string acq = o.text("acquisition");
+    if (acq != "ei" && acq != "lcb" && acq != "mix")
+      throw UserError("strategy evo: option acquisition='" + acq + "': choose ei, lcb or mix");
+    use_ei_ = acq != "lcb";
+    use_lcb_ = acq != "ei";
+
+    kappa_ = o.number("kappa", 0, 100);
+    xi_ = o.number("xi", 0, 10);
+    pass_power_ = o.number("pass_power", 0, 10);
+    lcb_share_ = acq == "ei" ? 0.0 : acq == "lcb" ? 1.0 : o.number("lcb_share", 0, 1);
+    prepare_geometry();
+    for (const auto& k : space_.knobs()) {
+      std::set<int> twos, bits;
+      for (auto v : k.values) twos.insert(factors_of_two(v)), bits.insert(std::popcount(static_cast<std::uint64_t>(v)));
+      alignment_.push_back(twos.size() > 1);
+      binary_.push_back(bits.size() > 1);
+    }
+    features_ = space_.knobs().size() + std::count(alignment_.begin(), alignment_.end(), true) +
+                std::count(binary_.begin(), binary_.end(), true) + geometry_.size();
+    if (space_.size() <= 4 * static_cast<std::uint64_t>(score_all_) + 1) {
+      auto all = space_.enumerate_valid();
+      if (all.size() <= score_all_) {
+        valid_ = std::move(all);
+        valid_rows_.reserve(valid_.size() * features_);
+        for (const auto& c : valid_) encode(c, valid_rows_);
+      }
+    }
+    if (initial_ == 0) {
+      const double v = valid_.empty() ? 1000.0 : static_cast<double>(valid_.size());
+      initial_ = std::clamp<std::int64_t>(static_cast<std::int64_t>(std::lround(0.03 * v)), 5, 20);
+    }
+  }
+
+  std::vector<Candidate> propose(std::size_t n) override {
+    std::vector<Candidate> out;
+    while (out.size() < n) {
+      std::optional<Candidate> c;
+      const bool model_leads = measured_ >= 2 && static_cast<std::int64_t>(observed_.size() + pending_) > initial_;
+      if (model_leads && !rng_.chance(explore_)) c = from_model();
+      if (!c) {
+        auto r = sample_unseen(space_, rng_, seen_);
+        if (r) c = Candidate{*r, Origin{"random", "", {}}};
+      }
+      if (!c) break;  // every valid configuration proposed or observed
+      seen_.insert(config_hash(c->config));
+      ++pending_;
+      out.push_back(std::move(*c));
+    }
+    return out;
+  }
+
+  void observe(const Evaluation& e) override {
+    const std::string h = config_hash(e.config);
+    if (seen_.insert(h).second == false && pending_ > 0) --pending_;
+    Observed o;
+    encode(e.config, o.row);
+    o.passed = e.measured() && e.fast.p50_us > 0;
+    o.log_time = o.passed ? std::log(e.fast.p50_us) : 0;
+    o.hash = h;
+    if (o.passed) {
+      ++measured_;
+      if (o.log_time < best_log_) best_log_ = o.log_time, best_hash_ = h;
+    }
+    observed_.push_back(std::move(o));
+  }
+
+ private:
+  struct Observed {
+    std::vector<float> row;
+    bool passed = false;
+    double log_time = 0;
+    std::string hash;
+  };
+
+  // Launch geometry expressions that evaluate for the baseline become features; one that needs
+  // something a knob-only evaluation lacks is simply left out.
+  void prepare_geometry() {
+    const KernelSpec& k = profile_.kernel;
+    const Problem& p = profile_.objective_problem();
+    const Vars vars = expression_vars(k, p, profile_.baseline);
+    std::vector<std::string> known;
+    for (const auto& [name, _] : vars) known.push_back(name);
+    auto add = [&](std::vector<std::string> parts) {
+      try {
+        std::vector<Expr> e;
+        for (const auto& s : parts) e.emplace_back(s, known);
+        for (const auto& x : e) (void)x.eval(vars);
+        geometry_.push_back(std::move(e));
+      } catch (const std::exception&) {
+      }
+    };
+    add({k.launch.block[0], k.launch.block[1], k.launch.block[2]});  // threads per block
+    add({k.launch.grid[0], k.launch.grid[1], k.launch.grid[2]});     // blocks
+    add({k.launch.shared_bytes});
+  }
+
+  void encode(const Config& c, std::vector<float>& row) const {
+    for (const auto& k : space_.knobs()) {
+      const auto it = c.find(k.name);
+      const auto pos = it == c.end() ? k.values.end() : std::find(k.values.begin(), k.values.end(), it->second);
+      row.push_back(static_cast<float>(pos - k.values.begin()));
+    }
+    for (std::size_t i = 0; i < space_.knobs().size(); ++i)
+      if (alignment_[i]) {
+        const auto& k = space_.knobs()[i];
+        const auto it = c.find(k.name);
+        row.push_back(static_cast<float>(factors_of_two(it == c.end() ? 0 : it->second)));
+      }
+    for (std::size_t i = 0; i < space_.knobs().size(); ++i)
+      if (binary_[i]) {
+        const auto& k = space_.knobs()[i];
+        const auto it = c.find(k.name);
+        row.push_back(static_cast<float>(std::popcount(static_cast<std::uint64_t>(it == c.end() ? 0 : it->second))));
+      }
+    if (geometry_.empty()) return;
+    const Vars vars = expression_vars(profile_.kernel, profile_.objective_problem(), c);
+    for (const auto& product : geometry_) {
+      double v = 1;
+      try {
+        for (const auto& e : product) v *= e.eval(vars);
+      } catch (const std::exception&) {
+        v = 0;
+      }
+      row.push_back(static_cast<float>(std::log2(1.0 + std::max(0.0, v))));
+    }
+  }
+
+  std::optional<Candidate> from_model() {
+    const std::size_t since = observed_.size() - observed_at_fit_;
+    if (since >= std::max<std::size_t>(1, observed_.size() / 16)) fit_and_score();
+    // The acquisitions take turns (a portfolio: neither wins on every landscape); one whose queue
+    // is spent gives its turn to the other.
+    // Whose turn: lcb when it has earned a whole turn at its share of the model's proposals.
+    lcb_credit_ += lcb_share_;
+    const int first = lcb_credit_ >= 1.0 - 1e-9 ? 1 : 0;
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      for (int k = 0; k < 2; ++k) {
+        const int which = (first + k) % 2;
+        Queue& q = queues_[which];
+        while (q.pos < q.configs.size()) {
+          Config c = std::move(q.configs[q.pos++]);
+          if (seen_.count(config_hash(c))) continue;
+          const std::string rule = q.name;
+          if (which == 1) lcb_credit_ -= 1.0;
+          return Candidate{std::move(c), Origin{"model", rule, {best_hash_}}};
+        }
+      }
+      if (attempt == 0) fit_and_score();
+    }
+    return std::nullopt;
+  }
+
+  void fit_and_score() {
+    observed_at_fit_ = observed_.size();
+    for (auto& q : queues_) q.configs.clear(), q.pos = 0;
+    std::vector<float> all_rows, time_rows;
+    std::vector<double> passed, log_time;
+    for (const auto& o : observed_) {
+      all_rows.insert(all_rows.end(), o.row.begin(), o.row.end());
+      passed.push_back(o.passed ? 1.0 : 0.0);
+      if (o.passed) time_rows.insert(time_rows.end(), o.row.begin(), o.row.end()), log_time.push_back(o.log_time);
+    }
+    time_model_.fit(time_rows, features_, log_time, trees_, rng_);
+    const bool any_failed = std::any_of(passed.begin(), passed.end(), [](double p) { return p == 0.0; });
+    if (any_failed) pass_model_.fit(all_rows, features_, passed, trees_, rng_);
+
+    std::vector<Config> pool;
+    std::vector<float> pool_rows;
+    const std::vector<Config>* cands = &valid_;
+    const std::vector<float>* rows = &valid_rows_;
+    if (valid_.empty()) {
+      build_pool(pool);
+      for (const auto& c : pool) encode(c, pool_rows);
+      cands = &pool;
+      rows = &pool_rows;
+    }
+    std::vector<Scored> ei_scored, lcb_scored;
+    for (std::size_t i = 0; i < cands->size(); ++i) {
+      if (seen_.count(config_hash((*cands)[i]))) continue;
+      const float* r = rows->data() + i * features_;
+      const ForestPrediction t = time_model_.predict(r);
+      const double s = std::max(t.spread, 1e-3);
+      // A configuration the pass model has not seen fail nearby keeps its promise whole.
+      const double pass = any_failed ? std::pow(std::max(0.02, pass_model_.predict(r).mean), pass_power_) : 1.0;
+      // lcb: exp(best - (mean - kappa spread)), how much faster than the best it may be.
+      if (use_lcb_) lcb_scored.push_back({std::exp(best_log_ - (t.mean - kappa_ * s)) * pass, i});
+      const double z = (best_log_ - xi_ - t.mean) / s;
+      if (use_ei_) ei_scored.push_back({s * (z * normal_cdf(z) + normal_pdf(z)) * pass, i});
+    }
+    fill(queues_[0], ei_scored, *cands);
+    fill(queues_[1], lcb_scored, *cands);
+  }
+
+  struct Scored {
+    double score;
+    std::size_t index;
+  };
+  struct Queue {
+    std::string name;
+    std::vector<Config> configs;
+    std::size_t pos = 0;
+  };
+
+  static void fill(Queue& q, std::vector<Scored>& scored, const std::vector<Config>& cands) {
+    // Proposed in this order until the next fit: a batch of the best, not one at a time.
+    const std::size_t keep = std::min<std::size_t>(scored.size(), 256);
+    std::partial_sort(scored.begin(), scored.begin() + keep, scored.end(),
+                      [](const Scored& a, const Scored& b) { return a.score > b.score || (a.score == b.score && a.index < b.index); });
+    for (std::size_t i = 0; i < keep; ++i) q.configs.push_back(cands[scored[i].index]);
+  }
+
+  // A space too large to score whole: uniform draws, and moves of the best measured
+  // configurations by steps of varying length along one or two value lists (a ridge of failing
+  // neighbours one step wide is crossed by a step of two).
+  void build_pool(std::vector<Config>& pool) {
+    std::unordered_set<std::string> in;
+    auto add = [&](const Config& c) {
+      const std::string h = config_hash(c);
+      if (!seen_.count(h) && in.insert(h).second && space_.valid(c)) pool.push_back(c);
+    };
+    std::vector<const Observed*> best;
+    for (const auto& o : observed_)
+      if (o.passed) best.push_back(&o);
+    std::sort(best.begin(), best.end(), [](auto* a, auto* b) { return a->log_time < b->log_time; });
+    best.resize(std::min<std::size_t>(best.size(), 8));
+    const auto& knobs = space_.knobs();
+    for (const Observed* o : best) {
+      Config base;
+      for (std::size_t k = 0; k < knobs.size(); ++k) base[knobs[k].name] = knobs[k].values[static_cast<std::size_t>(o->row[k])];
+      for (std::size_t k = 0; k < knobs.size(); ++k)
+        for (int step : {-3, -2, -1, 1, 2, 3}) {
+          const long pos = static_cast<long>(o->row[k]) + step;
+          if (pos < 0 || pos >= static_cast<long>(knobs[k].values.size())) continue;
+          Config c = base;
+          c[knobs[k].name] = knobs[k].values[static_cast<std::size_t>(pos)];
+          add(c);
+        }
+      for (int t = 0; t < 64; ++t) {  // two knobs at once, each by a step of 1 to a quarter of its list
+        Config c = base;
+        for (int m = 0; m < 2; ++m) {
+          const auto& k = knobs[rng_.index(knobs.size())];
+          const long len = std::max<long>(1, static_cast<long>(k.values.size()) / 4);
+          const long pos = std::find(k.values.begin(), k.values.end(), c[k.name]) - k.values.begin();
+          const long step = (1 + static_cast<long>(rng_.index(static_cast<std::size_t>(len)))) * (rng_.chance(0.5) ? 1 : -1);
+          c[k.name] = k.values[static_cast<std::size_t>(std::clamp<long>(pos + step, 0, static_cast<long>(k.values.size()) - 1))];
+        }
+        add(c);
+      }
+    }
+    for (std::size_t t = 0; t < pool_ && pool.size() < pool_ + 1024; ++t) {
+      auto r = sample_unseen(space_, rng_, seen_);
+      if (!r) break;
+      add(*r);
+    }
+  }
+
+  const Profile& profile_;
+  const KnobSpace& space_;
+  SearchRng rng_;
+  std::int64_t initial_ = 0;
+  std::size_t trees_ = 64, score_all_ = 50000, pool_ = 4000, features_ = 0;
+  double explore_ = 0.05, kappa_ = 0, xi_ = 0, pass_power_ = 1, lcb_share_ = 0.25;
+  bool use_ei_ = true, use_lcb_ = true;
+  std::vector<std::vector<Expr>> geometry_;
+  std::vector<bool> alignment_;  // knobs whose values differ in their factors of two
+  std::vector<bool> binary_;     // knobs whose values differ in their bits set (1: a power of two)
+  std::vector<Config> valid_;
+  std::vector<float> valid_rows_;
+  std::unordered_set<std::string> seen_;
+  std::vector<Observed> observed_;
+  std::size_t pending_ = 0, measured_ = 0, observed_at_fit_ = 0;
+  double best_log_ = INFINITY;
+  std::string best_hash_;
+  Forest time_model_, pass_model_;
+  Queue queues_[2] = {{"expected improvement", {}, 0}, {"lower confidence bound", {}, 0}};
+  double lcb_credit_ = 0;  // lcb's share earned minus the turns it took
+};
+
+}  // namespace
+
+StrategyInfo model_strategy_info() {
+  return {"evo",
+          "model-led: random forests of time and of passing, expected improvement, failures learnt (the default)",
+          kOptions, [](const StrategyContext& ctx) { return std::make_unique<ModelSearch>(ctx); }};
+}
+
+}  // namespace evo

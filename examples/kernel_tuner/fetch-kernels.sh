@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Copies Kernel Tuner's example kernels, exactly as they are in its repository, into
+# examples/kernel_tuner/kernels/ (not committed: they are Kernel Tuner's code, Apache-2.0).
+# The profiles beside this script tune them; their references (ref/) are evo's own.
+#
+#   examples/kernel_tuner/fetch-kernels.sh [KERNEL_TUNER_GIT_DIR_OR_URL]
+#
+# Default source: a local mirror if present, else https://github.com/KernelTuner/kernel_tuner.
+# Each file is checked against the SHA-256 it had at the pinned commit, so the landscapes in
+# tests/data were recorded from exactly these bytes.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+commit=96a6abc1019179397753c4afede9149a80aec369
+src="${1:-}"
+if [ -z "$src" ]; then
+  for cand in /work/.mirror/KernelTuner+kernel_tuner/repo "$HOME/kernel_tuner"; do
+    [ -e "$cand" ] && { src="$cand"; break; }
+  done
+  src="${src:-https://github.com/KernelTuner/kernel_tuner}"
+fi
+tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
+if [ -d "$src" ] && git --git-dir="$src" rev-parse -q --verify "$commit^{commit}" >/dev/null 2>&1; then
+  gitdir="$src"
+elif [ -d "$src/.git" ]; then
+  gitdir="$src/.git"
+else
+  git clone -q --bare "$src" "$tmp/kt.git"; gitdir="$tmp/kt.git"
+fi
+mkdir -p "$here/kernels"
+while read -r sum name; do
+  git --git-dir="$gitdir" show "$commit:examples/cuda/$name" > "$here/kernels/$name"
+  echo "$sum  $here/kernels/$name" | sha256sum --quiet -c - || { echo "fetch-kernels: $name differs from Kernel Tuner $commit" >&2; exit 1; }
+done <<'SUMS'
+7b85c7f040b14c2379c478950aa969815b241f1eebff372e1788bc82768cb1fc matmul.cu
+ede1a67a30cf28f62f7fa71e8fa74399ec679ff531f5043e86ee609567379f17 pnpoly.cu
+3a7c8c8dabd6e997489233fa2dbbb062b4d6c1c9ea6995688e6c9ec9a5426b07 stencil.cu
+88a227ee8e99f0ca276cd7572538e279ae4f4e8478030298f69d93723fd70c35 zeromeanfilter.cu
+07f0752a24ffefc73505e03c5da92760ad0520c1bc15990f4117c8d5c7c41051 reduction.cu
+SUMS
+echo "fetch-kernels: Kernel Tuner $commit examples into $here/kernels/"
