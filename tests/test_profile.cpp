@@ -30,9 +30,10 @@ ordered_json gemm_json() {
   return ordered_json::parse(in);
 }
 
-// Writes a profile next to the shipped ones' templates so relative paths resolve.
+// Writes a profile next to the shipped ones' templates so relative paths resolve. One folder per
+// checkout: another checkout's tests leave a link to their own tree (which may since be gone).
 fs::path write_profile(const ordered_json& j, const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / "evo-test-profiles" / "profiles";
+  fs::path dir = fs::temp_directory_path() / ("evo-test-profiles-" + evo::short_hash(kSource.string())) / "profiles";
   fs::create_directories(dir);
   // Relative template paths in gemm_fp16.json point at ../templates: mirror that with a link.
   fs::path templates = dir.parent_path() / "templates";
