@@ -122,10 +122,17 @@ int cmd_eval(const Globals& g, const EvalArgs& a) {
                           .dump();
   const std::int64_t run = store.begin_run(info);
 
-  const Timing baseline = ev->time_baseline();
-  if (baseline.outcome == Outcome::Passed) store.set_run_baseline(run, baseline.p50_us);
-  Candidate cand{c, Origin{a.baseline ? "baseline" : "manual", "evo eval", {}}};
-  const Evaluation e = ev->evaluate(cand);
+  Timing baseline;
+  Evaluation e;
+  try {
+    baseline = ev->time_baseline();
+    if (baseline.outcome == Outcome::Passed) store.set_run_baseline(run, baseline.p50_us);
+    e = ev->evaluate(Candidate{c, Origin{a.baseline ? "baseline" : "manual", "evo eval", {}}});
+  } catch (const UserError&) {
+    // A broken environment, or a command reference that cannot answer: no verdict to store.
+    store.set_run_status(run, "failed");
+    throw;
+  }
   const std::int64_t id = store.record(run, EvalKey{p.name, ev->build_key(c), ev->device(), p.objective}, e, false);
   store.set_run_status(run, "finished");
 

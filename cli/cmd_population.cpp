@@ -300,11 +300,38 @@ int cmd_export(const Globals& g, const ExportArgs& a) {
   const std::string stem = p.name + "-" + ev.config_hash;
   const fs::path cu = fs::path(a.to) / (stem + ".cu"), js = fs::path(a.to) / (stem + ".json");
 
+  // Every template the launches use, once, in launch order (the same knobs fixed above all of them).
+  const auto launches = p.launches();
   std::set<fs::path> seen{p.kernel.source};
-  const std::string body = inline_includes(p.kernel.source, seen);
+  std::string body = inline_includes(p.kernel.source, seen);
+  for (const KernelSpec* k : launches)
+    if (seen.insert(k->source).second)
+      body += "\n// ---- template " + k->source.filename().string() + " ----\n" + inline_includes(k->source, seen);
   const Problem* named = p.find_problem(pick->key.problem);
   const Problem& obj = named ? *named : p.objective_problem();
   LaunchGeometry geo = launch_geometry(p.kernel, obj, ev.config);
+  // A sequence of launches: each one's kernel, geometry and arguments, in the order to run them.
+  const std::vector<LaunchKernel> built = launch_kernels(ev.build);
+  std::string launches_text;
+  nlohmann::ordered_json launches_json = nlohmann::ordered_json::array();
+  for (std::size_t i = 0; launches.size() > 1 && i < launches.size(); ++i) {
+    const KernelSpec& k = *launches[i];
+    const LaunchGeometry lg = launch_geometry(k, obj, ev.config);
+    launches_text += "// launch " + std::to_string(i + 1) + " of " + std::to_string(launches.size()) + ": " + k.name + "(" +
+                     list(k.args) + ") from " + k.source.filename().string() + ", grid (" + list(std::vector<std::uint32_t>(lg.grid.begin(), lg.grid.end())) +
+                     ") block (" + list(std::vector<std::uint32_t>(lg.block.begin(), lg.block.end())) +
+                     ") dynamic smem " + std::to_string(lg.shared_bytes) + " B; grid = (" + list(std::vector<std::string>(k.launch.grid.begin(), k.launch.grid.end())) + ")\n";
+    nlohmann::ordered_json one{{"kernel", k.name}};
+    // The database keeps one lowered name per build (the first launch's): a later launch's is
+    // stated only when the evaluation at hand carries it.
+    if (i < built.size() && !built[i].lowered_name.empty()) one["lowered_name"] = built[i].lowered_name;
+    one["template"] = k.source.filename().string();
+    one["args"] = k.args;
+    one["launch"] = {{"grid", lg.grid}, {"block", lg.block}, {"shared_bytes", lg.shared_bytes},
+                     {"grid_expr", k.launch.grid}, {"block_expr", k.launch.block},
+                     {"shared_bytes_expr", k.launch.shared_bytes}};
+    launches_json.push_back(std::move(one));
+  }
   // Tensor-map arguments: the user encodes each one (cuTensorMapEncodeTiled) and passes it by value.
   nlohmann::ordered_json maps = nlohmann::ordered_json::array();
   std::string maps_text;
@@ -350,6 +377,10 @@ int cmd_export(const Globals& g, const ExportArgs& a) {
     << "// launch (" << obj.name << "): grid (" << geo.grid[0] << "," << geo.grid[1] << "," << geo.grid[2] << ") block ("
     << geo.block[0] << "," << geo.block[1] << "," << geo.block[2] << ") dynamic smem " << geo.shared_bytes << " B; grid = ("
     << p.kernel.launch.grid[0] << ", " << p.kernel.launch.grid[1] << ", " << p.kernel.launch.grid[2] << ")\n"
+    << (launches.size() > 1 ? "// the unit timed is " + std::to_string(launches.size()) +
+                                  " launches, in this order, on the same buffers (the launch line above is the first's):\n"
+                            : std::string())
+    << launches_text
     << maps_text
     << "// build:     nvcc " << nvcc_arch_flags(p.arch) << " -std=c++17 -c " << stem << ".cu   (provenance: " << stem
     << ".json)\n"
@@ -392,6 +423,14 @@ int cmd_export(const Globals& g, const ExportArgs& a) {
       {"metrics", nlohmann::json(ev.metrics)},
       {"origin", nlohmann::json(ev.origin)},
       {"measured_at", pick->created_at}};
+  if (launches.size() > 1) {  // after the first launch's fields; absent for a single launch
+    nlohmann::ordered_json with;
+    for (auto& [k, v] : prov.items()) {
+      with[k] = v;
+      if (k == "args") with["launches"] = launches_json;
+    }
+    prov = std::move(with);
+  }
   if (!maps.empty()) {  // beside the args they fill; absent for a profile without tensor maps
     nlohmann::ordered_json with;
     for (auto& [k, v] : prov.items()) {

@@ -66,16 +66,34 @@ int cmd_check(const Globals& g, const std::string& name) {
   auto [p, space] = load_checked(name);
   const auto valid = space.enumerate_valid();
   auto why = space.why_invalid(p.baseline);
+  const auto launches = p.launches();
+  const auto ref_launches = p.reference_launches();
+  const std::string reference_kind = p.reference_command ? "command" : p.reference_data ? "data" : "kernel";
   if (g.json) {
     nlohmann::json j{{"profile", p.name},       {"path", p.path.string()}, {"space", space.size()},
                      {"valid", valid.size()},   {"baseline", p.baseline},  {"baseline_valid", !why},
                      {"baseline_reason", why ? *why : ""}, {"objective", p.objective}};
+    j["launches"] = nlohmann::json::array();
+    for (const KernelSpec* k : launches) j["launches"].push_back({{"template", k->source.string()}, {"kernel", k->name}});
+    j["reference"] = {{"kind", reference_kind}};
+    if (p.reference_command) j["reference"]["command"] = p.reference_command->command;
     std::cout << j.dump(2) << '\n';
   } else {
-    std::cout << "profile   " << p.name << "  (" << p.path.string() << ")\n"
-              << "template  " << p.kernel.source.string() << "  kernel " << p.kernel.name << "\n"
-              << "reference " << p.reference.source.string() << "  kernel " << p.reference.name << "\n"
-              << "knobs     ";
+    std::cout << "profile   " << p.name << "  (" << p.path.string() << ")\n";
+    // One launch keeps its one-line form; a sequence lists its launches in order.
+    for (std::size_t i = 0; i < launches.size(); ++i)
+      std::cout << (launches.size() == 1 ? std::string("template  ") : "launch " + std::to_string(i + 1) + "  ")
+                << launches[i]->source.string() << "  kernel " << launches[i]->name << "\n";
+    for (std::size_t i = 0; i < ref_launches.size(); ++i)
+      std::cout << (ref_launches.size() == 1 ? std::string("reference ") : "reference launch " + std::to_string(i + 1) + "  ")
+                << ref_launches[i]->source.string() << "  kernel " << ref_launches[i]->name << "\n";
+    if (p.reference_command)
+      std::cout << "reference command `" << p.reference_command->command << "` (in " << p.reference_command->dir.string()
+                << ")\n";
+    if (p.reference_data)
+      std::cout << "reference data: " << p.reference_data->inputs.size() << " input files, "
+                << p.reference_data->outputs.size() << " output files (fixed inputs: one trial)\n";
+    std::cout << "knobs     ";
     for (const auto& k : p.knobs) {
       std::cout << k.name << "{";
       for (std::size_t i = 0; i < k.values.size(); ++i) std::cout << (i ? "," : "") << k.values[i];
@@ -109,12 +127,22 @@ int cmd_compile(const Globals& g, const CompileArgs& a) {
     if (auto why = space.why_invalid(c)) throw UserError("--knobs: " + *why);
     configs.push_back(c);
   }
+  // One request per template of the launches (one for most profiles), joined per config after.
   std::vector<CompileRequest> reqs;
-  for (const auto& c : configs) reqs.push_back(candidate_request(p, c, arch));
+  std::vector<std::vector<CompileRequest>> per_config;
+  for (const auto& c : configs) {
+    per_config.push_back(candidate_requests(p, c, arch));
+    reqs.insert(reqs.end(), per_config.back().begin(), per_config.back().end());
+  }
   const auto t0 = std::chrono::steady_clock::now();
   CompilePool pool(g.jobs, g.cache.empty() ? default_cache_dir() : std::filesystem::path(g.cache));
-  auto builds = pool.compile_all(reqs);
+  const auto all = pool.compile_all(reqs);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::vector<Build> builds;
+  for (std::size_t i = 0, at = 0; i < configs.size(); at += per_config[i].size(), ++i)
+    builds.push_back(launch_build(p.launches(), per_config[i],
+                                  std::vector<Build>(all.begin() + static_cast<std::ptrdiff_t>(at),
+                                                     all.begin() + static_cast<std::ptrdiff_t>(at + per_config[i].size()))));
 
   int passed = 0, failed_compile = 0, rejected = 0, cached = 0;
   nlohmann::json out = nlohmann::json::array();
@@ -137,8 +165,9 @@ int cmd_compile(const Globals& g, const CompileArgs& a) {
     }
     t.add({config_hash(configs[i]), config_text(configs[i]),
            b.ok ? fmt_num(b.compile_ms, 0) + (b.from_cache ? " ms*" : " ms") : "failed",
-           b.ok ? std::to_string(b.ptxas.registers) : "", b.ok ? std::to_string(b.ptxas.spill_stores + b.ptxas.spill_loads) : "",
-           b.ok ? std::to_string(b.ptxas.stack_bytes) : "", b.ok ? std::to_string(v.total_smem) : "",
+           // The static verdict's figures: the build's, or with several launches the worst of theirs.
+           b.ok ? std::to_string(v.ptxas.registers) : "", b.ok ? std::to_string(v.ptxas.spill_stores + v.ptxas.spill_loads) : "",
+           b.ok ? std::to_string(v.ptxas.stack_bytes) : "", b.ok ? std::to_string(v.total_smem) : "",
            std::to_string(v.threads_per_block), b.ok ? std::to_string(v.blocks_per_sm) : "",
            b.ok ? outcome_name(v.outcome) : "compile_error", reason});
     nlohmann::json j{{"config", configs[i]}, {"config_hash", config_hash(configs[i])}, {"build", b}, {"static", v}};

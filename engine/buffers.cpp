@@ -13,6 +13,7 @@
 #include "engine/error.h"
 #include "engine/expr.h"
 #include "engine/launch.h"  // defines: tensor_map_layout
+#include "engine/reference.h"  // defines: data_input_bytes
 
 namespace evo {
 namespace {
@@ -216,13 +217,25 @@ class FillMemo {
     if (auto it = fills_.find(key); it != fills_.end()) return it->second;
     auto f = std::make_shared<EncodedFill>();
     f->bytes = encode(spec.dtype, draw_values(spec.init, n, seed, trial, spec.name), !spec.scale_arg.empty(), &f->descale);
-    // Host and device copies count alike; callers hold shared_ptrs, so clearing frees nothing in use.
-    if (bytes_ + 2 * f->bytes.size() > kLimit) fills_.clear(), bytes_ = 0;
-    bytes_ += 2 * f->bytes.size();
-    return fills_[key] = f;
+    return keep(key, f);
+  }
+  // A data reference's fixed input: the file, whatever the seed and trial.
+  std::shared_ptr<EncodedFill> get_file(const BufferSpec& spec, std::int64_t n, const std::filesystem::path& file) {
+    const std::string key = "file|" + file.string() + "|" + spec.name + "|" + dtype_name(spec.dtype) + "|" +
+                            std::to_string(n) + "|" + (spec.scale_arg.empty() ? "" : "scaled");
+    if (auto it = fills_.find(key); it != fills_.end()) return it->second;
+    auto f = std::make_shared<EncodedFill>();
+    f->bytes = data_input_bytes(spec, file, n, &f->descale);
+    return keep(key, f);
   }
 
  private:
+  std::shared_ptr<EncodedFill> keep(const std::string& key, std::shared_ptr<EncodedFill> f) {
+    // Host and device copies count alike; callers hold shared_ptrs, so clearing frees nothing in use.
+    if (bytes_ + 2 * f->bytes.size() > kLimit) fills_.clear(), bytes_ = 0;
+    bytes_ += 2 * f->bytes.size();
+    return fills_[key] = std::move(f);
+  }
   static constexpr std::size_t kLimit = std::size_t(4) << 30;
   std::map<std::string, std::shared_ptr<EncodedFill>> fills_;
   std::size_t bytes_ = 0;
@@ -241,8 +254,13 @@ void BufferSet::fill_inputs(std::uint64_t seed, int trial, cudaStream_t s) {
     if (b.spec.role == BufferRole::Output) continue;
     if (b.spec.role == BufferRole::Scratch && scratch_filled_) continue;
     const std::int64_t n = static_cast<std::int64_t>(b.dev.bytes() / dtype_bytes(b.spec.dtype));
-    // Scratch is drawn once per problem, from trial 0 of the first seed.
-    std::shared_ptr<EncodedFill> f = fill_memo().get(b.spec, n, seed, b.spec.role == BufferRole::Scratch ? 0 : trial);
+    // Scratch is drawn once per problem, from trial 0 of the first seed. A data reference's inputs
+    // are its files (engine/reference.h).
+    const DataReference* data = profile_.reference_data ? &*profile_.reference_data : nullptr;
+    std::shared_ptr<EncodedFill> f =
+        data && data->inputs.count(b.spec.name)
+            ? fill_memo().get_file(b.spec, n, data->inputs.at(b.spec.name))
+            : fill_memo().get(b.spec, n, seed, b.spec.role == BufferRole::Scratch ? 0 : trial);
     if (!b.spec.scale_arg.empty()) descales_[b.spec.scale_arg] = f->descale;
     if (!b.spec.symbol.empty()) {
       b.host = f->bytes;  // __constant__ symbols are uploaded per module, from the host
@@ -346,6 +364,31 @@ PackedArgs BufferSet::pack(const KernelSpec& k) const {
     a.ptrs[i] = slot;
   }
   return a;
+}
+
+LaunchSequence::LaunchSequence(const std::vector<const KernelSpec*>& specs, const std::vector<Kernel>& kernels,
+                               const Problem& p, const Config& c) {
+  if (specs.size() != kernels.size())
+    throw UserError(std::to_string(kernels.size()) + " kernels for " + std::to_string(specs.size()) + " launches");
+  steps_.reserve(specs.size());
+  std::map<std::string, std::int64_t> most;  // per kernel: the dynamic shared memory its launches ask
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    steps_.push_back(Step{specs[i], kernels[i], launch_geometry(*specs[i], p, c), {}});
+    auto& m = most[kernels[i].name()];
+    m = std::max(m, steps_.back().geometry.shared_bytes);
+  }
+  for (auto& [name, bytes] : most)
+    if (bytes > 0)
+      for (auto& s : steps_)
+        if (s.kernel.name() == name) s.kernel.set_max_dynamic_smem(bytes);
+}
+
+void LaunchSequence::pack(const BufferSet& bufs) {
+  for (auto& s : steps_) s.args = bufs.pack(*s.spec);
+}
+
+void LaunchSequence::launch(cudaStream_t stream) const {
+  for (const auto& s : steps_) s.kernel.launch(s.geometry, const_cast<PackedArgs&>(s.args).get(), stream);
 }
 
 std::vector<DeviceTensor> BufferSet::device_outputs() const {

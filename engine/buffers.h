@@ -77,10 +77,12 @@ class BufferSet {
   // Allocates every buffer of `profile` for problem `p` and config `c` (scratch sized with c).
   BufferSet(const Profile& profile, const Problem& p, const Config& c);
 
-  // Fresh inputs for (seed, trial); scratch is filled on the first call only.
+  // Fresh inputs for (seed, trial) (a data reference's: its files, whatever the seed and trial);
+  // scratch is filled on the first call only.
   void fill_inputs(std::uint64_t seed, int trial, cudaStream_t s);
   // Copies symbol buffers into `m`'s __constant__ symbols; a module lacking one throws UserError
-  // if `required`, else that buffer is skipped (a reference may not need the table).
+  // if `required`, else that buffer is skipped (a reference, or a launch after the first, may not
+  // need the table).
   void upload_symbols(const Module& m, bool required, cudaStream_t s);
   void poison_outputs(cudaStream_t s);
   // Inout buffers back to their last fill (a device-to-device copy): before the candidate's
@@ -110,6 +112,31 @@ class BufferSet {
   std::map<std::string, float> descales_;
   std::map<std::string, double> scalars_;  // evaluated scalar values
   bool scratch_filled_ = false;
+};
+
+// A profile's launches for one problem and config (Profile::launches() with the candidate's
+// kernels, or reference_launches() with the reference's and no config), run in order on one
+// BufferSet as one unit: GREEN compares after the last, FAST times them all between its events.
+class LaunchSequence {
+ public:
+  // Evaluates each launch's geometry and raises each kernel's dynamic shared-memory limit to the
+  // most any of its launches asks (above 48 KB a kernel must opt in). Throws UserError when the
+  // counts differ.
+  LaunchSequence(const std::vector<const KernelSpec*>& specs, const std::vector<Kernel>& kernels, const Problem& p,
+                 const Config& c);
+  void pack(const BufferSet& bufs);    // every launch's arguments; again after a fill (descales change)
+  void launch(cudaStream_t s) const;   // every launch, in order; throws CudaError naming the kernel
+  std::size_t size() const { return steps_.size(); }
+  const LaunchGeometry& geometry(std::size_t i) const { return steps_.at(i).geometry; }
+
+ private:
+  struct Step {
+    const KernelSpec* spec;
+    Kernel kernel;
+    LaunchGeometry geometry;
+    PackedArgs args;  // its pointers point into its own slots: moved, never copied
+  };
+  std::vector<Step> steps_;
 };
 
 }  // namespace evo

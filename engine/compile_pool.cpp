@@ -28,8 +28,8 @@
 
 namespace evo {
 
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CompileRequest, source_path, name_expression, defines, options,
-                                                include_dirs, arch)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CompileRequest, source_path, name_expression, more_names, defines,
+                                                options, include_dirs, arch)
 
 namespace {
 

@@ -171,10 +171,14 @@ Compiled compile_uncached(const CompileRequest& r, const std::string& key) {
   ProgramGuard g;
   nvrtcResult rc = nvrtcCreateProgram(&g.prog, source->c_str(), r.source_path.c_str(), 0, nullptr, nullptr);
   if (rc != NVRTC_SUCCESS) throw UserError(std::string("NVRTC cannot create a program: ") + nvrtcGetErrorString(rc));
-  rc = nvrtcAddNameExpression(g.prog, r.name_expression.c_str());
-  if (rc != NVRTC_SUCCESS) {
-    b.log = "entry point '" + r.name_expression + "': " + nvrtcGetErrorString(rc);
-    return out;
+  std::vector<std::string> names{r.name_expression};
+  names.insert(names.end(), r.more_names.begin(), r.more_names.end());
+  for (const auto& name : names) {
+    rc = nvrtcAddNameExpression(g.prog, name.c_str());
+    if (rc != NVRTC_SUCCESS) {
+      b.log = "entry point '" + name + "': " + nvrtcGetErrorString(rc);
+      return out;
+    }
   }
   rc = nvrtcCompileProgram(g.prog, static_cast<int>(argv.size()), argv.data());
   b.log = program_log(g.prog);
@@ -202,13 +206,17 @@ Compiled compile_uncached(const CompileRequest& r, const std::string& key) {
       return out;
   }
 
-  const char* lowered = nullptr;
-  if (nvrtcGetLoweredName(g.prog, r.name_expression.c_str(), &lowered) != NVRTC_SUCCESS || !lowered) {
-    b.log += "\nentry point '" + r.name_expression + "' not found in " + r.source_path;
-    out.cacheable = true;
-    return out;
+  for (const auto& name : names) {
+    const char* lowered = nullptr;
+    if (nvrtcGetLoweredName(g.prog, name.c_str(), &lowered) != NVRTC_SUCCESS || !lowered) {
+      b.log += "\nentry point '" + name + "' not found in " + r.source_path;
+      b.kernels.clear();
+      out.cacheable = true;
+      return out;
+    }
+    if (names.size() > 1) b.kernels.push_back(LaunchKernel{name, lowered, "", {}});
+    if (b.lowered_name.empty()) b.lowered_name = lowered;
   }
-  b.lowered_name = lowered;
   std::size_t size = 0;
   if (virtual_arch(r.arch)) {  // compute_XX: PTX, JIT-compiled by the driver at load
     if (nvrtcGetPTXSize(g.prog, &size) == NVRTC_SUCCESS && size > 0) {
@@ -225,6 +233,7 @@ Compiled compile_uncached(const CompileRequest& r, const std::string& key) {
     return out;
   }
   b.ptxas = parse_ptxas(b.log, b.lowered_name);
+  for (auto& k : b.kernels) k.ptxas = parse_ptxas(b.log, k.lowered_name);
   b.ok = true;
   out.cacheable = true;
   return out;
@@ -241,26 +250,104 @@ std::int64_t number_before(const std::string& line, const std::string& what) {
 
 // ---- requests ------------------------------------------------------------------------------------
 
+namespace {
+
+// One request per distinct template of `launches`, in first-use order, each entry named once.
+std::vector<CompileRequest> grouped_requests(const std::vector<const KernelSpec*>& launches, const CompileRequest& base) {
+  std::vector<CompileRequest> out;
+  for (const KernelSpec* k : launches) {
+    auto it = std::find_if(out.begin(), out.end(), [&](const CompileRequest& r) { return r.source_path == k->source.string(); });
+    if (it == out.end()) {
+      CompileRequest r = base;
+      r.source_path = k->source.string();
+      r.name_expression = k->name;
+      out.push_back(std::move(r));
+    } else if (it->name_expression != k->name &&
+               std::find(it->more_names.begin(), it->more_names.end(), k->name) == it->more_names.end()) {
+      it->more_names.push_back(k->name);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<CompileRequest> candidate_requests(const Profile& p, const Config& c, const std::string& arch) {
+  CompileRequest base;
+  base.defines = p.kernel.defines;  // the profile's: every launch's
+  for (const auto& [name, value] : c) base.defines[name] = std::to_string(value);
+  base.options = p.compile_options;
+  base.include_dirs = p.include_dirs;
+  base.arch = arch.empty() ? p.arch : arch;
+  return grouped_requests(p.launches(), base);
+}
+
 CompileRequest candidate_request(const Profile& p, const Config& c, const std::string& arch) {
-  CompileRequest r;
-  r.source_path = p.kernel.source.string();
-  r.name_expression = p.kernel.name;
-  r.defines = p.kernel.defines;
-  for (const auto& [name, value] : c) r.defines[name] = std::to_string(value);
-  r.options = p.compile_options;
-  r.include_dirs = p.include_dirs;
-  r.arch = arch.empty() ? p.arch : arch;
-  return r;
+  return candidate_requests(p, c, arch).front();
+}
+
+std::vector<CompileRequest> reference_requests(const Profile& p, const std::string& arch) {
+  CompileRequest base;
+  base.defines = p.reference.defines;
+  base.include_dirs = p.include_dirs;
+  base.arch = arch.empty() ? p.arch : arch;
+  return grouped_requests(p.reference_launches(), base);
 }
 
 CompileRequest reference_request(const Profile& p, const std::string& arch) {
-  CompileRequest r;
-  r.source_path = p.reference.source.string();
-  r.name_expression = p.reference.name;
-  r.defines = p.reference.defines;
-  r.include_dirs = p.include_dirs;
-  r.arch = arch.empty() ? p.arch : arch;
-  return r;
+  auto rs = reference_requests(p, arch);
+  if (rs.empty())
+    throw UserError(p.path.string() + ": reference: a " + (p.reference_command ? "command" : "data") +
+                    " reference has no kernel to compile");
+  return rs.front();
+}
+
+std::string launch_build_key(const std::vector<std::string>& keys) {
+  if (keys.size() == 1) return keys.front();
+  std::string all = "launches";
+  for (const auto& k : keys) all += "|" + k;
+  return sha256_hex(all);
+}
+
+Build launch_build(const std::vector<const KernelSpec*>& launches, const std::vector<CompileRequest>& requests,
+                   const std::vector<Build>& builds) {
+  if (launches.size() == 1 && builds.size() == 1) return builds.front();
+  Build u;
+  u.ok = !builds.empty();
+  u.from_cache = !builds.empty();
+  std::vector<std::string> keys;
+  for (std::size_t i = 0; i < builds.size(); ++i) {
+    const Build& b = builds[i];
+    u.ok = u.ok && b.ok;
+    u.from_cache = u.from_cache && b.from_cache;
+    u.compile_ms += b.compile_ms;
+    keys.push_back(b.key);
+    if (!b.log.empty())
+      u.log += (builds.size() > 1 ? fs::path(requests.at(i).source_path).filename().string() + ":\n" : std::string()) +
+               b.log + (b.log.back() == '\n' ? "" : "\n");
+  }
+  u.key = launch_build_key(keys);
+  if (!u.ok) return u;
+  for (const KernelSpec* k : launches) {
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+      if (requests[i].source_path != k->source.string()) continue;
+      std::vector<std::string> names{requests[i].name_expression};
+      names.insert(names.end(), requests[i].more_names.begin(), requests[i].more_names.end());
+      const auto at = std::find(names.begin(), names.end(), k->name);
+      const auto entries = launch_kernels(builds[i]);
+      if (at == names.end() || static_cast<std::size_t>(at - names.begin()) >= entries.size())
+        throw UserError("launch_build: no entry '" + k->name + "' in the build of " + requests[i].source_path);
+      LaunchKernel e = entries[static_cast<std::size_t>(at - names.begin())];
+      e.name_expression = k->name;
+      u.kernels.push_back(std::move(e));
+      break;
+    }
+  }
+  if (u.kernels.size() != launches.size()) throw UserError("launch_build: a launch's template has no request");
+  u.lowered_name = u.kernels.front().lowered_name;
+  u.cubin_path = u.kernels.front().cubin_path;
+  u.ptxas = u.kernels.front().ptxas;
+  return u;
 }
 
 std::string nvrtc_version() {
@@ -328,6 +415,7 @@ std::string CompileCache::key(const CompileRequest& r) const {
   k["nvrtc"] = nvrtc_version();
   k["arch"] = r.arch;
   k["entry"] = r.name_expression;
+  if (!r.more_names.empty()) k["more_entries"] = r.more_names;  // absent for one: single-entry keys are as they were
   k["defines"] = r.defines;  // a std::map: sorted, so the key does not depend on order
   k["options"] = r.options;
   // Text, not paths: the same template in another checkout hits the same entries.
@@ -356,6 +444,7 @@ std::optional<Build> CompileCache::lookup(const std::string& key) const {
     std::error_code ec;
     if (!fs::is_regular_file(image, ec) || fs::file_size(image, ec) == 0) return std::nullopt;
     b.cubin_path = image.string();
+    for (auto& k : b.kernels) k.cubin_path = b.cubin_path;
   }
   b.from_cache = true;
   return b;
@@ -373,6 +462,7 @@ Build CompileCache::store(Build b, const std::string& cubin) {
     const fs::path image = sub / (b.key + (elf ? ".cubin" : ".ptx"));
     write_atomic(image, cubin);  // first the image, then the json that points at it
     b.cubin_path = image.string();
+    for (auto& k : b.kernels) k.cubin_path = b.cubin_path;
   }
   write_atomic(sub / (b.key + ".json"), nlohmann::json(b).dump(1));
   return b;

@@ -21,17 +21,31 @@ namespace evo {
 struct CompileRequest {
   std::string source_path;                     // template file
   std::string name_expression;                 // entry point: extern "C" name or C++ name expression
+  std::vector<std::string> more_names;         // the template's other entry points a profile launches (same program)
   std::map<std::string, std::string> defines;  // fixed defines + knobs (-DNAME=value)
   std::vector<std::string> options;            // extra NVRTC options from the profile
   std::vector<std::string> include_dirs;       // extra include folders (absolute)
   std::string arch;                            // "sm_90", "sm_89", "sm_90a"; "compute_90" gives PTX
 };
 
-// The candidate for one configuration; arch "" means the profile's.
-CompileRequest candidate_request(const Profile& p, const Config& c, const std::string& arch = "");
-// The trusted reference. It gets the profile's include_dirs but not its compile_options, which
-// tune the candidate (--use_fast_math, -maxrregcount) and must not weaken what it is checked against.
+// What builds the candidate for one configuration: one request per distinct template of its
+// launches, in the order they first appear, each naming that template's entry points once
+// (name_expression, then more_names). Arch "" means the profile's.
+std::vector<CompileRequest> candidate_requests(const Profile& p, const Config& c, const std::string& arch = "");
+CompileRequest candidate_request(const Profile& p, const Config& c, const std::string& arch = "");  // the first
+// The trusted reference's, alike. They get the profile's include_dirs but not its compile_options,
+// which tune the candidate (--use_fast_math, -maxrregcount) and must not weaken what it is checked
+// against. None for a command or data reference; reference_request (the first) throws UserError then.
+std::vector<CompileRequest> reference_requests(const Profile& p, const std::string& arch = "");
 CompileRequest reference_request(const Profile& p, const std::string& arch = "");
+
+// One Build for a sequence of launches, from the Builds of its requests (in request order): ok
+// when every one is, kernels one per launch in launch order (the first's also in lowered_name,
+// cubin_path, ptxas), the logs joined, key launch_build_key of theirs. A single launch's single
+// Build comes back as it is.
+Build launch_build(const std::vector<const KernelSpec*>& launches, const std::vector<CompileRequest>& requests,
+                   const std::vector<Build>& builds);
+std::string launch_build_key(const std::vector<std::string>& keys);  // one key: itself; several: their hash
 
 std::string nvrtc_version();  // "13.0"; throws UserError if NVRTC cannot be queried
 

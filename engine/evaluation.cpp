@@ -2,6 +2,11 @@
 
 namespace evo {
 
+std::vector<LaunchKernel> launch_kernels(const Build& b) {
+  if (!b.kernels.empty()) return b.kernels;
+  return {LaunchKernel{"", b.lowered_name, b.cubin_path, b.ptxas}};
+}
+
 const char* outcome_name(Outcome o) {
   switch (o) {
     case Outcome::Passed: return "passed";

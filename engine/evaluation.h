@@ -26,6 +26,14 @@ struct PtxasReport {
   int barriers = 0;
 };
 
+// The kernel one launch starts: an entry point of a compiled module.
+struct LaunchKernel {
+  std::string name_expression;  // as the profile names it
+  std::string lowered_name;     // to load
+  std::string cubin_path;       // the module holding it
+  PtxasReport ptxas;
+};
+
 // A compiled candidate (or reference): the cubin lives in the compile cache at cubin_path.
 struct Build {
   bool ok = false;
@@ -36,7 +44,13 @@ struct Build {
   PtxasReport ptxas;
   double compile_ms = 0;      // of the real compile, even when this Build came from the cache
   bool from_cache = false;
+  // Several entry points: a request naming more (CompileRequest::more_names) lists one per name,
+  // the first's also in lowered_name and ptxas; a candidate of several launches (launch_build in
+  // engine/compiler.h) one per launch, in launch order. Empty for one entry: the fields above are it.
+  std::vector<LaunchKernel> kernels;
 };
+// b.kernels, or b's one entry as a LaunchKernel (name_expression left empty).
+std::vector<LaunchKernel> launch_kernels(const Build& b);
 
 struct StaticVerdict {
   Outcome outcome = Outcome::Skipped;

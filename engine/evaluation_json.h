@@ -23,8 +23,9 @@ NLOHMANN_JSON_SERIALIZE_ENUM(Status, {{Status::CompileError, "compile_error"},
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PtxasReport, registers, spill_stores, spill_loads, stack_bytes,
                                                 static_smem, barriers)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(LaunchKernel, name_expression, lowered_name, cubin_path, ptxas)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Build, ok, key, cubin_path, lowered_name, log, ptxas, compile_ms,
-                                                from_cache)
+                                                from_cache, kernels)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(StaticVerdict, outcome, ptxas, threads_per_block, dynamic_smem,
                                                 total_smem, blocks_per_sm, occupancy_pct, occupancy_limit, reason)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(GreenResult, problem, outcome, max_abs, mean_abs, rel_l2, bad_pct,

@@ -16,9 +16,11 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 
 #include "engine/compiler.h"
 #include "engine/error.h"
+#include "engine/reference.h"  // defines: ReferenceError
 #include "engine/worker.h"
 #include "gates/metrics.h"
 #include "gates/sanitize.h"
@@ -83,7 +85,9 @@ class GpuEvaluator : public Evaluator {
       if (l->info.regs_per_sm > 0) limits_.registers_per_sm = std::min(limits_.registers_per_sm, l->info.regs_per_sm);
     }
     pool_ = std::make_unique<CompilePool>(options.jobs, cache_.dir());
-    reference_ticket_ = pool_->submit(reference_request(profile_, arch_));  // compiles beside the first candidates
+    // A kernel reference compiles beside the first candidates; a command or data one compiles nothing.
+    reference_requests_ = reference_requests(profile_, arch_);
+    for (const auto& r : reference_requests_) reference_tickets_.push_back(pool_->submit(r));
   }
 
   std::string device() const override { return lanes_.front()->info.name; }
@@ -91,29 +95,43 @@ class GpuEvaluator : public Evaluator {
   std::string lane_device(std::size_t lane) const override { return lanes_.at(lane)->info.name; }
   void set_metrics_max_p50_us(double us) override { metrics_max_p50_us_.store(us); }
   std::string driver() const override { return lanes_.front()->info.driver; }
-  std::string build_key(const Config& c) const override { return cache_.key(candidate_request(profile_, c, arch_)); }
+  std::string build_key(const Config& c) const override {
+    std::vector<std::string> keys;
+    for (const auto& r : candidate_requests(profile_, c, arch_)) keys.push_back(cache_.key(r));
+    return launch_build_key(keys);
+  }
   std::size_t compile_slots() const override { return static_cast<std::size_t>(pool_->jobs()); }
 
   // A. compile: the pool answers cache hits at once and compiles the rest in its processes.
+  // One request per template of the candidate's launches (one for most profiles).
   void submit(const Candidate& c) override {
-    const std::uint64_t ticket = pool_->submit(candidate_request(profile_, c.config, arch_));
-    compiling_.emplace(ticket, c);
+    auto group = std::make_shared<Compiling>();
+    group->candidate = c;
+    group->requests = candidate_requests(profile_, c.config, arch_);
+    for (const auto& r : group->requests) group->tickets.push_back(pool_->submit(r));
+    for (auto t : group->tickets) compiling_.emplace(t, group);
   }
 
   std::vector<Prepared> collect(double timeout_s) override {
     std::vector<Prepared> out;
-    double wait = timeout_s;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(std::max(0.0, timeout_s));
     while (!compiling_.empty()) {
+      // Until a candidate is whole, wait up to the deadline; after, take only what has already arrived.
+      const double wait = out.empty() ? std::max(0.0, std::chrono::duration<double>(
+                                                          deadline - std::chrono::steady_clock::now()).count())
+                                      : 0;
       auto r = next_build(wait);
       if (!r) break;
-      wait = 0;  // after the first, take only what has already arrived
       auto it = compiling_.find(r->first);
       if (it == compiling_.end()) {  // a synchronous build() of the same config waits for it
         arrived_.emplace(r->first, std::move(r->second));
         continue;
       }
-      out.push_back(prepare(it->second, std::move(r->second)));
+      std::shared_ptr<Compiling> group = it->second;
       compiling_.erase(it);
+      group->got.emplace(r->first, std::move(r->second));
+      if (group->got.size() < group->tickets.size()) continue;
+      out.push_back(prepare(group->candidate, group->build(profile_.launches())));
     }
     return out;
   }
@@ -122,19 +140,24 @@ class GpuEvaluator : public Evaluator {
   Evaluation measure(const Prepared& p, std::size_t lane_index) override {
     Lane& lane = *lanes_.at(lane_index);
     Evaluation e = p.eval;
-    const Build& ref = *reference_;  // built by prepare() before any candidate needs the GPU
-    WorkerJob job;
-    job.profile_path = profile_.path.string();
-    job.config = p.candidate.config;
-    job.candidate_cubin = e.build.cubin_path;
-    job.candidate_name = e.build.lowered_name;
-    job.reference_cubin = ref.cubin_path;
-    job.reference_name = ref.lowered_name;
+    WorkerJob job = job_for(p.candidate.config, e.build);
+    if (profile_.reference_is_kernel()) {
+      const Build& ref = *reference_;  // built by prepare() before any candidate needs the GPU
+      job.reference_cubin = ref.cubin_path;
+      job.reference_name = ref.lowered_name;
+      job.reference_kernels = ref.kernels;
+    } else {
+      job.host_reference = true;
+      job.reference_cache = (cache_.dir() / "reference").string();
+    }
     job.green = true;
     job.fast = true;
     job.metrics = metrics_on();
     if (profile_.gates.metrics.thresholds.empty()) job.metrics_max_p50_us = metrics_max_p50_us_.load();
     WorkerAnswer a = lane.worker.run(job, 60 + profile_.gates.timeout_s);
+    // The command or data reference could not answer: the profile's problem, no verdict on this
+    // candidate. Raised to the run (which stops, saying why), never recorded as a GREEN failure.
+    if (a.reference_failed) throw ReferenceError(a.message);
     if (a.outcome == Outcome::Skipped) throw LaneLost("GPU " + std::to_string(lane.device) + ": " + a.message);
     e.green = a.green;
     e.fast = a.fast;
@@ -209,14 +232,11 @@ class GpuEvaluator : public Evaluator {
       t.reason = "baseline does not compile: " + first_error_line(b.log);
       return t;
     }
-    WorkerJob job;
-    job.profile_path = profile_.path.string();
-    job.config = profile_.baseline;
-    job.candidate_cubin = b.cubin_path;
-    job.candidate_name = b.lowered_name;
+    WorkerJob job = job_for(profile_.baseline, b);
     job.green = false;
     job.fast = true;
     WorkerAnswer a = lane.worker.run(job, 60 + profile_.gates.timeout_s);
+    if (a.reference_failed) throw ReferenceError(a.message);  // a data reference's inputs that cannot be read
     if (a.outcome == Outcome::Skipped) throw LaneLost("GPU " + std::to_string(lane.device) + ": " + a.message);
     if (a.outcome != Outcome::Passed) {
       t.outcome = a.outcome;
@@ -244,7 +264,25 @@ class GpuEvaluator : public Evaluator {
 
   // One configuration's Build, now (the baseline's re-timing, sanitize): the pool compiles it
   // (or answers from the cache) beside whatever the pipeline has submitted.
-  Build build(const Config& c) { return wait_for(pool_->submit(candidate_request(profile_, c, arch_))); }
+  Build build(const Config& c) {
+    const std::vector<CompileRequest> rs = candidate_requests(profile_, c, arch_);
+    std::vector<std::uint64_t> tickets;
+    for (const auto& r : rs) tickets.push_back(pool_->submit(r));
+    std::vector<Build> bs;
+    for (auto t : tickets) bs.push_back(wait_for(t));
+    return launch_build(profile_.launches(), rs, bs);
+  }
+
+  // The candidate's part of a worker job: its kernel, or one per launch.
+  WorkerJob job_for(const Config& c, const Build& b) const {
+    WorkerJob job;
+    job.profile_path = profile_.path.string();
+    job.config = c;
+    job.candidate_cubin = b.cubin_path;
+    job.candidate_name = b.lowered_name;
+    job.candidate_kernels = b.kernels;
+    return job;
+  }
 
   Build wait_for(std::uint64_t ticket) {
     while (!arrived_.count(ticket)) {
@@ -290,14 +328,16 @@ class GpuEvaluator : public Evaluator {
       e.message = "static gate: " + e.static_verdict.reason;
       return p;
     }
-    reference();  // before measure() can need it, in this thread (the pool is not the GPU thread's)
+    if (profile_.reference_is_kernel()) reference();  // before measure() needs it, in this thread (the pool is not the GPU thread's)
     p.needs_gpu = true;
     return p;
   }
 
   const Build& reference() {
     if (!reference_) {
-      Build r = wait_for(reference_ticket_);
+      std::vector<Build> bs;
+      for (auto t : reference_tickets_) bs.push_back(wait_for(t));
+      Build r = launch_build(profile_.reference_launches(), reference_requests_, bs);
       if (!r.ok)
         throw UserError(profile_.reference.source.string() + ": reference kernel does not compile: " +
                         first_error_line(r.log));
@@ -307,11 +347,7 @@ class GpuEvaluator : public Evaluator {
   }
 
   SanitizeVerdict sanitize_build(const Config& c, const Build& b) {
-    WorkerJob job;
-    job.profile_path = profile_.path.string();
-    job.config = c;
-    job.candidate_cubin = b.cubin_path;
-    job.candidate_name = b.lowered_name;
+    WorkerJob job = job_for(c, b);
     job.green = true;  // candidate launches only: memcheck judges the accesses, not the answer
     job.seeds = {profile_.gates.green.seeds.front()};
     job.trials = 1;
@@ -352,9 +388,22 @@ class GpuEvaluator : public Evaluator {
   std::unique_ptr<CompilePool> pool_;
   std::atomic<double> metrics_max_p50_us_{0};     // set by the loop's thread, read by measure()
   bool baseline_timed_ = false;
-  std::map<std::uint64_t, Candidate> compiling_;  // submitted: pool ticket -> candidate
+  // A submitted candidate: one pool ticket per request (per template of its launches).
+  struct Compiling {
+    Candidate candidate;
+    std::vector<CompileRequest> requests;
+    std::vector<std::uint64_t> tickets;
+    std::map<std::uint64_t, Build> got;
+    Build build(const std::vector<const KernelSpec*>& launches) const {
+      std::vector<Build> bs;
+      for (auto t : tickets) bs.push_back(got.at(t));
+      return launch_build(launches, requests, bs);
+    }
+  };
+  std::map<std::uint64_t, std::shared_ptr<Compiling>> compiling_;  // pool ticket -> its candidate
   std::map<std::uint64_t, Build> arrived_;        // finished before anyone asked
-  std::uint64_t reference_ticket_ = 0;
+  std::vector<CompileRequest> reference_requests_;  // empty: a command or data reference
+  std::vector<std::uint64_t> reference_tickets_;
   std::optional<Build> reference_;
 };
 

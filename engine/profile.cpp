@@ -11,6 +11,8 @@
 #include "engine/data_dir.h"
 #include "engine/error.h"
 #include "engine/expr.h"
+#include "engine/npy.h"
+#include "engine/space.h"
 
 namespace evo {
 
@@ -39,6 +41,14 @@ const char* dtype_name(DType t) {
 
 bool is_integer(DType t) { return t == DType::I32; }
 
+const char* npy_descr(DType t) {
+  switch (t) {
+    case DType::F16: return "<f2";
+    case DType::I32: return "<i4";
+    default: return "<f4";  // f32, and the values of formats NumPy lacks (bf16, fp8)
+  }
+}
+
 GreenThresholds green_thresholds(const GreenThresholds& profile, const BufferSpec& b) {
   GreenThresholds t = profile;
   if (is_integer(b.dtype)) {
@@ -62,6 +72,18 @@ std::optional<DType> parse_dtype(const std::string& s) {
   for (DType t : {DType::F32, DType::F16, DType::BF16, DType::FP8_E4M3, DType::FP8_E5M2, DType::I32})
     if (s == dtype_name(t)) return t;
   return std::nullopt;
+}
+
+std::vector<const KernelSpec*> Profile::launches() const {
+  std::vector<const KernelSpec*> v{&kernel};
+  for (const auto& k : later_launches) v.push_back(&k);
+  return v;
+}
+std::vector<const KernelSpec*> Profile::reference_launches() const {
+  if (!reference_is_kernel()) return {};
+  std::vector<const KernelSpec*> v{&reference};
+  for (const auto& k : later_reference_launches) v.push_back(&k);
+  return v;
 }
 
 const Problem& Profile::objective_problem() const {
@@ -199,14 +221,19 @@ std::string read_text_file(const std::filesystem::path& p) {
   return s.str();
 }
 
-KernelSpec read_kernel(Reader& r, const std::filesystem::path& dir, const std::string& tmpl_field,
-                       const std::string& kernel_field) {
+// The template and entry point of one launch. A launch that names no template takes
+// `default_template` (already resolved); with none to take, the template is required.
+KernelSpec read_entry(Reader& r, const std::filesystem::path& dir, const std::filesystem::path& default_template) {
   KernelSpec k;
-  std::string src = r.str(tmpl_field, "", true);
-  k.source = std::filesystem::weakly_canonical(dir / src);
-  if (!std::filesystem::is_regular_file(k.source))
-    r.fail(tmpl_field, "template file not found: " + k.source.string());
-  k.name = r.str(kernel_field, "", true);
+  if (r.has("template") || default_template.empty()) {
+    if (!r.has("template")) r.fail("template", "missing (and the profile gives no template to default to)");
+    std::string src = r.str("template", "", true);
+    k.source = std::filesystem::weakly_canonical(dir / src);
+    if (!std::filesystem::is_regular_file(k.source)) r.fail("template", "template file not found: " + k.source.string());
+  } else {
+    k.source = default_template;
+  }
+  k.name = r.str("kernel", "", true);
   // The base identifier of an entry name or a name expression ("&ns::gemm<float, 4>" -> gemm).
   std::string base = k.name;
   base.erase(0, base.find_first_not_of("& "));
@@ -214,7 +241,13 @@ KernelSpec read_kernel(Reader& r, const std::filesystem::path& dir, const std::s
   if (auto colons = base.rfind("::"); colons != std::string::npos) base.erase(0, colons + 2);
   std::regex word("\\b" + base + "\\b");
   if (base.empty() || !std::regex_search(read_text_file(k.source), word))
-    r.fail(kernel_field, "kernel '" + k.name + "' not found in " + k.source.string());
+    r.fail("kernel", "kernel '" + k.name + "' not found in " + k.source.string());
+  return k;
+}
+
+// The single-launch form: template, kernel, defines and args of one object (the profile or its reference).
+KernelSpec read_kernel(Reader& r, const std::filesystem::path& dir) {
+  KernelSpec k = read_entry(r, dir, {});
   k.defines = read_defines(r, "defines");
   k.args = r.strings("args");
   return k;
@@ -252,7 +285,24 @@ Profile load_profile(const std::filesystem::path& path) {
   p.best_for = r.strings("best_for");
   for (const auto& a : p.best_for)
     if (!std::regex_match(a, std::regex("sm_[0-9]+"))) r.fail("best_for", "'" + a + "' is not a device arch like sm_90");
-  p.kernel = read_kernel(r, dir, "template", "kernel");
+  // A sequence of launches (`launches`) or one (`template`, `kernel`, `args`, `launch`). With
+  // `launches` the profile's `template` is the default of every launch that names none, and its
+  // `defines` are every launch's; the launches themselves are read below, once the names they use are known.
+  const bool several = r.has("launches");
+  std::filesystem::path default_template;
+  if (several) {
+    for (const char* single : {"kernel", "args", "launch"})
+      if (r.has(single))
+        r.fail(single, "not beside launches (each launch gives its own kernel, args and launch)");
+    if (r.has("template")) {
+      default_template = std::filesystem::weakly_canonical(dir / r.str("template"));
+      if (!std::filesystem::is_regular_file(default_template))
+        r.fail("template", "template file not found: " + default_template.string());
+    }
+    p.kernel.defines = read_defines(r, "defines");
+  } else {
+    p.kernel = read_kernel(r, dir);
+  }
   for (auto& d : r.strings("include_dirs")) p.include_dirs.push_back(std::filesystem::weakly_canonical(dir / d).string());
   p.compile_options = r.strings("compile_options");
 
@@ -464,25 +514,143 @@ Profile load_profile(const std::filesystem::path& path) {
       if (symbols.count(a)) r.fail(field, "argument '" + a + "' lives in a __constant__ symbol; do not pass it");
     }
   };
-  p.kernel.launch = read_launch(r, "launch");
-  if (p.kernel.args.empty()) r.fail("args", "missing: list the kernel's arguments in order");
-  check_args("args", p.kernel);
-  for (const auto& e : p.kernel.launch.grid) check_expr(r, "launch.grid", e, with_defines(p.kernel));
-  for (const auto& e : p.kernel.launch.block) check_expr(r, "launch.block", e, with_defines(p.kernel));
-  check_expr(r, "launch.shared_bytes", p.kernel.launch.shared_bytes, with_defines(p.kernel));
+  auto check_launch = [&](Reader& lr, const LaunchSpec& l, const std::vector<std::string>& v) {
+    for (const auto& e : l.grid) check_expr(lr, "launch.grid", e, v);
+    for (const auto& e : l.block) check_expr(lr, "launch.block", e, v);
+    check_expr(lr, "launch.shared_bytes", l.shared_bytes, v);
+  };
+  // A `launches` list (the profile's or the reference's): each entry's template (or the default),
+  // kernel, args (required: no launch's arguments are another's) and launch, with `defines` shared.
+  auto read_launch_list = [&](Reader& parent, const std::filesystem::path& default_tmpl,
+                              const std::map<std::string, std::string>& defines, const std::vector<std::string>& v) {
+    std::vector<KernelSpec> out;
+    const Json& ls = parent.get("launches");
+    if (!ls.is_array() || ls.empty()) parent.fail("launches", "must be a non-empty list of {kernel, args, launch}");
+    for (std::size_t i = 0; i < ls.size(); ++i) {
+      const std::string at = parent.field("launches[" + std::to_string(i) + "]");
+      Reader lr(file, at, ls[i]);
+      KernelSpec k = read_entry(lr, dir, default_tmpl);
+      k.defines = defines;
+      k.args = lr.strings("args");
+      if (k.args.empty()) lr.fail("args", "missing: list the kernel's arguments in order");
+      check_args(at + ".args", k);
+      k.launch = read_launch(lr, "launch");
+      check_launch(lr, k.launch, v);
+      out.push_back(std::move(k));
+    }
+    return out;
+  };
+  if (several) {
+    std::vector<KernelSpec> ls = read_launch_list(r, default_template, p.kernel.defines, with_defines(p.kernel));
+    p.kernel = ls.front();
+    p.later_launches.assign(ls.begin() + 1, ls.end());
+  } else {
+    p.kernel.launch = read_launch(r, "launch");
+    if (p.kernel.args.empty()) r.fail("args", "missing: list the kernel's arguments in order");
+    check_args("args", p.kernel);
+    check_launch(r, p.kernel.launch, with_defines(p.kernel));
+  }
 
   {
     Reader rr(file, "reference", r.get("reference"));
-    p.reference = read_kernel(rr, dir, "template", "kernel");
-    if (p.reference.args.empty()) p.reference.args = p.kernel.args;
-    p.reference.launch = read_launch(rr, "launch");
-    check_args("reference.args", p.reference);
+    // One form only: a kernel (template, kernel, args, launch), launches, a command or data.
+    std::vector<std::string> forms;
+    for (const char* f : {"command", "data", "launches"})
+      if (rr.has(f)) forms.push_back(f);
+    for (const char* f : {"kernel", "launch", "args"})
+      if (rr.has(f)) {
+        forms.push_back("a kernel (" + std::string(f) + ")");
+        break;
+      }
+    if (forms.empty())
+      rr.fail("", "give the trusted reference as a kernel (template, kernel, launch), launches, a command or data");
+    if (forms.size() > 1) rr.fail("", "give one form of reference, not " + forms[0] + " and " + forms[1]);
     // The reference has no knobs: its expressions see only problem sizes and its own defines.
-    std::vector<std::string> rv = size_names;
-    for (const auto& [name, _] : p.reference.defines) rv.push_back(name);
-    for (const auto& e : p.reference.launch.grid) check_expr(rr, "launch.grid", e, rv);
-    for (const auto& e : p.reference.launch.block) check_expr(rr, "launch.block", e, rv);
-    check_expr(rr, "launch.shared_bytes", p.reference.launch.shared_bytes, rv);
+    auto reference_vars = [&](const std::map<std::string, std::string>& defines) {
+      std::vector<std::string> rv = size_names;
+      for (const auto& [name, _] : defines) rv.push_back(name);
+      return rv;
+    };
+    if (rr.has("command")) {
+      CommandReference c;
+      c.command = rr.str("command");
+      c.dir = dir;
+      c.timeout_s = rr.num("timeout_s", c.timeout_s);
+      if (!(c.timeout_s > 0)) rr.fail("timeout_s", "must be positive");
+      if (c.command.find("{in}") == std::string::npos || c.command.find("{out}") == std::string::npos)
+        rr.fail("command", "'" + c.command + "' must name {in} (the folder evo writes the inputs to) and {out} "
+                           "(the folder the command writes the expected outputs to)");
+      p.reference_command = std::move(c);
+    } else if (rr.has("data")) {
+      Reader dr(file, "reference.data", rr.get("data"));
+      DataReference d;
+      // buffer -> .npy, every buffer of `wanted` roles exactly once, each file a fit for every problem.
+      auto files = [&](const char* k, bool inputs) {
+        std::map<std::string, std::filesystem::path> out;
+        const Json& o = dr.get(k);
+        for (auto it = o.begin(); it != o.end(); ++it) {
+          const std::string f = dr.field(k) + "." + it.key();
+          const BufferSpec* b = p.find_buffer(it.key());
+          if (!b) fail_at(file, f, "no buffer '" + it.key() + "'");
+          if (inputs ? !b->filled_per_trial() : !b->compared())
+            fail_at(file, f, std::string("buffer ") + b->name + " is not " +
+                                 (inputs ? "an input or inout buffer" : "an output or inout buffer"));
+          if (!it->is_string()) fail_at(file, f, "must be the path of a .npy file");
+          const auto path = std::filesystem::weakly_canonical(dir / it->get<std::string>());
+          if (!std::filesystem::is_regular_file(path)) fail_at(file, f, "file not found: " + path.string());
+          NpyArray h;
+          try {
+            h = read_npy_header(path);
+          } catch (const UserError& e) {
+            fail_at(file, f, e.what());
+          }
+          if (h.descr != npy_descr(b->dtype))
+            fail_at(file, f, path.filename().string() + " is " + npy_type_name(h.descr) + " ('" + h.descr +
+                                 "'), buffer " + b->name + " (" + dtype_name(b->dtype) + ") needs " +
+                                 npy_type_name(npy_descr(b->dtype)) + " ('" + npy_descr(b->dtype) + "')");
+          for (const auto& prob : p.problems) {
+            const Vars vars = expression_vars(p.kernel, prob, {});
+            std::vector<std::int64_t> shape;
+            for (const auto& e : b->shape) shape.push_back(static_cast<std::int64_t>(eval_expr(e, vars)));
+            if (h.shape != shape)
+              fail_at(file, f, path.filename().string() + " is " + npy_shape_text(h.shape) + ", buffer " + b->name +
+                                   " is " + npy_shape_text(shape) + " for problem " + prob.name +
+                                   " (stored data fits one size: give only problems of that size)");
+          }
+          out[b->name] = path;
+        }
+        for (const auto& b : p.buffers)
+          if ((inputs ? b.filled_per_trial() : b.compared()) && !out.count(b.name))
+            fail_at(file, dr.field(k), std::string("no file for ") + (inputs ? "input" : "output") + " buffer " + b.name +
+                                          " (give every " + (inputs ? "input and inout" : "output and inout") + " buffer one)");
+        return out;
+      };
+      if (!dr.get("inputs").is_object()) dr.fail("inputs", "must be an object of BUFFER: \"file.npy\"");
+      if (!dr.get("outputs").is_object()) dr.fail("outputs", "must be an object of BUFFER: \"file.npy\"");
+      d.inputs = files("inputs", true);
+      d.outputs = files("outputs", false);
+      p.reference_data = std::move(d);
+    } else if (rr.has("launches")) {
+      std::filesystem::path tmpl;
+      if (rr.has("template")) {
+        tmpl = std::filesystem::weakly_canonical(dir / rr.str("template"));
+        if (!std::filesystem::is_regular_file(tmpl)) rr.fail("template", "template file not found: " + tmpl.string());
+      }
+      const auto defines = read_defines(rr, "defines");
+      std::vector<KernelSpec> ls = read_launch_list(rr, tmpl, defines, reference_vars(defines));
+      p.reference = ls.front();
+      p.later_reference_launches.assign(ls.begin() + 1, ls.end());
+    } else {
+      p.reference = read_kernel(rr, dir);
+      if (p.reference.args.empty()) {
+        if (!p.later_launches.empty())
+          rr.fail("args", "missing: the candidate has several launches, so the reference's arguments cannot default to its");
+        p.reference.args = p.kernel.args;
+      }
+      p.reference.launch = read_launch(rr, "launch");
+      check_args("reference.args", p.reference);
+      check_launch(rr, p.reference.launch, reference_vars(p.reference.defines));
+    }
   }
   for (const auto& b : p.buffers)
     for (const auto& e : b.shape) {

@@ -24,6 +24,9 @@ std::optional<DType> parse_dtype(const std::string& s);
 // kernel failed to write unless the reference changes it.
 enum class BufferRole { Input, Output, Scratch, InOut };
 bool is_integer(DType t);  // compared exactly in GREEN
+// The .npy dtype a buffer is exchanged as with a command or data reference: "<f4" (f32), "<f2"
+// (f16), "<i4" (i32); bf16 and fp8, which NumPy lacks, as float32 values ("<f4").
+const char* npy_descr(DType t);
 
 struct InitSpec {
   enum class Kind { Normal, Uniform, Zeros, Constant } kind = Kind::Normal;
@@ -76,13 +79,27 @@ struct LaunchSpec {
   std::string shared_bytes = "0";  // dynamic shared memory
 };
 
-// The candidate template or the trusted reference: a source file, an entry point, its arguments.
+// One launch of the candidate or of a trusted reference: a source file, an entry point, its
+// arguments and its geometry.
 struct KernelSpec {
   std::filesystem::path source;  // absolute (resolved against the profile's folder)
   std::string name;              // extern "C" name, or a C++ name expression ("gemm<float, 4>")
   std::map<std::string, std::string> defines;  // fixed -D values (not searched)
   std::vector<std::string> args;  // buffer, scalar, descale, tensor-map or problem-size names, in order
   LaunchSpec launch;
+};
+
+// A reference that is not a kernel (docs/profiles.md "reference"): a command run once per
+// (problem, seed, trial) that reads the inputs as .npy files and writes the expected outputs, or
+// expected outputs stored with the profile for fixed inputs (engine/reference.h runs both).
+struct CommandReference {
+  std::string command;            // a shell line; {in} and {out} name the folders it reads and writes
+  std::filesystem::path dir;      // its working directory: the profile's folder
+  double timeout_s = 600;         // one run's limit
+};
+struct DataReference {
+  std::map<std::string, std::filesystem::path> inputs;   // input and inout buffer -> .npy (absolute)
+  std::map<std::string, std::filesystem::path> outputs;  // output and inout buffer -> .npy (absolute)
 };
 
 struct KnobDef {
@@ -146,8 +163,17 @@ struct Profile {
   std::filesystem::path path;     // the JSON file
   std::string name;               // defaults to the file's stem
   std::string description;
+  // The candidate: `kernel` is its first launch (the only one, unless the profile gives `launches`),
+  // later_launches the rest, in order. Every launch shares the buffers, scalars, knobs and the
+  // profile's defines; GREEN compares after the last, FAST times them all as one unit.
   KernelSpec kernel;
+  std::vector<KernelSpec> later_launches;
+  // The trusted reference: a kernel (`reference`, then later_reference_launches), unless a command
+  // or stored data is given (then `reference` is empty).
   KernelSpec reference;
+  std::vector<KernelSpec> later_reference_launches;
+  std::optional<CommandReference> reference_command;
+  std::optional<DataReference> reference_data;
   std::vector<std::string> include_dirs;     // extra -I for NVRTC (absolute)
   std::vector<std::string> compile_options;  // extra NVRTC options
   std::string arch = "sm_90";
@@ -162,6 +188,9 @@ struct Profile {
   std::vector<TensorMapSpec> tensor_maps;
   Gates gates;
 
+  std::vector<const KernelSpec*> launches() const;            // kernel, then later_launches
+  std::vector<const KernelSpec*> reference_launches() const;  // empty for a command or data reference
+  bool reference_is_kernel() const { return !reference_command && !reference_data; }
   const Problem& objective_problem() const;
   const Problem* find_problem(const std::string& name) const;
   const KnobDef* find_knob(const std::string& name) const;

@@ -24,6 +24,7 @@
 #include "engine/evaluation_json.h"
 #include "engine/launch.h"
 #include "engine/profile.h"
+#include "engine/reference.h"
 #include "gates/fast.h"
 #include "gates/green.h"
 #include "gates/metrics.h"
@@ -54,10 +55,11 @@ std::optional<std::string> FrameReader::next() {
 // The messages are the plain structs as JSON (nlohmann's macros; absent fields take the struct's
 // defaults), tagged with their type so a reader can tell a heartbeat from an answer.
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(WorkerJob, profile_path, config, candidate_cubin, candidate_name,
-                                                reference_cubin, reference_name, problems, seeds, trials, green, fast,
+                                                reference_cubin, reference_name, candidate_kernels, reference_kernels,
+                                                host_reference, reference_cache, problems, seeds, trials, green, fast,
                                                 metrics, metrics_max_p50_us)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(WorkerAnswer, outcome, message, step, green, fast, metrics,
-                                                seconds_green, seconds_fast, seconds_metrics)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(WorkerAnswer, outcome, message, step, reference_failed, green, fast,
+                                                metrics, seconds_green, seconds_fast, seconds_metrics)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(DeviceInfo, present, ordinal, device_count, error, name, cc, sm_count,
                                                 l2_bytes, smem_per_block_optin, regs_per_sm, global_mem_bytes, driver,
                                                 runtime)
@@ -164,24 +166,34 @@ WorkerAnswer run_job(WorkerState& st, const WorkerJob& job, const Heartbeat& sen
     const Profile& prof = st.profile(job.profile_path);
     const double timeout = prof.gates.timeout_s;
     beat("loading cubins", 60 + timeout);
-    Module cand = Module::load(job.candidate_cubin);
-    Kernel ck = cand.kernel(job.candidate_name);
-    Module ref;
-    Kernel rk;
-    if (!job.reference_cubin.empty()) {
-      ref = Module::load(job.reference_cubin);
-      rk = ref.kernel(job.reference_name);
-    }
+    // Each cubin once (launches of one template share it), its modules in first-launch order.
+    std::map<std::string, Module> loaded;
+    auto load = [&](std::vector<LaunchKernel> ks, const std::string& cubin, const std::string& name,
+                    std::vector<Kernel>& kernels, std::vector<const Module*>& modules) {
+      if (ks.empty() && !cubin.empty()) ks.push_back(LaunchKernel{"", name, cubin, {}});
+      for (const auto& k : ks) {
+        auto it = loaded.find(k.cubin_path);
+        if (it == loaded.end()) it = loaded.emplace(k.cubin_path, Module::load(k.cubin_path)).first;
+        if (std::find(modules.begin(), modules.end(), &it->second) == modules.end()) modules.push_back(&it->second);
+        kernels.push_back(it->second.kernel(k.lowered_name));
+      }
+    };
+    std::vector<Kernel> ck, rk;
+    std::vector<const Module*> cmods, rmods;
+    load(job.candidate_kernels, job.candidate_cubin, job.candidate_name, ck, cmods);
+    load(job.reference_kernels, job.reference_cubin, job.reference_name, rk, rmods);
 
     if (job.green) {
       begin_phase(&a.seconds_green);
       GreenRun g;
       g.profile = &prof;
       g.config = job.config;
-      g.candidate_module = &cand;
+      g.candidate_modules = cmods;
       g.candidate = ck;
-      g.reference_module = job.reference_cubin.empty() ? nullptr : &ref;
+      g.reference_modules = rmods;
       g.reference = rk;
+      g.host_reference = job.host_reference && !prof.reference_is_kernel();
+      g.reference_cache = job.reference_cache;
       if (job.problems.empty()) {
         for (const auto& p : prof.problems) g.problems.push_back(&p);
       } else {
@@ -198,7 +210,7 @@ WorkerAnswer run_job(WorkerState& st, const WorkerJob& job, const Heartbeat& sen
       a.green = run_green(g);
       a.seconds_green = seconds_since(phase_start);
       phase_seconds = nullptr;
-      if (g.reference_module && a.green.outcome != Outcome::Passed) return a;
+      if ((!g.reference.empty() || g.host_reference) && a.green.outcome != Outcome::Passed) return a;
     }
 
     const Problem& obj = prof.objective_problem();
@@ -207,8 +219,8 @@ WorkerAnswer run_job(WorkerState& st, const WorkerJob& job, const Heartbeat& sen
       FastRun f;
       f.profile = &prof;
       f.config = job.config;
-      f.kernel = ck;
-      f.module = &cand;
+      f.kernels = ck;
+      f.modules = cmods;
       f.problem = &obj;
       f.l2_bytes = st.probe().l2_bytes;
       f.stream = st.stream;
@@ -228,15 +240,15 @@ WorkerAnswer run_job(WorkerState& st, const WorkerJob& job, const Heartbeat& sen
       begin_phase(&a.seconds_metrics);
       beat("metrics: inputs (problem " + obj.name + ")", 60 + timeout);
       BufferSet bufs(prof, obj, job.config);
-      const LaunchGeometry geo = launch_geometry(prof.kernel, obj, job.config);
-      if (geo.shared_bytes > 0) ck.set_max_dynamic_smem(geo.shared_bytes);
+      LaunchSequence seq(prof.launches(), ck, obj, job.config);
       bufs.fill_inputs(0, 0, st.stream);
-      bufs.upload_symbols(cand, true, st.stream);
-      PackedArgs args = bufs.pack(prof.kernel);
+      for (std::size_t m = 0; m < cmods.size(); ++m) bufs.upload_symbols(*cmods[m], m == 0, st.stream);
+      seq.pack(bufs);
       const auto& names = prof.gates.metrics.names.empty() ? default_metric_names() : prof.gates.metrics.names;
-      // Each metric pass replays the kernel: give the step room for a few dozen passes.
-      beat("metrics: profiling (problem " + obj.name + ")", 60 + 40 * timeout);
-      a.metrics = collect_metrics(names, [&] { ck.launch(geo, args.get(), st.stream); }, st.stream);
+      // Each metric pass replays the kernel: give the step room for a few dozen passes. With several
+      // launches the figures are the first kernel's (collect_metrics says so in its reason).
+      beat("metrics: profiling (problem " + obj.name + ")", 60 + 40 * timeout * seq.size());
+      a.metrics = collect_metrics(names, [&] { seq.launch(st.stream); }, st.stream);
       a.seconds_metrics = seconds_since(phase_start);
       phase_seconds = nullptr;
     }
@@ -246,6 +258,12 @@ WorkerAnswer run_job(WorkerState& st, const WorkerJob& job, const Heartbeat& sen
     a.message = std::string(cudaGetErrorString(e.code)) + " during " + (a.step.empty() ? "start-up" : a.step) + " (" +
                 cudaGetErrorName(e.code) + " in " + e.call + ")";
     *fatal = e.sticky;
+  } catch (const ReferenceError& e) {
+    // The command or data reference could not answer: said as such, never as the candidate's verdict.
+    if (phase_seconds) *phase_seconds = seconds_since(phase_start);
+    a.outcome = Outcome::Skipped;
+    a.reference_failed = true;
+    a.message = e.what();
   } catch (const UserError& e) {
     // The environment or the profile, not the candidate: the coordinator raises it to the user.
     a.outcome = Outcome::Skipped;

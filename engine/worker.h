@@ -31,7 +31,12 @@ struct WorkerJob {
   std::string profile_path;
   Config config;
   std::string candidate_cubin, candidate_name;   // lowered entry name
-  std::string reference_cubin, reference_name;   // empty: no reference (sanitize runs, timing only)
+  std::string reference_cubin, reference_name;   // empty: no reference kernel (sanitize runs, timing only)
+  // A profile of several launches: one kernel per launch, in order (then the two pairs above are
+  // the first launch's); empty for one launch.
+  std::vector<LaunchKernel> candidate_kernels, reference_kernels;
+  bool host_reference = false;   // GREEN compares against the profile's command or data reference
+  std::string reference_cache;   // where a command reference's results are kept on disk ("" : not kept)
   std::vector<std::string> problems;             // GREEN on these; empty = every problem
   std::vector<std::uint64_t> seeds;              // empty = the profile's
   int trials = 0;                                // 0 = the profile's
@@ -45,6 +50,7 @@ struct WorkerAnswer {
   Outcome outcome = Outcome::Passed;  // Passed: the job ran (its gates say how it went); Crashed; Timeout
   std::string message;                // crash/timeout: "an illegal memory access was encountered during green: ..."
   std::string step;                   // the last step announced
+  bool reference_failed = false;      // Skipped because the command or data reference could not answer: no verdict
   GreenVerdict green;
   Timing fast;
   MetricsResult metrics;

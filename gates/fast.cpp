@@ -74,12 +74,11 @@ Timing run_fast(const FastRun& r) {
 
   beat("fast: inputs" + where, 60 + timeout);
   BufferSet bufs(prof, *r.problem, r.config);
-  const LaunchGeometry g = launch_geometry(prof.kernel, *r.problem, r.config);
-  if (g.shared_bytes > 0) const_cast<Kernel&>(r.kernel).set_max_dynamic_smem(g.shared_bytes);
+  LaunchSequence seq(prof.launches(), r.kernels, *r.problem, r.config);
   bufs.fill_inputs(0, 0, r.stream);
-  if (r.module) bufs.upload_symbols(*r.module, true, r.stream);
+  for (std::size_t m = 0; m < r.modules.size(); ++m) bufs.upload_symbols(*r.modules[m], m == 0, r.stream);
   bufs.poison_outputs(r.stream);
-  PackedArgs args = bufs.pack(prof.kernel);
+  seq.pack(bufs);
 
   // Twice the L2: whatever the replacement policy, none of the kernel's lines survive the write.
   DeviceBuffer flush(fs.flush_l2 && r.l2_bytes > 0 ? static_cast<std::size_t>(2 * r.l2_bytes) : 0);
@@ -93,7 +92,7 @@ Timing run_fast(const FastRun& r) {
   if (graph_mode) {
     EVO_CUDA(cudaStreamBeginCapture(r.stream, cudaStreamCaptureModeThreadLocal));
     try {
-      for (int i = 0; i < per_sample; ++i) r.kernel.launch(g, args.get(), r.stream);
+      for (int i = 0; i < per_sample; ++i) seq.launch(r.stream);
     } catch (...) {
       cudaGraph_t dropped = nullptr;
       cudaStreamEndCapture(r.stream, &dropped);
@@ -105,10 +104,10 @@ Timing run_fast(const FastRun& r) {
   }
   auto launch = [&] {
     if (graph_mode) EVO_CUDA(cudaGraphLaunch(graph.exec, r.stream));
-    else r.kernel.launch(g, args.get(), r.stream);
+    else seq.launch(r.stream);
   };
 
-  beat("fast: warm-up" + where, timeout * std::max(1, fs.warmup) * per_sample);
+  beat("fast: warm-up" + where, timeout * std::max(1, fs.warmup) * per_sample * seq.size());
   for (int i = 0; i < fs.warmup; ++i) {
     bufs.refill_inouts(false, r.stream);
     launch();
@@ -120,7 +119,7 @@ Timing run_fast(const FastRun& r) {
   us.reserve(static_cast<std::size_t>(fs.iters));
   for (int i = 0; i < fs.iters; ++i) {
     beat("fast: timed launch " + std::to_string(i + 1) + "/" + std::to_string(fs.iters) + where,
-         timeout * per_sample);
+         timeout * per_sample * seq.size());
     bufs.refill_inouts(false, r.stream);  // before the flush: the copy's lines leave L2 too
     flush_l2();
     EVO_CUDA(cudaEventRecord(ev.start, r.stream));

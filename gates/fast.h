@@ -1,4 +1,6 @@
-// FAST: how long one launch takes, measured honestly (DESIGN.md "Measuring honestly").
+// FAST: how long one launch takes, measured honestly (DESIGN.md "Measuring honestly"). A profile
+// of several launches is timed as one unit: its launches run back to back between one pair of
+// events (and are all captured, in order, into each graph), so a sample is the whole sequence.
 //
 // Inputs are filled once (seed 0, trial 0), then `warmup` launches, then `iters` timed samples,
 // each bracketed by CUDA events on the stream. Unless the profile says flush_l2: false, a write of
@@ -23,8 +25,8 @@ namespace evo {
 struct FastRun {
   const Profile* profile = nullptr;
   Config config;
-  Kernel kernel;               // from a loaded Module the caller keeps alive
-  const Module* module = nullptr;
+  std::vector<Kernel> kernels;           // one per launch (Profile::launches()), from modules the caller keeps alive
+  std::vector<const Module*> modules;    // theirs; the first holds the __constant__ symbols
   const Problem* problem = nullptr;
   std::int64_t l2_bytes = 0;   // the device's (DeviceInfo.l2_bytes)
   cudaStream_t stream = nullptr;

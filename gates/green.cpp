@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "engine/launch.h"
+#include "engine/reference.h"
 
 namespace evo {
 namespace {
@@ -45,6 +46,21 @@ class ReferenceMemo {
     bytes_ += bytes;
     return outputs_[key] = std::move(kept);
   }
+  // A command or data reference's answer, uploaded from the host (in device_outputs() order).
+  const Outputs& store_host(const std::string& key, const std::vector<HostTensor>& out, cudaStream_t s) {
+    std::size_t bytes = 0;
+    for (const auto& t : out) bytes += t.bytes.size();
+    if (bytes_ + bytes > kLimit) outputs_.clear(), bytes_ = 0;
+    Outputs kept;
+    for (const auto& t : out) {
+      auto b = std::make_shared<DeviceBuffer>(t.bytes.size());
+      EVO_CUDA(cudaMemcpyAsync(b->get(), t.bytes.data(), t.bytes.size(), cudaMemcpyHostToDevice, s));
+      kept.push_back(std::move(b));
+    }
+    EVO_CUDA(cudaStreamSynchronize(s));  // the host bytes are pageable and go with `out`
+    bytes_ += bytes;
+    return outputs_[key] = std::move(kept);
+  }
 
  private:
   static constexpr std::size_t kLimit = std::size_t(2) << 30;  // device bytes
@@ -58,8 +74,12 @@ ReferenceMemo& reference_memo() {
   return *memo;
 }
 
-std::string reference_key(const GreenRun& r, const Problem& p, std::uint64_t seed, int trial) {
-  std::string k = r.reference_module->path() + "|" + r.reference.name() + "|" + r.profile->path.string() + "|" + p.name;
+std::string reference_memo_key(const GreenRun& r, const Problem& p, std::uint64_t seed, int trial) {
+  if (r.host_reference) return "host|" + reference_key(*r.profile, p, seed, trial);
+  std::string k;
+  for (const Module* m : r.reference_modules) k += m->path() + "|";
+  for (const Kernel& kernel : r.reference) k += kernel.name() + "|";
+  k += r.profile->path.string() + "|" + p.name;
   for (const auto& [name, v] : p.sizes) k += "|" + name + "=" + std::to_string(v);
   for (const auto& b : r.profile->buffers) {
     if (!b.filled_per_trial()) continue;
@@ -78,52 +98,63 @@ GreenVerdict run_green(const GreenRun& r) {
   GreenVerdict v;
   bool any_skipped = false;
   auto beat = [&](const std::string& step, double budget) { if (r.beat) r.beat(step, budget); };
+  const bool compares = !r.reference.empty() || r.host_reference;
+  // Stored data has fixed inputs: every seed and trial would be the same one.
+  const bool fixed = r.host_reference && prof.reference_data;
+  const std::vector<std::uint64_t> seeds = fixed ? std::vector<std::uint64_t>{r.seeds.front()} : r.seeds;
+  const int trials = fixed ? 1 : r.trials;
+  const double host_budget = 60 + (prof.reference_command ? prof.reference_command->timeout_s : timeout);
 
   for (const Problem* p : r.problems) {
     GreenResult res;
     res.problem = p->name;
     res.outcome = Outcome::Passed;
     BufferSet bufs(prof, *p, r.config);
-    const LaunchGeometry cg = launch_geometry(prof.kernel, *p, r.config);
-    const LaunchGeometry rg = r.reference_module ? launch_geometry(prof.reference, *p, {}) : LaunchGeometry{};
-    if (cg.shared_bytes > 0) const_cast<Kernel&>(r.candidate).set_max_dynamic_smem(cg.shared_bytes);
-    if (r.reference_module && rg.shared_bytes > 0) const_cast<Kernel&>(r.reference).set_max_dynamic_smem(rg.shared_bytes);
+    LaunchSequence cand(prof.launches(), r.candidate, *p, r.config);
+    LaunchSequence ref(r.reference.empty() ? std::vector<const KernelSpec*>{} : prof.reference_launches(), r.reference,
+                       *p, {});
 
-    for (std::size_t si = 0; si < r.seeds.size() && res.outcome == Outcome::Passed; ++si) {
-      for (int trial = 0; trial < r.trials && res.outcome == Outcome::Passed; ++trial) {
+    for (std::size_t si = 0; si < seeds.size() && res.outcome == Outcome::Passed; ++si) {
+      for (int trial = 0; trial < trials && res.outcome == Outcome::Passed; ++trial) {
         const std::string where =
-            "problem " + p->name + ", seed " + std::to_string(r.seeds[si]) + ", trial " + std::to_string(trial);
+            "problem " + p->name + ", seed " + std::to_string(seeds[si]) + ", trial " + std::to_string(trial);
         std::string step;
         try {
           step = "filling inputs";
           beat("green: inputs (" + where + ")", 60 + timeout);
-          bufs.fill_inputs(r.seeds[si], trial, r.stream);
+          bufs.fill_inputs(seeds[si], trial, r.stream);
           // Packed after the fill: an fp8 tensor's descale argument is this trial's scale.
-          PackedArgs cargs = bufs.pack(prof.kernel);
-          PackedArgs rargs = r.reference_module ? bufs.pack(prof.reference) : PackedArgs{};
-          bufs.upload_symbols(*r.candidate_module, true, r.stream);
-          const std::string ref_key = r.reference_module ? reference_key(r, *p, r.seeds[si], trial) : "";
-          const ReferenceMemo::Outputs* ref_out = r.reference_module ? reference_memo().find(ref_key) : nullptr;
-          if (r.reference_module && !ref_out) {
-            bufs.upload_symbols(*r.reference_module, false, r.stream);
+          cand.pack(bufs);
+          ref.pack(bufs);
+          for (std::size_t m = 0; m < r.candidate_modules.size(); ++m)
+            bufs.upload_symbols(*r.candidate_modules[m], m == 0, r.stream);
+          const std::string ref_key = compares ? reference_memo_key(r, *p, seeds[si], trial) : "";
+          const ReferenceMemo::Outputs* ref_out = compares ? reference_memo().find(ref_key) : nullptr;
+          if (compares && !ref_out && r.host_reference) {
+            step = "reference";
+            beat("green: reference " + std::string(prof.reference_command ? "command" : "data") + " (" + where + ")",
+                 host_budget);
+            ref_out = &reference_memo().store_host(
+                ref_key, reference_outputs(prof, *p, seeds[si], trial, r.reference_cache), r.stream);
+          } else if (compares && !ref_out) {
+            for (const Module* m : r.reference_modules) bufs.upload_symbols(*m, false, r.stream);
             bufs.poison_outputs(r.stream);
             step = "reference launch";
-            beat("green: reference launch (" + where + ")", timeout);
-            r.reference.launch(rg, rargs.get(), r.stream);
+            beat("green: reference launch (" + where + ")", timeout * ref.size());
+            ref.launch(r.stream);
             EVO_CUDA(cudaStreamSynchronize(r.stream));
             ref_out = &reference_memo().store(ref_key, bufs.device_outputs(), r.stream);
           }
           bufs.poison_outputs(r.stream);
           bufs.refill_inouts(true, r.stream);  // the reference accumulated into them
           step = "candidate launch";
-          beat("green: candidate launch (" + where + ")", timeout);
+          beat("green: candidate launch (" + where + ")", timeout * cand.size());
           auto t0 = std::chrono::steady_clock::now();
-          r.candidate.launch(cg, cargs.get(), r.stream);
+          cand.launch(r.stream);
           EVO_CUDA(cudaStreamSynchronize(r.stream));
           if (r.max_candidate_launch_s) *r.max_candidate_launch_s = std::max(*r.max_candidate_launch_s, seconds_since(t0));
           ++res.trials_run;
-          if (!r.reference_module) continue;
-
+          if (!compares) continue;
           step = "comparing outputs";
           beat("green: compare (" + where + ")", 60 + timeout);
           const std::vector<DeviceTensor> cand_out = bufs.device_outputs();
@@ -148,7 +179,7 @@ GreenVerdict run_green(const GreenRun& r) {
         }
       }
     }
-    if (!r.reference_module) {
+    if (!compares) {
       res.outcome = Outcome::Skipped;
       res.reason = "candidate launches only (no reference compared)";
     }

@@ -96,24 +96,21 @@ Occupancy predict_occupancy(const ArchLimits& limits, int registers_per_thread, 
   return o;
 }
 
-StaticVerdict static_gate(const Profile& p, const Config& c, const Build& b, const ArchLimits& limits) {
+namespace {
+
+// One launch's verdict: its kernel's ptxas figures against the limits, its geometry on every problem.
+StaticVerdict check_launch(const Profile& p, const KernelSpec& k, const Config& c, const PtxasReport& r,
+                           const ArchLimits& limits, std::vector<std::string>& why) {
   StaticVerdict v;
-  v.ptxas = b.ptxas;
-  if (!b.ok) {
-    v.outcome = Outcome::Skipped;
-    v.reason = "not compiled";
-    return v;
-  }
+  v.ptxas = r;
   // Geometry may depend on problem sizes: the gate must hold for every problem.
   for (const auto& prob : p.problems) {
-    LaunchGeometry g = launch_geometry(p.kernel, prob, c);
+    LaunchGeometry g = launch_geometry(k, prob, c);
     v.threads_per_block = std::max<int>(v.threads_per_block, static_cast<int>(g.threads()));
     v.dynamic_smem = std::max(v.dynamic_smem, g.shared_bytes);
   }
-  v.total_smem = v.dynamic_smem + b.ptxas.static_smem;
+  v.total_smem = v.dynamic_smem + r.static_smem;
   const auto& L = p.gates.static_limits;
-  const auto& r = b.ptxas;
-  std::vector<std::string> why;
   const int max_threads = std::min(L.max_threads_per_block, limits.max_threads_per_block);
   if (v.threads_per_block > max_threads)
     why.push_back(std::to_string(v.threads_per_block) + " threads per block (limit " + std::to_string(max_threads) + ")");
@@ -150,6 +147,54 @@ StaticVerdict static_gate(const Profile& p, const Config& c, const Build& b, con
       why.push_back("no block fits an SM (" + (o.limited_by.empty() ? std::string("occupancy calculator") : o.limited_by) +
                     ": " + std::to_string(o.shared_per_block) + " bytes shared memory allocated per block, " +
                     std::to_string(o.registers_per_block) + " registers): the launch would fail");
+  }
+  return v;
+}
+
+}  // namespace
+
+StaticVerdict static_gate(const Profile& p, const Config& c, const Build& b, const ArchLimits& limits) {
+  StaticVerdict v;
+  v.ptxas = b.ptxas;
+  if (!b.ok) {
+    v.outcome = Outcome::Skipped;
+    v.reason = "not compiled";
+    return v;
+  }
+  std::vector<std::string> why;
+  const auto launches = p.launches();
+  if (launches.size() == 1) {
+    v = check_launch(p, p.kernel, c, b.ptxas, limits, why);
+  } else {
+    // Every launch's kernel must pass; the verdict's figures are the worst over them (most
+    // registers, spills, stack, threads and shared memory; the lowest predicted occupancy).
+    const std::vector<LaunchKernel> kernels = launch_kernels(b);
+    if (kernels.size() != launches.size())
+      why.push_back("the build has " + std::to_string(kernels.size()) + " kernels for " +
+                    std::to_string(launches.size()) + " launches");
+    for (std::size_t i = 0; i < launches.size() && i < kernels.size(); ++i) {
+      std::vector<std::string> own;
+      const StaticVerdict w = check_launch(p, *launches[i], c, kernels[i].ptxas, limits, own);
+      for (const auto& o : own) why.push_back("launch " + std::to_string(i + 1) + " (" + launches[i]->name + "): " + o);
+      if (i == 0) {
+        v = w;
+        continue;
+      }
+      v.ptxas.registers = std::max(v.ptxas.registers, w.ptxas.registers);
+      v.ptxas.spill_stores = std::max(v.ptxas.spill_stores, w.ptxas.spill_stores);
+      v.ptxas.spill_loads = std::max(v.ptxas.spill_loads, w.ptxas.spill_loads);
+      v.ptxas.stack_bytes = std::max(v.ptxas.stack_bytes, w.ptxas.stack_bytes);
+      v.ptxas.static_smem = std::max(v.ptxas.static_smem, w.ptxas.static_smem);
+      v.ptxas.barriers = std::max(v.ptxas.barriers, w.ptxas.barriers);
+      v.threads_per_block = std::max(v.threads_per_block, w.threads_per_block);
+      v.dynamic_smem = std::max(v.dynamic_smem, w.dynamic_smem);
+      v.total_smem = std::max(v.total_smem, w.total_smem);
+      if (w.occupancy_pct < v.occupancy_pct) {
+        v.blocks_per_sm = w.blocks_per_sm;
+        v.occupancy_pct = w.occupancy_pct;
+        v.occupancy_limit = w.occupancy_limit;
+      }
+    }
   }
   // A tensor map the driver would refuse (a box or stride for some problem and these knobs) stops
   // here, not in the worker: the first problem it fails on is reason enough.

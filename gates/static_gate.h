@@ -43,6 +43,9 @@ struct Occupancy {
 Occupancy predict_occupancy(const ArchLimits& limits, int registers_per_thread, int threads_per_block,
                             std::int64_t static_smem, std::int64_t dynamic_smem, int barriers);
 
+// Every launch's kernel (launch_kernels(b), one per launch) against its own geometry. With several
+// launches the candidate is rejected if any one is, each reason naming its launch ("launch 2
+// (final_sum): 300 registers (limit 255)"), and the figures are the worst over them.
 StaticVerdict static_gate(const Profile& p, const Config& c, const Build& b, const ArchLimits& limits);
 
 }  // namespace evo

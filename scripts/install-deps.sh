@@ -4,7 +4,8 @@
 set -euo pipefail
 pkgs=(cmake g++ make nlohmann-json3-dev libspdlog-dev libsqlite3-dev libgtest-dev libcli11-dev libmuparser-dev
       chromium python3-jsonschema  # the report test opens the page in a headless browser; the T4 test validates against its schema
-      libpq-dev postgresql)         # postgresql: the server tests/test_pg.cpp starts in a temporary folder
+      libpq-dev postgresql          # postgresql: the server tests/test_pg.cpp starts in a temporary folder
+      python3-numpy)                # command references (profiles/stencil3.json's script) and their tests
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if ((${#missing[@]})); then

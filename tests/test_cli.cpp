@@ -565,6 +565,92 @@ TEST(CliExport, TensorMapArgumentsAreStatedForTheUser) {
       << text.substr(0, 2000);
 }
 
+// A profile of two launches exports both kernels, in the order to launch them.
+TEST(CliExport, SeveralLaunchesAreExportedInTheirOrder) {
+  TempDir t;
+  const fs::path db = t.path / "evo.db";
+  const fs::path profile = kSource / "profiles/reduce_sum.json";
+  const Profile p = load_profile(profile);
+  const Config best{{"BLOCK", 512}, {"ITEMS", 4}, {"FINAL_BLOCK", 128}};
+  {
+    Store s(db);
+    RunInfo info = gemm_run();
+    info.profile = "reduce_sum";
+    info.profile_path = profile.string();
+    const auto run = s.begin_run(info);
+    Evaluation e = measured_evaluation(best, "partial_sums", "main", 9.5);
+    e.build.kernels = {{"partial_sums", "partial_sums", "/c/r.cubin", {}}, {"final_sum", "final_sum", "/c/r.cubin", {}}};
+    e.speedup = 1.2;
+    s.record(run, {"reduce_sum", "build-" + config_hash(best), "NVIDIA H100 80GB HBM3", "main"}, e, false);
+  }
+  const Result r = run_evo({"--db", db.string(), "export", "best", "--to", (t.path / "kernels").string()}, t.path);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string stem = "reduce_sum-" + config_hash(best);
+  const json j = json::parse(read_bytes(t.path / "kernels" / (stem + ".json")));
+  ASSERT_TRUE(j.contains("launches")) << j.dump(2);
+  ASSERT_EQ(j["launches"].size(), 2u);
+  EXPECT_EQ(j["launches"][0]["kernel"], "partial_sums");
+  EXPECT_EQ(j["launches"][1]["kernel"], "final_sum");
+  EXPECT_EQ(j["launches"][0]["lowered_name"], "partial_sums");
+  EXPECT_FALSE(j["launches"][1].contains("lowered_name"));  // the database keeps the first launch's only
+  EXPECT_EQ(j["launches"][1]["args"], json::array({"PARTIAL", "SUM", "partials"}));
+  EXPECT_EQ(j["launches"][0]["launch"]["grid"], json::array({4194304 / (512 * 4), 1, 1}));  // problem main
+  EXPECT_EQ(j["launches"][1]["launch"]["block"], json::array({128, 1, 1}));
+  EXPECT_EQ(j["kernel"], "partial_sums");  // the existing fields: the first launch's
+  const std::string text = read_bytes(t.path / "kernels" / (stem + ".cu"));
+  const auto one = text.find("// launch 1 of 2: partial_sums(X, PARTIAL, N) from reduce.cu, grid (2048, 1, 1) block (512, 1, 1)");
+  const auto two = text.find("// launch 2 of 2: final_sum(PARTIAL, SUM, partials) from reduce.cu, grid (1, 1, 1) block (128, 1, 1)");
+  EXPECT_NE(one, std::string::npos) << text.substr(0, 2500);
+  EXPECT_NE(two, std::string::npos) << text.substr(0, 2500);
+  EXPECT_LT(one, two);
+  EXPECT_NE(text.find("#define FINAL_BLOCK 128"), std::string::npos);
+  EXPECT_NE(text.find("void __launch_bounds__(FINAL_BLOCK) final_sum("), std::string::npos) << "both kernels' source";
+
+  const fs::path nvcc = fs::path(EVO_CUDA_HOME) / "bin" / "nvcc";
+  if (!fs::exists(nvcc)) GTEST_SKIP() << "no nvcc at " << nvcc << ": the export was written but not compiled";
+  const fs::path cu = t.path / "kernels" / (stem + ".cu");
+  const std::string command = nvcc.string() + " -arch=sm_90 -std=c++17 -c " + cu.string() + " -o " +
+                              (t.path / "k.o").string() + " > " + (t.path / "nvcc.log").string() + " 2>&1";
+  EXPECT_EQ(std::system(command.c_str()), 0) << read_bytes(t.path / "nvcc.log");
+}
+
+TEST(Cli, CheckListsEveryLaunchAndANonKernelReference) {
+  const Result r = run_evo({"check", "reduce_sum"}, kSource);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto one = r.out.find("launch 1  "), two = r.out.find("launch 2  ");
+  ASSERT_NE(one, std::string::npos) << r.out;
+  ASSERT_NE(two, std::string::npos) << r.out;
+  EXPECT_LT(one, two);
+  EXPECT_NE(r.out.find("reduce.cu  kernel final_sum"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("reduce_ref.cu  kernel reduce_ref"), std::string::npos) << r.out;
+  const json j = json::parse(run_evo({"check", "reduce_sum", "--json"}, kSource).out);
+  ASSERT_EQ(j["launches"].size(), 2u);
+  EXPECT_EQ(j["launches"][1]["kernel"], "final_sum");
+  EXPECT_EQ(j["reference"]["kind"], "kernel");
+
+  const Result c = run_evo({"check", "stencil3"}, kSource);
+  ASSERT_EQ(c.code, 0) << c.err;
+  EXPECT_NE(c.out.find("reference command `python3 ../templates/examples/stencil3_ref.py {in} {out}`"), std::string::npos)
+      << c.out;
+  EXPECT_EQ(json::parse(run_evo({"check", "stencil3", "--json"}, kSource).out)["reference"]["kind"], "command");
+}
+
+TEST(CliCompile, BothKernelsOfATwoLaunchProfilePassTheStaticGate) {
+  TempDir t;
+  const Result r = run_evo({"--cache", (t.path / "cache").string(), "compile", "reduce_sum", "--json"}, kSource);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  ASSERT_EQ(j["results"].size(), 1u);
+  const json& b = j["results"][0]["build"];
+  EXPECT_EQ(b["ok"], true) << b.dump();
+  ASSERT_EQ(b["kernels"].size(), 2u) << b.dump();
+  EXPECT_EQ(b["kernels"][0]["lowered_name"], "partial_sums");
+  EXPECT_EQ(b["kernels"][1]["lowered_name"], "final_sum");
+  EXPECT_GT(b["kernels"][1]["ptxas"]["registers"].get<int>(), 0);
+  EXPECT_EQ(j["results"][0]["static"]["outcome"], "passed") << j.dump();
+  EXPECT_EQ(j["results"][0]["static"]["threads_per_block"], 256);
+}
+
 TEST(CliDb, CheckOnAGoodDatabaseIsOk) {
   TempDir t;
   const fs::path db = t.path / "evo.db";

@@ -14,6 +14,8 @@
 #include <set>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "engine/compiler.h"
 #include "engine/error.h"
 #include "engine/launch.h"
@@ -478,15 +480,25 @@ TEST(ShippedProfiles, SeededSampleOfEachCompilesForSm90) {
     valid.resize(std::min<std::size_t>(valid.size(), 3));
     if (std::find(valid.begin(), valid.end(), p.baseline) == valid.end()) valid.push_back(p.baseline);
     const std::string arch = p.arch == "sm_90a" ? p.arch : "sm_90";
+    // Every template of every launch (one request each), and the reference's when it is a kernel.
     std::vector<CompileRequest> rs;
-    for (const auto& c : valid) rs.push_back(candidate_request(p, c, arch));
-    rs.push_back(reference_request(p, arch));
+    std::vector<std::string> what;
+    for (const auto& c : valid)
+      for (const auto& r : candidate_requests(p, c, arch)) {
+        rs.push_back(r);
+        what.push_back(config_text(c) + " " + fs::path(r.source_path).filename().string());
+      }
+    for (const auto& r : reference_requests(p, arch)) {
+      rs.push_back(r);
+      what.push_back("reference " + fs::path(r.source_path).filename().string());
+    }
     const auto builds = pool.compile_all(rs);
     for (std::size_t i = 0; i < builds.size(); ++i) {
-      const std::string what = i < valid.size() ? config_text(valid[i]) : "reference";
-      EXPECT_TRUE(builds[i].ok) << what << ":\n" << builds[i].log;
-      EXPECT_FALSE(builds[i].lowered_name.empty()) << what;
-      EXPECT_GT(builds[i].ptxas.registers, 0) << what;
+      EXPECT_TRUE(builds[i].ok) << what[i] << ":\n" << builds[i].log;
+      for (const auto& k : launch_kernels(builds[i])) {
+        EXPECT_FALSE(k.lowered_name.empty()) << what[i];
+        EXPECT_GT(k.ptxas.registers, 0) << what[i] << " " << k.lowered_name;
+      }
     }
     ++profiles;
   }
@@ -641,6 +653,99 @@ TEST(ForeignKernel, KnobsWithoutDefaultsAreRequired) {
   const Build b = compile(r, cache);
   EXPECT_FALSE(b.ok);
   EXPECT_NE(b.log.find("tile_size_x"), std::string::npos) << b.log;
+}
+
+
+// ---- several launches: one program per template, joined in launch order ----
+
+TEST(Compiler, LaunchesOfOneTemplateCompileAsOneProgramWithEveryEntry) {
+  TempDir t;
+  CompileCache cache(t.path / "cache");
+  const Profile p = load_profile(kSource / "profiles/reduce_sum.json");
+  const auto rs = candidate_requests(p, p.baseline, "sm_90");
+  ASSERT_EQ(rs.size(), 1u);
+  EXPECT_EQ(rs[0].name_expression, "partial_sums");
+  EXPECT_EQ(rs[0].more_names, std::vector<std::string>{"final_sum"});
+  EXPECT_EQ(rs[0].defines.at("FINAL_BLOCK"), "256");  // every knob reaches the template
+  CompileRequest alone = rs[0];
+  alone.more_names.clear();
+  EXPECT_NE(cache.key(alone), cache.key(rs[0]));  // the entries are part of the key
+
+  const Build b = compile(rs[0], cache);
+  ASSERT_TRUE(b.ok) << b.log;
+  ASSERT_EQ(b.kernels.size(), 2u);
+  EXPECT_EQ(b.kernels[0].lowered_name, "partial_sums");
+  EXPECT_EQ(b.kernels[1].lowered_name, "final_sum");
+  EXPECT_EQ(b.lowered_name, "partial_sums");
+  for (const auto& k : b.kernels) {
+    EXPECT_GT(k.ptxas.registers, 0) << k.lowered_name;
+    EXPECT_EQ(k.cubin_path, b.cubin_path);
+  }
+  const Build u = launch_build(p.launches(), rs, {b});
+  EXPECT_TRUE(u.ok);
+  EXPECT_EQ(u.key, b.key);
+  ASSERT_EQ(u.kernels.size(), 2u);
+  EXPECT_EQ(u.kernels[1].name_expression, "final_sum");
+  // From the cache: the same entries, their cubin where the cache holds it.
+  const Build again = compile(rs[0], cache);
+  EXPECT_TRUE(again.from_cache);
+  ASSERT_EQ(again.kernels.size(), 2u);
+  EXPECT_EQ(again.kernels[1].lowered_name, "final_sum");
+  EXPECT_EQ(again.kernels[1].cubin_path, again.cubin_path);
+  EXPECT_EQ(again.kernels[1].ptxas.registers, b.kernels[1].ptxas.registers);
+}
+
+TEST(Compiler, LaunchesOfTwoTemplatesCompileOncePerTemplateAndJoinInLaunchOrder) {
+  TempDir t;
+  write_text(t.path / "a.cu", "extern \"C\" __global__ void first(float* Y, int N) { if (threadIdx.x < N) Y[threadIdx.x] = 1; }\n");
+  write_text(t.path / "b.cu",
+             "#ifndef K\n#define K 1\n#endif\n"
+             "extern \"C\" __global__ void second(float* Y, int N) { if (threadIdx.x < N) Y[threadIdx.x] += K; }\n"
+             "extern \"C\" __global__ void third(float* Y, int N) { if (threadIdx.x < N) Y[threadIdx.x] *= 2; }\n");
+  auto launch = [](const char* tmpl, const char* kernel) {
+    return nlohmann::ordered_json{{"template", tmpl}, {"kernel", kernel}, {"args", {"Y", "N"}},
+                                  {"launch", {{"grid", {1}}, {"block", {32}}}}};
+  };
+  nlohmann::ordered_json j = {
+      {"knobs", {{"K", {1, 2}}}},
+      {"baseline", {{"K", 1}}},
+      {"problems", {{{"name", "p"}, {"sizes", {{"N", 32}}}}}},
+      {"buffers", {{{"name", "Y"}, {"dtype", "f32"}, {"shape", {"N"}}, {"role", "output"}}}},
+      {"launches", {launch("b.cu", "second"), launch("a.cu", "first"), launch("b.cu", "third")}},
+      {"reference", {{"template", "a.cu"}, {"kernel", "first"}, {"args", {"Y", "N"}},
+                     {"launch", {{"grid", {1}}, {"block", {32}}}}}}};
+  write_text(t.path / "two.json", j.dump(2));
+  const Profile p = load_profile(t.path / "two.json");
+  const auto rs = candidate_requests(p, {{"K", 2}}, "sm_90");
+  ASSERT_EQ(rs.size(), 2u);  // b.cu (first used) with both of its entries, then a.cu
+  EXPECT_EQ(fs::path(rs[0].source_path).filename(), "b.cu");
+  EXPECT_EQ(rs[0].name_expression, "second");
+  EXPECT_EQ(rs[0].more_names, std::vector<std::string>{"third"});
+  EXPECT_EQ(fs::path(rs[1].source_path).filename(), "a.cu");
+  EXPECT_TRUE(rs[1].more_names.empty());
+  EXPECT_EQ(rs[1].defines.at("K"), "2");
+
+  CompilePool pool(2, t.path / "cache");
+  const auto builds = pool.compile_all(rs);
+  const Build u = launch_build(p.launches(), rs, builds);
+  ASSERT_TRUE(u.ok) << u.log;
+  ASSERT_EQ(u.kernels.size(), 3u);
+  EXPECT_EQ(u.kernels[0].lowered_name, "second");
+  EXPECT_EQ(u.kernels[1].lowered_name, "first");
+  EXPECT_EQ(u.kernels[2].lowered_name, "third");
+  EXPECT_EQ(u.kernels[0].cubin_path, u.kernels[2].cubin_path);
+  EXPECT_NE(u.kernels[0].cubin_path, u.kernels[1].cubin_path);
+  EXPECT_EQ(u.key, launch_build_key({builds[0].key, builds[1].key}));
+  EXPECT_NE(u.key, builds[0].key);
+  EXPECT_EQ(u.lowered_name, "second");
+
+  // One template that does not compile fails the candidate, its log naming the template.
+  write_text(t.path / "a.cu", "extern \"C\" __global__ void first(float* Y, int N) { this is not cuda; }\n");
+  const auto rs2 = candidate_requests(p, {{"K", 1}}, "sm_90");
+  const Build bad = launch_build(p.launches(), rs2, pool.compile_all(rs2));
+  EXPECT_FALSE(bad.ok);
+  EXPECT_TRUE(bad.kernels.empty());
+  EXPECT_NE(bad.log.find("a.cu:\n"), std::string::npos) << bad.log;
 }
 
 }  // namespace

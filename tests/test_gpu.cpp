@@ -26,7 +26,9 @@
 #include "engine/compiler.h"
 #include "engine/error.h"
 #include "engine/gpu_evaluator.h"
+#include "engine/npy.h"
 #include "engine/profile.h"
+#include "engine/reference.h"
 #include "engine/worker.h"
 #include "gates/fast.h"
 #include "gates/green.h"
@@ -362,6 +364,144 @@ TEST(GpuGates, GraphModeTimesOneLaunchOfAReplayedGraph) {
   EXPECT_GT(g.p50_us, 0.5);
   EXPECT_LT(g.p50_us, 2 * ev.p50_us);  // per launch, not per graph of 10
   std::cout << "[graph] p50 " << g.p50_us << " us per launch vs events " << ev.p50_us << " us\n";
+}
+
+// ---- several launches, and references that are not kernels ----
+
+// A shipped profile as JSON, its template paths made absolute so an edited copy can live anywhere.
+nlohmann::json shipped_json(const std::string& name) {
+  nlohmann::json j;
+  std::ifstream(repo("profiles/" + name + ".json")) >> j;
+  const fs::path dir = repo("profiles");
+  if (j.contains("template")) j["template"] = fs::weakly_canonical(dir / j["template"].get<std::string>()).string();
+  if (j["reference"].contains("template"))
+    j["reference"]["template"] = fs::weakly_canonical(dir / j["reference"]["template"].get<std::string>()).string();
+  return j;
+}
+fs::path write_json(const nlohmann::json& j, const std::string& stem) {
+  const fs::path dir = temp_dir("evo-" + stem);
+  std::ofstream(dir / (stem + ".json")) << j.dump(2);
+  return dir / (stem + ".json");
+}
+bool have_numpy() { return std::system("python3 -c 'import numpy' >/dev/null 2>&1") == 0; }
+#define REQUIRE_NUMPY() \
+  if (!have_numpy()) GTEST_SKIP() << "python3 with NumPy is not installed (scripts/install-deps.sh: python3-numpy)"
+
+TEST(GpuGates, TwoLaunchReductionPassesGreenAndIsTimedAsOneUnit) {
+  REQUIRE_GPU();
+  const Profile p = load_profile(repo("profiles/reduce_sum.json"));
+  Evaluator& ev = evaluator(repo("profiles/reduce_sum.json").string());
+  const Evaluation e = ev.evaluate(Candidate{p.baseline, Origin{}});
+  ASSERT_EQ(e.status, Status::Measured) << e.message;
+  EXPECT_EQ(e.build.kernels.size(), 2u);
+  ASSERT_EQ(e.green.problems.size(), 2u);
+  for (const GreenResult& r : e.green.problems) {
+    EXPECT_EQ(r.outcome, Outcome::Passed) << r.problem << ": " << r.reason;
+    EXPECT_EQ(r.unwritten, 0) << r.problem;
+    EXPECT_EQ(r.trials_run, 4) << r.problem;  // 2 seeds x 2 trials
+  }
+  EXPECT_EQ(e.fast.outcome, Outcome::Passed) << e.fast.reason;
+  EXPECT_GT(e.fast.p50_us, 0);
+  // Another split of the work between the two launches gives the same sum.
+  const Evaluation f = ev.evaluate(Candidate{{{"BLOCK", 1024}, {"ITEMS", 8}, {"FINAL_BLOCK", 32}}, Origin{}});
+  EXPECT_EQ(f.status, Status::Measured) << f.message;
+
+  // The unit is both launches: its time is more than the first launch's alone (the same
+  // profile without its second launch, timed by FAST only).
+  nlohmann::json j = shipped_json("reduce_sum");
+  j["launches"].erase(1);
+  Evaluator& first_only = evaluator(write_json(j, "reduce_first_only").string());
+  const Timing both = ev.time_baseline(), one = first_only.time_baseline();
+  ASSERT_EQ(both.outcome, Outcome::Passed) << both.reason;
+  ASSERT_EQ(one.outcome, Outcome::Passed) << one.reason;
+  EXPECT_GT(both.p50_us, one.p50_us);
+  std::cout << "[two launches] p50 " << both.p50_us << " us, the first alone " << one.p50_us << " us\n";
+
+  // Without its second launch SUM is never written: GREEN says so.
+  const Evaluation g = first_only.evaluate(Candidate{p.baseline, Origin{}});
+  ASSERT_EQ(g.status, Status::GreenFailed) << g.message;
+  EXPECT_EQ(g.green.problems.front().unwritten, 1);
+  EXPECT_NE(g.message.find("SUM"), std::string::npos) << g.message;
+}
+
+TEST(GpuGates, TwoLaunchReductionInGraphModeCapturesBothLaunches) {
+  REQUIRE_GPU();
+  nlohmann::json j = shipped_json("reduce_sum");
+  j["gates"]["fast"] = {{"mode", "graph"}, {"warmup", 3}, {"iters", 20}, {"graph_launches", 10}};
+  const Profile p = load_profile(repo("profiles/reduce_sum.json"));
+  const Evaluation e = evaluator(write_json(j, "reduce_graph").string()).evaluate(Candidate{p.baseline, Origin{}});
+  ASSERT_EQ(e.status, Status::Measured) << e.message;
+  EXPECT_EQ(e.fast.mode, "graph");
+  EXPECT_GT(e.fast.p50_us, 0);
+}
+
+TEST(GpuGates, CommandReferenceProfilePassesGreen) {
+  REQUIRE_GPU();
+  REQUIRE_NUMPY();
+  const Profile p = load_profile(repo("profiles/stencil3.json"));
+  const Evaluation e = evaluator(repo("profiles/stencil3.json").string()).evaluate(Candidate{p.baseline, Origin{}});
+  ASSERT_EQ(e.status, Status::Measured) << e.message;
+  ASSERT_EQ(e.green.problems.size(), 2u);
+  for (const GreenResult& r : e.green.problems) {
+    EXPECT_EQ(r.outcome, Outcome::Passed) << r.problem << ": " << r.reason;
+    EXPECT_EQ(r.trials_run, 4) << r.problem;
+    EXPECT_LT(r.max_abs, 1e-5) << r.problem;
+  }
+  EXPECT_EQ(e.fast.outcome, Outcome::Passed) << e.fast.reason;
+}
+
+TEST(GpuGates, AFailingReferenceCommandStopsTheEvaluationBlamingNoCandidate) {
+  REQUIRE_GPU();
+  nlohmann::json j = shipped_json("stencil3");
+  j["reference"] = {{"command", "python3 -c 'import sys; sys.exit(5)' {in} {out}"}};
+  const Profile p = load_profile(repo("profiles/stencil3.json"));
+  Evaluator& ev = evaluator(write_json(j, "stencil3_broken_reference").string());
+  try {
+    const Evaluation e = ev.evaluate(Candidate{p.baseline, Origin{}});
+    FAIL() << "evaluated as " << status_name(e.status) << ": " << e.message;
+  } catch (const ReferenceError& err) {
+    const std::string what = err.what();
+    EXPECT_NE(what.find("reference command `python3 -c 'import sys; sys.exit(5)' {in} {out}`: output Y: exited with status 5"),
+              std::string::npos)
+        << what;
+    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+  }
+}
+
+TEST(GpuGates, DataReferenceProfilePassesOnItsFixedInputsAndCatchesAWrongOne) {
+  REQUIRE_GPU();
+  // stencil3 on stored data: X and the expected Y for N = 1000, written here.
+  const int n = 1000;
+  std::vector<float> x(n), y(n);
+  for (int i = 0; i < n; ++i) x[i] = std::sin(0.37f * i) * 3.0f;
+  for (int i = 0; i < n; ++i)
+    y[i] = static_cast<float>(0.25 * x[i > 0 ? i - 1 : 0] + 0.5 * x[i] + 0.25 * x[i + 1 < n ? i + 1 : n - 1]);
+  auto as_npy = [&](const std::vector<float>& v) {
+    NpyArray a{"<f4", {n}, std::vector<std::uint8_t>(v.size() * 4)};
+    std::memcpy(a.bytes.data(), v.data(), a.bytes.size());
+    return a;
+  };
+  nlohmann::json j = shipped_json("stencil3");
+  j["problems"] = {{{"name", "fixed"}, {"sizes", {{"N", n}}}}};
+  j["objective"] = "fixed";
+  j["reference"] = {{"data", {{"inputs", {{"X", "x.npy"}}}, {"outputs", {{"Y", "y.npy"}}}}}};
+  const fs::path good = write_json(j, "stencil3_data");
+  write_npy(good.parent_path() / "x.npy", as_npy(x));
+  write_npy(good.parent_path() / "y.npy", as_npy(y));
+  const Profile p = load_profile(good);
+  const Evaluation e = evaluator(good.string()).evaluate(Candidate{p.baseline, Origin{}});
+  ASSERT_EQ(e.status, Status::Measured) << e.message;
+  ASSERT_EQ(e.green.problems.size(), 1u);
+  EXPECT_EQ(e.green.problems[0].trials_run, 1);  // fixed inputs: one trial
+  EXPECT_LT(e.green.problems[0].max_abs, 1e-5);
+
+  y[7] += 1.0f;  // a stored answer the kernel does not give
+  const fs::path bad = write_json(j, "stencil3_data_wrong");
+  write_npy(bad.parent_path() / "x.npy", as_npy(x));
+  write_npy(bad.parent_path() / "y.npy", as_npy(y));
+  const Evaluation w = evaluator(bad.string()).evaluate(Candidate{p.baseline, Origin{}});
+  ASSERT_EQ(w.status, Status::GreenFailed) << w.message;
+  EXPECT_NE(w.message.find("Y[7]"), std::string::npos) << w.message;
 }
 
 TEST(GpuCli, EvaluationSurvivesKillRightAfterTheWorkerReports) {

@@ -31,10 +31,10 @@ ordered_json gemm_json() {
   return ordered_json::parse(in);
 }
 
-// Writes a profile next to the shipped ones' templates so relative paths resolve.
+// Writes a profile next to the shipped ones' templates so relative paths resolve. One folder per
+// checkout: another checkout's tests leave a link to their own tree (which may since be gone).
 fs::path write_profile(const ordered_json& j, const std::string& name) {
-  // One folder per process: test runs of two checkouts side by side must not share the link.
-  fs::path dir = fs::temp_directory_path() / ("evo-test-profiles-" + std::to_string(::getpid())) / "profiles";
+  fs::path dir = fs::temp_directory_path() / ("evo-test-profiles-" + evo::short_hash(kSource.string())) / "profiles";
   fs::create_directories(dir);
   // Relative template paths in gemm_fp16.json point at ../templates: mirror that with a link.
   fs::path templates = dir.parent_path() / "templates";
@@ -522,4 +522,150 @@ TEST(Profile, BadInoutAndThresholdFieldsNameFileFieldAndValue) {
     EXPECT_NE(err.find("accumulate_bad.json: " + c.want), std::string::npos) << "want: " << c.want << "\ngot:  " << err;
     EXPECT_EQ(err.find('\n'), std::string::npos) << err;  // one line
   }
+}
+
+// ---- several launches as one unit (profiles/reduce_sum.json) ----
+
+namespace {
+
+// reduce_sum.json with its template paths made absolute (written to a temporary folder).
+ordered_json reduce_json() {
+  std::ifstream in(kSource / "profiles/reduce_sum.json");
+  ordered_json j = ordered_json::parse(in);
+  j["template"] = (kSource / "templates/examples/reduce.cu").string();
+  j["reference"]["template"] = (kSource / "templates/examples/reduce_ref.cu").string();
+  return j;
+}
+
+std::string reduce_error(const std::function<void(ordered_json&)>& edit) {
+  ordered_json j = reduce_json();
+  edit(j);
+  return load_error(write_profile(j, "reduce_bad"));
+}
+
+evo::Build two_kernel_build(int regs1, int regs2) {
+  evo::Build b = fake_build(regs1, 0, 0);
+  b.kernels = {{"partial_sums", "partial_sums", "/c/x.cubin", b.ptxas}, {"final_sum", "final_sum", "/c/x.cubin", b.ptxas}};
+  b.kernels[1].ptxas.registers = regs2;
+  return b;
+}
+
+}  // namespace
+
+TEST(Profile, LaunchesLoadInOrderSharingBuffersScalarsAndDefines) {
+  const auto p = evo::load_profile(kSource / "profiles/reduce_sum.json");
+  const auto ls = p.launches();
+  ASSERT_EQ(ls.size(), 2u);
+  EXPECT_EQ(ls[0], &p.kernel);
+  EXPECT_EQ(ls[0]->name, "partial_sums");
+  EXPECT_EQ(ls[1]->name, "final_sum");
+  EXPECT_EQ(ls[0]->source, ls[1]->source);  // both default to the profile's template
+  EXPECT_EQ(ls[1]->args, (std::vector<std::string>{"PARTIAL", "SUM", "partials"}));
+  EXPECT_EQ(ls[1]->launch.block[0], "FINAL_BLOCK");
+  EXPECT_TRUE(p.reference_is_kernel());
+  ASSERT_EQ(p.reference_launches().size(), 1u);
+  EXPECT_EQ(p.reference.args, (std::vector<std::string>{"X", "SUM", "N"}));
+  // Each launch's geometry from its own expressions.
+  const evo::Problem& main = *p.find_problem("main");
+  EXPECT_EQ(evo::launch_geometry(*ls[0], main, p.baseline).grid[0], 4194304u / (256 * 4));
+  EXPECT_EQ(evo::launch_geometry(*ls[1], main, p.baseline).grid[0], 1u);
+  EXPECT_EQ(evo::launch_geometry(*ls[1], main, p.baseline).block[0], 256u);
+
+  // A single-launch profile is one launch, as before.
+  const auto g = evo::load_profile(kSource / "profiles/gemm_fp16.json");
+  EXPECT_EQ(g.launches().size(), 1u);
+  EXPECT_TRUE(g.later_launches.empty());
+  EXPECT_EQ(g.reference_launches().size(), 1u);
+
+  // A launch may name its own template, and the reference may be a sequence.
+  ordered_json j = reduce_json();
+  j["launches"][1]["template"] = (kSource / "templates/examples/reduce_ref.cu").string();
+  j["launches"][1]["kernel"] = "reduce_ref";
+  j["launches"][1]["args"] = {"X", "SUM", "N"};
+  j["reference"] = {{"template", (kSource / "templates/examples/reduce_ref.cu").string()},
+                    {"launches", {{{"kernel", "reduce_ref"}, {"args", {"X", "SUM", "N"}},
+                                   {"launch", {{"grid", {1}}, {"block", {256}}}}},
+                                  {{"kernel", "reduce_ref"}, {"args", {"X", "SUM", "N"}},
+                                   {"launch", {{"grid", {1}}, {"block", {256}}}}}}}};
+  const auto q = evo::load_profile(write_profile(j, "reduce_two_templates"));
+  EXPECT_NE(q.launches()[0]->source, q.launches()[1]->source);
+  EXPECT_EQ(q.reference_launches().size(), 2u);
+  EXPECT_EQ(q.later_reference_launches.front().name, "reduce_ref");
+}
+
+TEST(Profile, AMalformedLaunchIsOneLineNamingItsIndexAndField) {
+  struct Case {
+    std::function<void(ordered_json&)> edit;
+    std::string want;
+  };
+  const std::vector<Case> cases = {
+      {[](ordered_json& j) { j["launches"] = ordered_json::array(); },
+       "launches: must be a non-empty list of {kernel, args, launch}"},
+      {[](ordered_json& j) { j["launches"][1] = "final_sum"; }, "launches[1]: must be an object"},
+      {[](ordered_json& j) { j["launches"][1].erase("kernel"); }, "launches[1].kernel: missing"},
+      {[](ordered_json& j) { j["launches"][1].erase("args"); },
+       "launches[1].args: missing: list the kernel's arguments in order"},
+      {[](ordered_json& j) { j["launches"][0].erase("launch"); }, "launches[0].launch: missing"},
+      {[](ordered_json& j) { j["launches"][1]["launch"]["block"][0] = "FINAL_BLOK"; }, "launches[1].launch.block"},
+      {[](ordered_json& j) { j["launches"][1]["args"].push_back("Q"); },
+       "launches[1].args: argument 'Q' is not a buffer, scalar, descale, tensor map or problem size"},
+      {[](ordered_json& j) { j["launches"][1]["kernal"] = "final_sum"; }, "launches[1].kernal: unknown field"},
+      {[](ordered_json& j) { j["launches"][1]["kernel"] = "final_summ"; },
+       "launches[1].kernel: kernel 'final_summ' not found in"},
+      {[](ordered_json& j) { j["launches"][1]["template"] = "nope.cu"; },
+       "launches[1].template: template file not found"},
+      {[](ordered_json& j) { j.erase("template"); },
+       "launches[0].template: missing (and the profile gives no template to default to)"},
+      {[](ordered_json& j) { j["kernel"] = "partial_sums"; },
+       "kernel: not beside launches (each launch gives its own kernel, args and launch)"},
+      {[](ordered_json& j) { j["reference"].erase("args"); },
+       "reference.args: missing: the candidate has several launches"},
+      {[](ordered_json& j) {
+         j["reference"].erase("kernel");
+         j["reference"].erase("args");
+         j["reference"].erase("launch");
+         j["reference"]["launches"] = {{{"kernel", "reduce_ref"}, {"launch", {{"grid", {1}}, {"block", {"BLOCK"}}}}}};
+       },
+       "reference.launches[0].args: missing"},
+      {[](ordered_json& j) {
+         j["reference"].erase("kernel");
+         j["reference"].erase("args");
+         j["reference"].erase("launch");
+         j["reference"]["launches"] = {
+             {{"kernel", "reduce_ref"}, {"args", {"X", "SUM", "N"}}, {"launch", {{"grid", {1}}, {"block", {"BLOCK"}}}}}};
+       },
+       "reference.launches[0].launch.block"},  // the reference has no knobs
+  };
+  for (const auto& c : cases) {
+    const std::string err = reduce_error(c.edit);
+    EXPECT_NE(err.find("reduce_bad.json: " + c.want), std::string::npos) << "want: " << c.want << "\ngot:  " << err;
+    EXPECT_EQ(err.find('\n'), std::string::npos) << err;
+  }
+}
+
+TEST(StaticGate, EveryLaunchIsCheckedAndTheWorstFiguresKept) {
+  auto p = evo::load_profile(kSource / "profiles/reduce_sum.json");
+  const auto lim = evo::arch_limits("sm_90");
+  evo::Config c = p.baseline;
+  c["FINAL_BLOCK"] = 1024;
+  const auto ok = evo::static_gate(p, c, two_kernel_build(30, 40), lim);
+  ASSERT_EQ(ok.outcome, evo::Outcome::Passed) << ok.reason;
+  EXPECT_EQ(ok.ptxas.registers, 40);          // the second launch's, the larger
+  EXPECT_EQ(ok.threads_per_block, 1024);      // FINAL_BLOCK, larger than BLOCK = 256
+  // The second launch alone over the limit rejects the candidate, naming it.
+  p.gates.static_limits.max_registers = 64;
+  const auto over = evo::static_gate(p, c, two_kernel_build(30, 96), lim);
+  EXPECT_EQ(over.outcome, evo::Outcome::Rejected);
+  EXPECT_NE(over.reason.find("launch 2 (final_sum): 96 registers (limit 64)"), std::string::npos) << over.reason;
+  EXPECT_EQ(over.reason.find("launch 1"), std::string::npos) << over.reason;
+  // 1024 threads x 64 registers do not fit the register file: launch 2 again, by the occupancy rule.
+  p.gates.static_limits.max_registers = 255;
+  const auto full = evo::static_gate(p, c, two_kernel_build(30, 72), lim);
+  EXPECT_EQ(full.outcome, evo::Outcome::Rejected);
+  EXPECT_NE(full.reason.find("launch 2 (final_sum): 72 registers x 1024 threads"), std::string::npos) << full.reason;
+  EXPECT_EQ(full.blocks_per_sm, 0);  // the lowest occupancy over the launches
+  // A build holding fewer kernels than launches cannot be judged launch by launch.
+  const auto one = evo::static_gate(p, c, fake_build(30, 0, 0), lim);
+  EXPECT_EQ(one.outcome, evo::Outcome::Rejected);
+  EXPECT_NE(one.reason.find("the build has 1 kernels for 2 launches"), std::string::npos) << one.reason;
 }

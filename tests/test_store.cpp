@@ -102,7 +102,7 @@ Evaluation full_evaluation() {
   e.status = Status::MetricRejected;
   e.message = "tensor pipe 12% < 40%";
   e.build = {true, "build-7f3a", "/cache/7f3a.cubin", "_Z4sdpaILi128EEvPK6__half", "ptxas info: 96 registers",
-             {96, 8, 12, 16, 4096, 2}, 812.5, true};
+             {96, 8, 12, 16, 4096, 2}, 812.5, true, {}};
   e.static_verdict = {Outcome::Passed, {96, 8, 12, 16, 4096, 2}, 256, 49152, 53248, 1, 12.5, "registers", "fits"};
   e.green.outcome = Outcome::Passed;
   e.green.reason = "all problems within tolerance";
