@@ -5,7 +5,7 @@
 # (exhaustive) exported as a landscape. Everything it prints and writes lands in $OUT (the
 # device tool brings it back), step by step, so a run cut short still returns what it did.
 #   scripts/bundle.sh                       # here
-#   scripts/gpu-session.sh [tests] [run] [landscape] [wgmma]   # there; no argument = the first three
+#   scripts/gpu-session.sh [tests] [run] [landscape] [examples] [wgmma]   # there; no argument = the first three
 # wgmma: `evo run` over the two Hopper wgmma profiles (sdpa_fp16_wgmma, sdpa_fp8_wgmma) through the
 # worker, whole space each, its own database, then show-elites and export.
 set -uo pipefail
@@ -26,7 +26,9 @@ timed() {  # timed NAME CMD...: output to $OUT/NAME.txt, wall seconds to the ses
 }
 log "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
 if [[ " $steps " == *" tests "* ]]; then
-  timed gpu-tests bundle/evo_tests --gtest_filter='Gpu*:Ptxas*:Metric*:*SdpaRef*:GreenCompare*'
+  # The libraries' own dependencies (libpq's Kerberos, LDAP) are not found through the binary's RUNPATH.
+  timed gpu-tests env LD_LIBRARY_PATH="$PWD/bundle/lib:${LD_LIBRARY_PATH:-}" \
+    bundle/evo_tests --gtest_filter='Gpu*:Ptxas*:Metric*:*SdpaRef*:GreenCompare*'
 fi
 if [[ " $steps " == *" run "* ]]; then
   rm -f evo.db evo.db-wal evo.db-shm
@@ -35,6 +37,13 @@ if [[ " $steps " == *" run "* ]]; then
   timed elites bundle/evo show-elites --top 5 --lineage
   timed export bundle/evo export best --to "$OUT/kernels"
   timed dbcheck bundle/evo db check
+fi
+if [[ " $steps " == *" examples "* ]]; then
+  # The example profiles of docs/profiles.md: an inout accumulator, a two-launch reduction, a
+  # kernel checked by a NumPy script (python3 with NumPy on PATH).
+  for prof in accumulate reduce_sum stencil3; do
+    timed "eval_$prof" bundle/evo --db "$OUT/examples.db" eval "$prof" --baseline
+  done
 fi
 if [[ " $steps " == *" wgmma "* ]]; then
   for prof in sdpa_fp16_wgmma sdpa_fp8_wgmma; do
