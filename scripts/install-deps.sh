@@ -6,6 +6,8 @@ pkgs=(cmake g++ make nlohmann-json3-dev libspdlog-dev libsqlite3-dev libgtest-de
       chromium python3-jsonschema  # the report test opens the page in a headless browser; the T4 test validates against its schema
       libpq-dev postgresql          # postgresql: the server tests/test_pg.cpp starts in a temporary folder
       python3-numpy)                # command references (profiles/stencil3.json's script) and their tests
+# --bench: what bench/kt_compare.py needs to run Kernel Tuner's strategies in simulation mode
+[ "${1:-}" = "--bench" ] && pkgs+=(python3-scipy python3-sklearn python3-pandas python3-xmltodict python3-packaging)
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if ((${#missing[@]})); then
