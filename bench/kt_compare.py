@@ -204,6 +204,8 @@ def main():
             if kts:
                 top = max(kts)
                 lines.append(f"\nKernel Tuner's best at {b}: {top[2][3:]} ({top[0]:.0f}%, {-top[1]:.4g} µs).")
+        if a.out:  # after each landscape, so a run cut short keeps what it did
+            Path(a.out).write_text("\n".join(lines) + "\n")
     text = "\n".join(lines) + "\n"
     print(text)
     if a.out:
