@@ -2,7 +2,7 @@
 """Kernel Tuner's strategies beside evo's, on the same recorded landscapes.
 
 Each evo landscape (tests/data/landscape_*.json, the complete valid space of a profile) becomes a
-Kernel Tuner cache file, and Kernel Tuner 1.5 (its public source; Debian's Python packages, see
+Kernel Tuner cache file, and Kernel Tuner 1.4.0 (its public source; Debian's Python packages, see
 ../shared/kernel_tuner_sim) runs its strategies on it in simulation mode. evo runs on the same
 landscape through `evo run --replay`. For each budget (10/20/30 % of the configurations that pass
 the constraints) and seed, the best median among the first N *distinct* configurations evaluated
@@ -150,7 +150,7 @@ def main():
     shares = [float(s) for s in a.shares.split(",")]
     results, lines = {}, []
     cmd = "python3 bench/kt_compare.py " + " ".join(sys.argv[1:])
-    lines.append(f"`{cmd}` on {datetime.date.today()}, Kernel Tuner {KT_COMMIT[:7]} (1.5) in simulation mode, "
+    lines.append(f"`{cmd}` on {datetime.date.today()}, Kernel Tuner {KT_COMMIT[:7]} (1.4.0) in simulation mode, "
                  f"{a.seeds} seeds; cell: share of seeds within 2 % of the landscape's best, then the mean best (µs).\n")
     for path in paths:
         d, names, knobs, points, best = load_landscape(path)
