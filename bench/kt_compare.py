@@ -49,7 +49,6 @@ def load_landscape(path):
     for c in d["configs"]:
         key = tuple(c["knobs"][n] for n in names)
         points[key] = c["p50_us"] if c["status"] == "measured" else None
-        points.setdefault(key, None)
     best = min(t for t in points.values() if t is not None)
     return d, names, knobs, points, best
 

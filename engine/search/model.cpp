@@ -71,17 +71,15 @@ class ModelSearch : public Strategy {
     const std::string acq = o.text("acquisition");
     if (acq != "ei" && acq != "lcb" && acq != "mix")
       throw UserError("strategy evo: option acquisition='" + acq + "': choose ei, lcb or mix");
-    use_ei_ = acq != "lcb";
-    use_lcb_ = acq != "ei";
 
     kappa_ = o.number("kappa", 0, 100);
     xi_ = o.number("xi", 0, 10);
     pass_power_ = o.number("pass_power", 0, 10);
-    lcb_share_ = acq == "ei" ? 0.0 : acq == "lcb" ? 1.0 : o.number("lcb_share", 0, 1);
+    const double lcb = acq == "ei" ? 0.0 : acq == "lcb" ? 1.0 : o.number("lcb_share", 0, 1);
     const double near = o.number("near_share", 0, 1);
-    if (lcb_share_ + near > 1.0) throw UserError("strategy evo: lcb_share + near_share must be <= 1 (the rest is ei)");
-    share_[0] = acq == "lcb" ? 0.0 : 1.0 - lcb_share_ - near;
-    share_[1] = acq == "ei" ? 0.0 : lcb_share_;
+    if (lcb + near > 1.0) throw UserError("strategy evo: lcb_share + near_share must be <= 1 (the rest is ei)");
+    share_[0] = acq == "lcb" ? 0.0 : 1.0 - lcb - near;
+    share_[1] = lcb;
     share_[2] = near;
     prepare_geometry();
     for (const auto& k : space_.knobs()) {
@@ -97,7 +95,7 @@ class ModelSearch : public Strategy {
       if (all.size() <= score_all_) {
         valid_ = std::move(all);
         valid_rows_.reserve(valid_.size() * features_);
-        for (const auto& c : valid_) encode(c, valid_rows_);
+        for (const auto& c : valid_) encode(c, valid_rows_), valid_hashes_.push_back(config_hash(c));
       }
     }
     if (initial_ == 0) {
@@ -243,13 +241,16 @@ class ModelSearch : public Strategy {
 
     std::vector<Config> pool;
     std::vector<float> pool_rows;
+    std::vector<std::string> pool_hashes;
     const std::vector<Config>* cands = &valid_;
     const std::vector<float>* rows = &valid_rows_;
+    const std::vector<std::string>* hashes = &valid_hashes_;
     if (valid_.empty()) {
       build_pool(pool);
-      for (const auto& c : pool) encode(c, pool_rows);
+      for (const auto& c : pool) encode(c, pool_rows), pool_hashes.push_back(config_hash(c));
       cands = &pool;
       rows = &pool_rows;
+      hashes = &pool_hashes;
     }
     // The incumbent's place in each value list: "near" is at most two knobs away from it.
     std::vector<float> incumbent;
@@ -257,7 +258,7 @@ class ModelSearch : public Strategy {
       if (o.passed && o.hash == best_hash_) incumbent.assign(o.row.begin(), o.row.begin() + space_.knobs().size());
     std::vector<Scored> ei_scored, lcb_scored, near_scored;
     for (std::size_t i = 0; i < cands->size(); ++i) {
-      if (seen_.count(config_hash((*cands)[i]))) continue;
+      if (seen_.count((*hashes)[i])) continue;
       const float* r = rows->data() + i * features_;
       int away = 0;
       for (std::size_t k = 0; k < incumbent.size(); ++k) away += r[k] != incumbent[k];
@@ -267,10 +268,10 @@ class ModelSearch : public Strategy {
       const double pass = any_failed ? std::pow(std::max(0.02, pass_model_.predict(r).mean), pass_power_) : 1.0;
       // lcb: exp(best - (mean - kappa spread)), how much faster than the best it may be.
       const double promise = std::exp(best_log_ - (t.mean - kappa_ * s)) * pass;
-      if (use_lcb_) lcb_scored.push_back({promise, i});
-      if (!incumbent.empty() && away <= 2) near_scored.push_back({promise, i});
+      if (share_[1] > 0) lcb_scored.push_back({promise, i});
+      if (share_[2] > 0 && !incumbent.empty() && away <= 2) near_scored.push_back({promise, i});
       const double z = (best_log_ - xi_ - t.mean) / s;
-      if (use_ei_) ei_scored.push_back({s * (z * normal_cdf(z) + normal_pdf(z)) * pass, i});
+      if (share_[0] > 0) ei_scored.push_back({s * (z * normal_cdf(z) + normal_pdf(z)) * pass, i});
     }
     fill(queues_[0], ei_scored, *cands);
     fill(queues_[1], lcb_scored, *cands);
@@ -345,13 +346,13 @@ class ModelSearch : public Strategy {
   SearchRng rng_;
   std::int64_t initial_ = 0;
   std::size_t trees_ = 64, score_all_ = 50000, pool_ = 4000, features_ = 0;
-  double explore_ = 0.05, kappa_ = 0, xi_ = 0, pass_power_ = 1, lcb_share_ = 0.25;
-  bool use_ei_ = true, use_lcb_ = true;
+  double explore_ = 0.05, kappa_ = 0, xi_ = 0, pass_power_ = 1;
   std::vector<std::vector<Expr>> geometry_;
   std::vector<bool> alignment_;  // knobs whose values differ in their factors of two
   std::vector<bool> binary_;     // knobs whose values differ in their bits set (1: a power of two)
   std::vector<Config> valid_;
   std::vector<float> valid_rows_;
+  std::vector<std::string> valid_hashes_;  // config_hash of each, computed once: every fit skips the seen
   std::unordered_set<std::string> seen_;
   std::vector<Observed> observed_;
   std::size_t pending_ = 0, measured_ = 0, observed_at_fit_ = 0;
