@@ -1,5 +1,6 @@
 // evo runs | compare | show-elites | export | export-landscape | db check: reading the store.
 #include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cmath>
@@ -13,7 +14,10 @@
 
 #include "cli/commands.h"
 #include "cli/table.h"
+#include "engine/compiler.h"
+#include "engine/data_dir.h"
 #include "engine/error.h"
+#include "engine/expr.h"
 #include "engine/evaluation_json.h"
 #include "engine/hash.h"
 #include "engine/launch.h"
@@ -127,10 +131,18 @@ int cmd_runs(const Globals& g) {
     std::cout << out.dump(2) << '\n';
     return 0;
   }
-  Table t({"run", "profile", "strategy", "status", "budget", "new", "read back", "best us", "speedup", "device", "started"});
+  Table t({"run", "profile", "problem", "strategy", "status", "budget", "new", "read back", "best us", "speedup", "device",
+           "started"});
   for (const auto& r : runs) {
     auto best = s.elites(r.profile, "", 1, r.id);
-    t.add({std::to_string(r.id), r.profile, r.strategy, r.status, std::to_string(r.budget), std::to_string(r.new_evaluations),
+    // The problem the run timed: `evo run --objective` runs one per problem.
+    std::string problem = best.empty() ? "" : best[0].key.problem;
+    if (problem.empty())
+      try {
+        problem = nlohmann::json::parse(r.options_json).value("objective", std::string());
+      } catch (const nlohmann::json::exception&) {
+      }
+    t.add({std::to_string(r.id), r.profile, problem, r.strategy, r.status, std::to_string(r.budget), std::to_string(r.new_evaluations),
            std::to_string(r.evaluations - r.new_evaluations), best.empty() ? "" : fmt_us(best[0].eval.fast.p50_us),
            best.empty() ? "" : fmt_num(best[0].eval.speedup, 2) + "x", r.device, r.started_at});
   }
@@ -183,13 +195,25 @@ int cmd_show_elites(const Globals& g, const ElitesArgs& a) {
   require_db(g);
   Store s(g.db);
   const std::string profile = a.profile.empty() ? default_profile(s) : a.profile;
-  auto elites = s.elites(profile, a.problem, a.top, a.run);
+  // A kernel per shape: the best of each (problem, device), ranked apart (timings of different
+  // problems or GPUs are not comparable), groups in the order their fastest appears.
+  std::vector<std::pair<std::string, std::vector<StoredEvaluation>>> groups;
+  for (auto& e : s.elites(profile, a.problem, 0, a.run)) {
+    const std::string key = e.key.problem + "\n" + e.key.device;
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& gr) { return gr.first == key; });
+    if (it == groups.end()) it = groups.insert(groups.end(), {key, {}});
+    if (a.top == 0 || it->second.size() < a.top) it->second.push_back(std::move(e));
+  }
+  std::vector<StoredEvaluation> elites;
+  for (const auto& gr : groups) elites.insert(elites.end(), gr.second.begin(), gr.second.end());
   if (g.json) {
     nlohmann::json out = nlohmann::json::array();
-    int rank = 0;
-    for (const auto& e : elites)
-      out.push_back({{"rank", ++rank}, {"evaluation_id", e.id}, {"run", e.run_id}, {"profile", e.key.profile},
-                     {"problem", e.key.problem}, {"device", e.key.device}, {"evaluation", e.eval}});
+    for (const auto& gr : groups) {
+      int rank = 0;
+      for (const auto& e : gr.second)
+        out.push_back({{"rank", ++rank}, {"evaluation_id", e.id}, {"run", e.run_id}, {"profile", e.key.profile},
+                       {"problem", e.key.problem}, {"device", e.key.device}, {"evaluation", e.eval}});
+    }
     std::cout << out.dump(2) << '\n';
     return 0;
   }
@@ -197,20 +221,24 @@ int cmd_show_elites(const Globals& g, const ElitesArgs& a) {
     std::cout << "no measured candidates for profile " << profile << (a.problem.empty() ? "" : " problem " + a.problem) << "\n";
     return 1;
   }
-  Table t({"rank", "id", "knobs", "median us", "cv", "speedup", "max/mean abs err", "tensor %", "occup %", "DRAM",
-           "bank confl %", "sanitize", "origin", "run"});
-  int rank = 0;
-  for (const auto& e : elites) {
-    const auto& v = e.eval;
-    const double conflicts = metric_value(v.metrics, metric::kBankConflictPct).value_or(NAN);
-    t.add({std::to_string(++rank), std::to_string(e.id), config_text(v.config), fmt_us(v.fast.p50_us), fmt_num(v.fast.cv, 3),
-           v.speedup > 0 ? fmt_num(v.speedup, 2) + "x" : "", worst_green(v), fmt_num(metric(v, metric::kTensorPipe), 1),
-           fmt_num(metric(v, metric::kOccupancy), 1),
-           std::isnan(metric(v, metric::kDramRead)) ? "" : fmt_bytes(metric(v, metric::kDramRead) + metric(v, metric::kDramWrite)),
-           fmt_num(conflicts, 1), outcome_name(v.sanitize.outcome), origin_text(v.origin), std::to_string(e.run_id)});
+  for (std::size_t gi = 0; gi < groups.size(); ++gi) {
+    const auto& group = groups[gi].second;
+    Table t({"rank", "id", "knobs", "median us", "cv", "speedup", "max/mean abs err", "tensor %", "occup %", "DRAM",
+             "bank confl %", "sanitize", "origin", "run"});
+    int rank = 0;
+    for (const auto& e : group) {
+      const auto& v = e.eval;
+      const double conflicts = metric_value(v.metrics, metric::kBankConflictPct).value_or(NAN);
+      t.add({std::to_string(++rank), std::to_string(e.id), config_text(v.config), fmt_us(v.fast.p50_us), fmt_num(v.fast.cv, 3),
+             v.speedup > 0 ? fmt_num(v.speedup, 2) + "x" : "", worst_green(v), fmt_num(metric(v, metric::kTensorPipe), 1),
+             fmt_num(metric(v, metric::kOccupancy), 1),
+             std::isnan(metric(v, metric::kDramRead)) ? "" : fmt_bytes(metric(v, metric::kDramRead) + metric(v, metric::kDramWrite)),
+             fmt_num(conflicts, 1), outcome_name(v.sanitize.outcome), origin_text(v.origin), std::to_string(e.run_id)});
+    }
+    std::cout << (gi ? "\n" : "") << "profile " << profile << ", problem " << group[0].key.problem << ", device "
+              << group[0].key.device << "\n";
+    t.print(std::cout);
   }
-  std::cout << "profile " << profile << ", problem " << elites[0].key.problem << ", device " << elites[0].key.device << "\n";
-  t.print(std::cout);
   if (a.lineage) {
     // Walk each elite back through its parents (config hashes) to the baseline or a random draw.
     std::map<std::string, StoredEvaluation> by_hash;
@@ -270,35 +298,100 @@ std::string profile_name(const std::string& given) {
   return load_profile(given).name;
 }
 
-int cmd_export(const Globals& g, const ExportArgs& a) {
-  require_db(g);
-  Store s(g.db);
-  std::optional<StoredEvaluation> pick;
-  if (a.what == "best") {
-    const std::string profile = a.profile.empty() ? default_profile(s) : profile_name(a.profile);
-    auto e = s.elites(profile, "", 1);
-    if (e.empty()) throw UserError("no elites for profile " + profile + " in " + g.db + ": nothing measured passed GREEN and FAST yet");
-    pick = e.front();
-  } else {
-    std::int64_t id = 0;
-    try {
-      id = std::stoll(a.what);
-    } catch (...) {
-      throw UserError("export: '" + a.what + "' is neither 'best' nor an evaluation id");
-    }
-    pick = s.evaluation(id);
-    if (!pick) throw UserError("no evaluation " + a.what + " in " + g.db);
-    if (!pick->eval.measured()) throw UserError("evaluation " + a.what + " is " + status_name(pick->eval.status) + ", not a measured kernel");
-  }
-  const auto& ev = pick->eval;
-  auto run = s.run(pick->run_id);
-  Profile p = profile_for_export(run, *pick, a.profile);
+namespace {
 
+// One exported kernel: what the dispatch table and the PyTorch module refer to.
+struct ExportedKernel {
+  StoredEvaluation pick;
+  std::string problem;                    // the problem FAST timed it on
+  std::map<std::string, double> sizes;    // that problem's sizes
+  std::string stem;                       // <profile>-<config hash>: DIR/<stem>.cu, .json (and .cubin)
+  std::string entry;                      // the entry name in the .cu (renamed per problem with --dispatch)
+};
+
+struct ExportOptions {
+  bool rename_entry = false;  // --dispatch: each problem's kernel its own symbol, so all link into one binary
+  bool cubins = false;        // --torch: the cubins beside the .cu (the module loads them; no compiler needed)
+  std::string cache;          // compile cache for the cubins
+};
+
+// A C/C++ identifier made of a problem name: "mission512" stays, "long-4k" becomes "long_4k".
+std::string identifier(const std::string& s) {
+  std::string out;
+  for (char c : s) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = "p" + out;
+  return out;
+}
+
+bool is_identifier(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+const char* role_name(BufferRole r) {
+  switch (r) {
+    case BufferRole::Input: return "input";
+    case BufferRole::Output: return "output";
+    case BufferRole::InOut: return "inout";
+    case BufferRole::Scratch: return "scratch";
+  }
+  return "input";
+}
+
+nlohmann::ordered_json init_json(const InitSpec& i) {
+  switch (i.kind) {
+    case InitSpec::Kind::Normal: return {{"dist", "normal"}, {"mean", i.a}, {"std", i.b}};
+    case InitSpec::Kind::Uniform: return {{"dist", "uniform"}, {"low", i.a}, {"high", i.b}};
+    case InitSpec::Kind::Zeros: return {{"dist", "zeros"}};
+    case InitSpec::Kind::Constant: return {{"dist", "constant"}, {"value", i.a}};
+  }
+  return {};
+}
+
+// The torch dtype a buffer is passed as by the PyTorch module (python/evo_torch.py).
+std::optional<std::string> torch_dtype(DType t) {
+  switch (t) {
+    case DType::F32: return "float32";
+    case DType::F16: return "float16";
+    case DType::BF16: return "bfloat16";
+    case DType::FP8_E4M3: return "float8_e4m3fn";
+    case DType::FP8_E5M2: return "float8_e5m2";
+    case DType::I32: return "int32";
+  }
+  return std::nullopt;
+}
+
+// What --torch cannot hand to PyTorch, in one line; nullopt when every buffer can be a tensor.
+std::optional<std::string> why_not_torch(const Profile& p) {
+  for (const auto& b : p.buffers) {
+    if (!torch_dtype(b.dtype))
+      return "buffer " + b.name + " is " + dtype_name(b.dtype) + ", which has no torch dtype";
+    if (!b.symbol.empty())
+      return "buffer " + b.name + " fills the __constant__ symbol " + b.symbol +
+             ", which the PyTorch module does not write (export without --torch and fill it with cudaMemcpyToSymbol)";
+  }
+  return std::nullopt;
+}
+
+// The export folder, made when the first file is written (a refused export leaves none behind).
+void make_folder(const fs::path& to) {
   std::error_code ec;
-  fs::create_directories(a.to, ec);
-  if (ec || !fs::is_directory(a.to)) throw UserError(a.to + ": cannot create the export folder (" + ec.message() + ")");
+  fs::create_directories(to, ec);
+  if (ec || !fs::is_directory(to)) throw UserError(to.string() + ": cannot create the export folder (" + ec.message() + ")");
+}
+
+fs::path torch_module() { return data_dir() / "python" / "evo_torch.py"; }
+
+ExportedKernel export_kernel(Store& s, const StoredEvaluation& chosen, const std::string& given_profile, const fs::path& to,
+                             const ExportOptions& xo) {
+  const auto& ev = chosen.eval;
+  auto run = s.run(chosen.run_id);
+  Profile p = profile_for_export(run, chosen, given_profile);
+  if (xo.cubins)
+    if (auto why = why_not_torch(p)) throw UserError("--torch: profile " + p.name + ": " + *why);
+
   const std::string stem = p.name + "-" + ev.config_hash;
-  const fs::path cu = fs::path(a.to) / (stem + ".cu"), js = fs::path(a.to) / (stem + ".json");
+  const fs::path cu = to / (stem + ".cu"), js = to / (stem + ".json");
 
   // Every template the launches use, once, in launch order (the same knobs fixed above all of them).
   const auto launches = p.launches();
@@ -307,11 +400,59 @@ int cmd_export(const Globals& g, const ExportArgs& a) {
   for (const KernelSpec* k : launches)
     if (seen.insert(k->source).second)
       body += "\n// ---- template " + k->source.filename().string() + " ----\n" + inline_includes(k->source, seen);
-  const Problem* named = p.find_problem(pick->key.problem);
+  const Problem* named = p.find_problem(chosen.key.problem);
   const Problem& obj = named ? *named : p.objective_problem();
   LaunchGeometry geo = launch_geometry(p.kernel, obj, ev.config);
+
+  // --dispatch: entry points renamed per problem (a macro before the template), so that every
+  // problem's kernel links into one program. Only plain identifiers can be renamed so.
+  std::string renames, entry = p.kernel.name;
+  if (xo.rename_entry) {
+    std::set<std::string> done;
+    for (const KernelSpec* k : launches) {
+      if (!is_identifier(k->name) || !done.insert(k->name).second) continue;
+      const std::string to_name = k->name + "__" + identifier(obj.name);
+      renames += "#define " + k->name + " " + to_name + "  // entry renamed for problem " + obj.name + " (--dispatch)\n";
+      if (k->name == p.kernel.name) entry = to_name;
+    }
+  }
+
+  // --torch: the cubins, built again from the template as it is now through the compile cache,
+  // so the module needs no compiler (the database may be on another machine than the cache).
+  make_folder(to);
+  nlohmann::ordered_json cubin_files = nlohmann::ordered_json::array();
+  std::vector<LaunchKernel> built = launch_kernels(ev.build);
+  bool rebuilt_as_measured = true;
+  if (xo.cubins) {
+    const std::string arch = run && !run->arch.empty() && run->device.rfind("replay:", 0) != 0 ? run->arch : p.arch;
+    CompileCache cache(xo.cache.empty() ? default_cache_dir() : fs::path(xo.cache));
+    const auto requests = candidate_requests(p, ev.config, arch);
+    std::vector<Build> builds;
+    for (const auto& r : requests) {
+      builds.push_back(compile(r, cache));
+      if (!builds.back().ok)
+        throw UserError("--torch: " + stem + " does not compile for " + arch + " any more: " +
+                        builds.back().log.substr(0, builds.back().log.find('\n')));
+    }
+    const Build b = launch_build(launches, requests, builds);
+    rebuilt_as_measured = b.key == chosen.key.build_key;
+    if (!rebuilt_as_measured)
+      spdlog::warn("{}: the template, its options or NVRTC changed since evaluation {} was measured; the cubin is "
+                   "built from today's text (its .json says so)", stem, chosen.id);
+    built = launch_kernels(b);
+    std::map<std::string, std::string> copied;  // one file per cubin, launches of one template share it
+    for (std::size_t i = 0; i < built.size(); ++i) {
+      auto [it, fresh] = copied.emplace(built[i].cubin_path, stem + (copied.empty() ? "" : "." + std::to_string(copied.size())) + ".cubin");
+      if (fresh) {
+        std::error_code ec;
+        fs::copy_file(built[i].cubin_path, to / it->second, fs::copy_options::overwrite_existing, ec);
+        if (ec) throw UserError((to / it->second).string() + ": cannot write the cubin (" + ec.message() + ")");
+      }
+      cubin_files.push_back(it->second);
+    }
+  }
+
   // A sequence of launches: each one's kernel, geometry and arguments, in the order to run them.
-  const std::vector<LaunchKernel> built = launch_kernels(ev.build);
   std::string launches_text;
   nlohmann::ordered_json launches_json = nlohmann::ordered_json::array();
   for (std::size_t i = 0; launches.size() > 1 && i < launches.size(); ++i) {
@@ -323,8 +464,9 @@ int cmd_export(const Globals& g, const ExportArgs& a) {
                      ") dynamic smem " + std::to_string(lg.shared_bytes) + " B; grid = (" + list(std::vector<std::string>(k.launch.grid.begin(), k.launch.grid.end())) + ")\n";
     nlohmann::ordered_json one{{"kernel", k.name}};
     // The database keeps one lowered name per build (the first launch's): a later launch's is
-    // stated only when the evaluation at hand carries it.
+    // stated only when the evaluation at hand (or the --torch rebuild) carries it.
     if (i < built.size() && !built[i].lowered_name.empty()) one["lowered_name"] = built[i].lowered_name;
+    if (i < cubin_files.size()) one["cubin"] = cubin_files[i];
     one["template"] = k.source.filename().string();
     one["args"] = k.args;
     one["launch"] = {{"grid", lg.grid}, {"block", lg.block}, {"shared_bytes", lg.shared_bytes},
@@ -363,12 +505,12 @@ int cmd_export(const Globals& g, const ExportArgs& a) {
                  bytes_enum(t.l2_promotion_bytes) + ", interleave NONE, element strides 1, OOB fill NONE\n";
   }
   std::ostringstream h;
-  h << "// " << stem << ".cu: exported by evo " << EVO_VERSION << " from evaluation " << pick->id << " (run "
-    << pick->run_id << ")\n"
+  h << "// " << stem << ".cu: exported by evo " << EVO_VERSION << " from evaluation " << chosen.id << " (run "
+    << chosen.run_id << ")\n"
     << "// profile:   " << p.name << " (" << p.path.filename().string() << "), template " << p.kernel.source.filename().string()
-    << " (sha256 " << sha256_hex(read_file(p.kernel.source)).substr(0, 16) << "), entry " << p.kernel.name << "\n"
+    << " (sha256 " << sha256_hex(read_file(p.kernel.source)).substr(0, 16) << "), entry " << entry << "\n"
     << "// knobs:     " << config_text(ev.config) << "\n"
-    << "// device:    " << pick->key.device << (run && !run->driver.empty() ? ", driver " + run->driver : "") << "\n"
+    << "// device:    " << chosen.key.device << (run && !run->driver.empty() ? ", driver " + run->driver : "") << "\n"
     << "// measured:  " << obj.name << ": median " << fmt_us(ev.fast.p50_us) << " us (cv " << fmt_num(ev.fast.cv, 3) << ", "
     << ev.fast.mode << ", " << ev.fast.iters << " iters), " << fmt_num(ev.speedup, 2) << "x the baseline in the same run\n"
     << "// GREEN:     " << outcome_name(ev.green.outcome) << " on";
@@ -387,7 +529,22 @@ int cmd_export(const Globals& g, const ExportArgs& a) {
     << "// Generated file: do not edit by hand; re-export instead.\n\n";
   for (const auto& [k, v] : p.kernel.defines) h << "#define " << k << " " << v << "  // fixed by the profile\n";
   for (const auto& [k, v] : ev.config) h << "#define " << k << " " << v << "  // knob chosen by evo\n";
-  h << "\n" << body;
+  h << renames << "\n" << body;
+
+  // What a program needs to call the kernel on its own buffers (the PyTorch module reads these).
+  std::vector<std::string> size_names;
+  for (const auto& [k, _] : obj.sizes) size_names.push_back(k);
+  nlohmann::ordered_json buffers = nlohmann::ordered_json::array();
+  for (const auto& b : p.buffers) {
+    nlohmann::ordered_json one{{"name", b.name}, {"dtype", dtype_name(b.dtype)}, {"shape", b.shape},
+                               {"role", role_name(b.role)}, {"init", init_json(b.init)}};
+    if (auto t = torch_dtype(b.dtype)) one["torch_dtype"] = *t;
+    if (!b.scale_arg.empty()) one["scale_arg"] = b.scale_arg;
+    if (!b.symbol.empty()) one["symbol"] = b.symbol;
+    buffers.push_back(std::move(one));
+  }
+  nlohmann::ordered_json scalars = nlohmann::ordered_json::array();
+  for (const auto& sc : p.scalars) scalars.push_back({{"name", sc.name}, {"dtype", dtype_name(sc.dtype)}, {"value", sc.value}});
 
   // The evaluation structs' JSON forms are defined for nlohmann::json; wrapped so they sit in an
   // ordered document.
@@ -399,21 +556,26 @@ int cmd_export(const Globals& g, const ExportArgs& a) {
       {"template", p.kernel.source.filename().string()},
       {"template_sha256", sha256_hex(read_file(p.kernel.source))},
       {"kernel", p.kernel.name},
-      {"lowered_name", ev.build.lowered_name},
+      {"entry", entry},
+      {"lowered_name", built.empty() ? ev.build.lowered_name : built.front().lowered_name},
       {"arch", p.arch},
       {"defines", p.kernel.defines},
       {"knobs", ev.config},
       {"config_hash", ev.config_hash},
-      {"evaluation_id", pick->id},
-      {"run", pick->run_id},
-      {"device", pick->key.device},
+      {"evaluation_id", chosen.id},
+      {"run", chosen.run_id},
+      {"device", chosen.key.device},
       {"driver", run ? run->driver : ""},
       {"problem", obj.name},
       {"problem_sizes", obj.sizes},
+      {"sizes", size_names},
       {"launch", {{"grid", geo.grid}, {"block", geo.block}, {"shared_bytes", geo.shared_bytes},
                   {"grid_expr", p.kernel.launch.grid}, {"block_expr", p.kernel.launch.block},
                   {"shared_bytes_expr", p.kernel.launch.shared_bytes}}},
       {"args", p.kernel.args},
+      {"buffers", buffers},
+      {"scalars", scalars},
+      {"constraints", p.constraints},
       {"timing", nlohmann::json(ev.fast)},
       {"speedup_vs_baseline", ev.speedup},
       {"baseline", p.baseline},
@@ -422,7 +584,18 @@ int cmd_export(const Globals& g, const ExportArgs& a) {
       {"sanitize", nlohmann::json(ev.sanitize)},
       {"metrics", nlohmann::json(ev.metrics)},
       {"origin", nlohmann::json(ev.origin)},
-      {"measured_at", pick->created_at}};
+      {"measured_at", chosen.created_at}};
+  if (!cubin_files.empty()) {  // beside the lowered name they hold
+    nlohmann::ordered_json with;
+    for (auto& [k, v] : prov.items()) {
+      with[k] = v;
+      if (k == "lowered_name") {
+        with["cubin"] = cubin_files.front();
+        with["cubin_built_as_measured"] = rebuilt_as_measured;
+      }
+    }
+    prov = std::move(with);
+  }
   if (launches.size() > 1) {  // after the first launch's fields; absent for a single launch
     nlohmann::ordered_json with;
     for (auto& [k, v] : prov.items()) {
@@ -441,8 +614,170 @@ int cmd_export(const Globals& g, const ExportArgs& a) {
   }
   write_atomically(cu, h.str());
   write_atomically(js, prov.dump(2) + "\n");
-  std::cout << "wrote " << cu.string() << " and " << js.string() << " (" << config_text(ev.config) << ", "
-            << fmt_us(ev.fast.p50_us) << " us on " << obj.name << ")\n";
+  std::cout << "wrote " << cu.string() << " and " << js.string() << (cubin_files.empty() ? "" : " (+ cubin)") << " ("
+            << config_text(ev.config) << ", " << fmt_us(ev.fast.p50_us) << " us on " << obj.name << ")\n";
+  return {chosen, obj.name, obj.sizes, stem, entry};
+}
+
+// The dispatch rule, the same in the C++ header and python/evo_torch.py (docs/guide.md): the
+// kernels whose profile constraints hold at the call's sizes (with their own knobs) are
+// candidates; the nearest by sum over sizes of |log2(1 + x) - log2(1 + tuned)| is taken, the
+// earlier on a tie. No candidate: none (the header returns -1, the module raises).
+constexpr const char* kDispatchRule =
+    "among the kernels whose profile constraints hold at the call's sizes (with their own knobs), the one whose "
+    "tuned sizes are nearest by the sum over sizes of |log2(1 + x) - log2(1 + tuned)|; the earlier on a tie; "
+    "none: no kernel";
+
+void write_dispatch(const Profile& p, const std::vector<ExportedKernel>& ks, const fs::path& to, bool torch) {
+  const std::string base = p.name + "_dispatch";
+  std::vector<std::string> size_names;
+  for (const auto& [k, _] : ks.front().sizes) size_names.push_back(k);
+
+  nlohmann::ordered_json entries = nlohmann::ordered_json::array();
+  for (const auto& k : ks)
+    entries.push_back({{"problem", k.problem}, {"sizes", k.sizes}, {"export", k.stem + ".json"}, {"kernel", k.stem + ".cu"},
+                       {"entry", k.entry}, {"knobs", k.pick.eval.config}, {"p50_us", k.pick.eval.fast.p50_us},
+                       {"device", k.pick.key.device}, {"evaluation_id", k.pick.id}});
+  nlohmann::ordered_json table{{"format", "evo-dispatch/1"}, {"profile", p.name}, {"sizes", size_names},
+                               {"rule", kDispatchRule},     {"entries", entries}};
+  write_atomically(to / (base + ".json"), table.dump(2) + "\n");
+
+  // The header: sizes, the table, each kernel's constraints and launch geometry as C++.
+  const std::string ns = "evo_" + identifier(p.name);
+  std::ostringstream h;
+  h << "// " << base << ".h: exported by evo " << EVO_VERSION << ": picks the tuned kernel of profile " << p.name
+    << " for a problem's sizes.\n// Rule: " << kDispatchRule << ".\n"
+    << "// Kernels (" << ks.front().pick.key.device << "):\n";
+  for (const auto& k : ks)
+    h << "//   " << k.problem << ": " << k.stem << ".cu, entry " << k.entry << ", " << fmt_us(k.pick.eval.fast.p50_us)
+      << " us, " << config_text(k.pick.eval.config) << "\n";
+  h << "// Generated file: do not edit by hand; re-export instead.\n#pragma once\n#include <cmath>\n\nnamespace " << ns
+    << " {\n\nstruct Sizes {\n";
+  for (const auto& n : size_names) h << "  double " << identifier(n) << ";\n";
+  h << "};\n\nstruct Kernel {\n  const char* problem;  // tuned on\n  const char* file;     // the exported .cu\n"
+    << "  const char* entry;    // its entry point\n  Sizes tuned;\n  double p50_us;       // measured on the tuned problem\n};\n\n"
+    << "inline constexpr int kKernels = " << ks.size() << ";\ninline const Kernel kTable[kKernels] = {\n";
+  for (const auto& k : ks) {
+    h << "    {\"" << k.problem << "\", \"" << k.stem << ".cu\", \"" << k.entry << "\", {";
+    for (std::size_t i = 0; i < size_names.size(); ++i) h << (i ? ", " : "") << number_text(k.sizes.at(size_names[i]));
+    h << "}, " << number_text(k.pick.eval.fast.p50_us) << "},\n";
+  }
+  h << "};\n\nstruct Launch {\n  unsigned grid[3], block[3];\n  unsigned long long shared_bytes;\n};\n\n";
+
+  auto var_for = [&](const Config& c) {
+    return [&, c](const std::string& name) -> std::string {
+      if (std::find(size_names.begin(), size_names.end(), name) != size_names.end()) return "s." + identifier(name);
+      if (auto it = c.find(name); it != c.end()) return std::to_string(it->second);
+      if (auto it = p.kernel.defines.find(name); it != p.kernel.defines.end()) return "(" + it->second + ")";
+      throw UserError("--dispatch: profile " + p.name + ": '" + name + "' is neither a size, a knob nor a define");
+    };
+  };
+  h << "// Whether kernel i may run these sizes: its profile's constraints, with its knobs.\n"
+    << "inline bool holds(int i, const Sizes& s) {\n  switch (i) {\n";
+  for (std::size_t i = 0; i < ks.size(); ++i) {
+    h << "    case " << i << ":\n      return true";
+    for (const auto& c : p.constraints) h << "\n          && (" << expression_to_cpp(c, var_for(ks[i].pick.eval.config)) << ") != 0.0";
+    h << ";\n";
+  }
+  h << "  }\n  return false;\n}\n\n"
+    << "// Kernel i's launch for these sizes (the profile's launch expressions, with its knobs).\n"
+    << "inline Launch launch(int i, const Sizes& s) {\n  Launch l{};\n  switch (i) {\n";
+  for (std::size_t i = 0; i < ks.size(); ++i) {
+    const auto v = var_for(ks[i].pick.eval.config);
+    h << "    case " << i << ":\n";
+    for (int d = 0; d < 3; ++d) {
+      h << "      l.grid[" << d << "] = unsigned(" << expression_to_cpp(p.kernel.launch.grid[d], v) << ");\n";
+      h << "      l.block[" << d << "] = unsigned(" << expression_to_cpp(p.kernel.launch.block[d], v) << ");\n";
+    }
+    h << "      l.shared_bytes = (unsigned long long)(" << expression_to_cpp(p.kernel.launch.shared_bytes, v) << ");\n"
+      << "      break;\n";
+  }
+  h << "  }\n  return l;\n}\n\n"
+    << "// The kernel to run for these sizes (an index into kTable), or -1 when none may.\ninline int pick(const Sizes& s) {\n"
+    << "  int best = -1;\n  double best_d = 0;\n  for (int i = 0; i < kKernels; ++i) {\n    if (!holds(i, s)) continue;\n"
+    << "    double d = 0;\n";
+  for (const auto& n : size_names)
+    h << "    d += std::fabs(std::log2(1 + s." << identifier(n) << ") - std::log2(1 + kTable[i].tuned." << identifier(n) << "));\n";
+  h << "    if (best < 0 || d < best_d) best = i, best_d = d;\n  }\n  return best;\n}\n\n}  // namespace " << ns << "\n";
+  write_atomically(to / (base + ".h"), h.str());
+  std::cout << "wrote " << (to / (base + ".h")).string() << " and " << (to / (base + ".json")).string() << " ("
+            << ks.size() << " kernel" << (ks.size() == 1 ? "" : "s") << ")\n";
+
+  if (torch) {
+    const fs::path module = torch_module();
+    std::error_code ec;
+    fs::copy_file(module, to / "evo_torch.py", fs::copy_options::overwrite_existing, ec);
+    if (ec) throw UserError(module.string() + ": cannot copy the PyTorch module (" + ec.message() + ")");
+    std::cout << "wrote " << (to / "evo_torch.py").string() << ": import evo_torch; f = evo_torch.load(\""
+              << (to / (base + ".json")).string() << "\"); out = f(...)\n";
+  }
+}
+
+}  // namespace
+
+int cmd_export(const Globals& g, const ExportArgs& a) {
+  require_db(g);
+  Store s(g.db);
+  // --torch copies the module evo ships: a missing one is said before anything is written.
+  if (a.torch && !fs::is_regular_file(torch_module()))
+    throw UserError(torch_module().string() + ": the PyTorch module is not installed beside evo (reinstall, or pass --data-dir)");
+  ExportOptions xo;
+  xo.rename_entry = a.dispatch;
+  xo.cubins = a.torch;
+  xo.cache = g.cache;
+
+  if (a.what != "best") {
+    if (a.dispatch) throw UserError("--dispatch exports each problem's best: give 'best', not an evaluation id");
+    std::int64_t id = 0;
+    try {
+      id = std::stoll(a.what);
+    } catch (...) {
+      throw UserError("export: '" + a.what + "' is neither 'best' nor an evaluation id");
+    }
+    auto pick = s.evaluation(id);
+    if (!pick) throw UserError("no evaluation " + a.what + " in " + g.db);
+    if (!pick->eval.measured()) throw UserError("evaluation " + a.what + " is " + status_name(pick->eval.status) + ", not a measured kernel");
+    ExportedKernel k = export_kernel(s, *pick, a.profile, a.to, xo);
+    if (a.torch) write_dispatch(profile_for_export(s.run(pick->run_id), *pick, a.profile), {k}, a.to, true);
+    return 0;
+  }
+
+  const std::string profile = a.profile.empty() ? default_profile(s) : profile_name(a.profile);
+  auto all = s.elites(profile, a.problem, 0);
+  if (all.empty())
+    throw UserError("no elites for profile " + profile + (a.problem.empty() ? "" : " problem " + a.problem) + " in " + g.db +
+                    ": nothing measured passed GREEN and FAST yet");
+  // Timings are compared within one device only: the newest run's, where several measured.
+  std::string device = all.front().key.device;
+  for (const auto& r : s.runs())
+    if (r.profile == profile)
+      for (const auto& e : all)
+        if (e.key.device == r.device) device = r.device;
+  // Best per problem, in the profile's order of problems where it is at hand, else as found.
+  std::map<std::string, StoredEvaluation> best;
+  for (const auto& e : all)
+    if (e.key.device == device && !best.count(e.key.problem)) best.emplace(e.key.problem, e);
+  if (!a.dispatch) {
+    // One kernel: the problem asked for, else the newest run's.
+    std::string problem = a.problem;
+    if (problem.empty()) {
+      for (const auto& r : s.runs())
+        if (r.profile == profile && r.device == device)
+          if (auto ev = s.evaluations_of_run(r.id); !ev.empty()) problem = ev.front().key.problem;
+      if (!best.count(problem)) problem = best.begin()->first;
+    }
+    ExportedKernel k = export_kernel(s, best.at(problem), a.profile, a.to, xo);
+    if (a.torch) write_dispatch(profile_for_export(s.run(k.pick.run_id), k.pick, a.profile), {k}, a.to, true);
+    return 0;
+  }
+  const StoredEvaluation& first = best.begin()->second;
+  const Profile p = profile_for_export(s.run(first.run_id), first, a.profile);
+  std::vector<ExportedKernel> ks;
+  for (const auto& pr : p.problems)
+    if (auto it = best.find(pr.name); it != best.end()) ks.push_back(export_kernel(s, it->second, a.profile, a.to, xo));
+  for (const auto& [name, e] : best)
+    if (!p.find_problem(name)) ks.push_back(export_kernel(s, e, a.profile, a.to, xo));
+  write_dispatch(p, ks, a.to, a.torch);
   return 0;
 }
 

@@ -40,7 +40,7 @@ LoadedProfile load_checked(const std::string& name) {
 
 int cmd_profiles(const Globals& g) {
   nlohmann::json out = nlohmann::json::array();
-  Table t({"profile", "knobs", "space", "valid", "problems", "objective", "description"});
+  Table t({"profile", "knobs", "space", "valid", "problems", "objective", "best for", "description"});
   std::vector<std::filesystem::path> files;
   for (const auto& e : std::filesystem::directory_iterator(profiles_dir()))
     if (e.path().extension() == ".json") files.push_back(e.path());
@@ -51,11 +51,13 @@ int cmd_profiles(const Globals& g) {
     const auto valid = s.enumerate_valid().size();
     std::string problems;
     for (const auto& pr : p.problems) problems += (problems.empty() ? "" : ",") + pr.name;
+    std::string best_for;  // the archs `evo run` takes this profile for when given none
+    for (const auto& a : p.best_for) best_for += (best_for.empty() ? "" : ",") + a;
     t.add({p.name, std::to_string(p.knobs.size()), std::to_string(s.size()), std::to_string(valid), problems,
-           p.objective, p.description});
+           p.objective, best_for, p.description});
     out.push_back({{"name", p.name}, {"path", f.string()}, {"knobs", p.knobs.size()}, {"space", s.size()},
                    {"valid", valid}, {"problems", problems}, {"objective", p.objective},
-                   {"description", p.description}});
+                   {"best_for", p.best_for}, {"description", p.description}});
   }
   if (g.json) std::cout << out.dump(2) << '\n';
   else t.print(std::cout);

@@ -18,6 +18,7 @@
 #include "engine/default_profile.h"  // defines: choose_default_profile
 #include "engine/error.h"
 #include "engine/gpu_evaluator.h"   // defines: make_gpu_evaluator
+#include "engine/profile.h"
 #include "engine/replay.h"          // defines: ReplayEvaluator
 #include "engine/run.h"             // defines: run_search, RunOptions
 #include "engine/space.h"
@@ -70,12 +71,39 @@ std::vector<int> parse_devices(const std::string& text, int device) {
   return out;
 }
 
-// The options a run is resumed with, as recorded in runs.options_json.
-nlohmann::json options_json(const RunArgs& a) {
-  return {{"strategy", a.strategy}, {"options", a.options},          {"proposer", a.proposer},
-          {"budget", a.budget},     {"seed", a.seed},                {"ahead", a.ahead},
-          {"replay", a.replay},     {"sanitize_elites", a.sanitize_elites}, {"no_metrics", a.no_metrics},
-          {"metrics_all", a.metrics_all}};
+// --objective: "all" (every problem, in the profile's order) or distinct problem names "a,b";
+// "" = the profile's own objective. Checked before a device is probed or a database opened.
+std::vector<std::string> parse_objectives(const std::string& text, const Profile& p) {
+  if (text.empty()) return {p.objective};
+  std::string names;
+  for (const auto& pr : p.problems) names += (names.empty() ? "" : ", ") + pr.name;
+  std::vector<std::string> out;
+  if (text == "all") {
+    for (const auto& pr : p.problems) out.push_back(pr.name);
+    return out;
+  }
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    if (!p.find_problem(item))
+      throw UserError("--objective " + text + ": profile " + p.name + " has no problem '" + item + "' (its problems: " +
+                      names + "; or give all)");
+    if (std::find(out.begin(), out.end(), item) != out.end())
+      throw UserError("--objective " + text + ": problem " + item + " named twice");
+    out.push_back(item);
+  }
+  if (out.empty()) throw UserError("--objective: give all, or problem names a,b,... (profile " + p.name + ": " + names + ")");
+  return out;
+}
+
+// The options a run is resumed with, as recorded in runs.options_json. `objective` only when the
+// run was given one, so a plain run's options read as they did before --objective existed.
+nlohmann::json options_json(const RunArgs& a, const std::string& objective) {
+  nlohmann::json j{{"strategy", a.strategy}, {"options", a.options},          {"proposer", a.proposer},
+                   {"budget", a.budget},     {"seed", a.seed},                {"ahead", a.ahead},
+                   {"replay", a.replay},     {"sanitize_elites", a.sanitize_elites}, {"no_metrics", a.no_metrics},
+                   {"metrics_all", a.metrics_all}};
+  if (!a.objective.empty()) j["objective"] = objective;
+  return j;
 }
 
 // --resume RUN: the run's own options, except this session's time limit and verbosity.
@@ -97,6 +125,7 @@ RunArgs resumed_args(const Store& store, const RunArgs& given, std::string& prof
     a.sanitize_elites = j.at("sanitize_elites").get<bool>();
     a.no_metrics = j.at("no_metrics").get<bool>();
     a.metrics_all = j.value("metrics_all", false);
+    a.objective = j.value("objective", std::string());
   } catch (const nlohmann::json::exception&) {
     throw UserError("--resume " + std::to_string(info->id) + ": run was not started by `evo run` (no options recorded)");
   }
@@ -105,6 +134,31 @@ RunArgs resumed_args(const Store& store, const RunArgs& given, std::string& prof
   a.profile = info->profile;
   profile_path = info->profile_path;
   return a;
+}
+
+// One run's summary: what was spent, the best, where the time went.
+void print_summary(const RunSummary& s, const std::string& problem, std::ostream& out) {
+  out << "run " << s.run_id << (problem.empty() ? "" : " (problem " + problem + ")") << " " << s.status << " (" << s.stop_reason << "): " << s.new_evaluations << " new, "
+            << s.evaluations - s.new_evaluations << " read back, "
+            << (s.evaluations ? fmt_num(100.0 * s.measured / s.evaluations, 1) : "0") << "% valid\n";
+  if (s.best)
+    out << "best: #" << s.best_id << " " << fmt_us(s.best->fast.p50_us) << " us, " << fmt_num(s.best->speedup, 2)
+              << "x the baseline (" << fmt_us(s.baseline_p50_us) << " us): " << config_text(s.best->config) << " ["
+              << s.best->origin.kind << (s.best->origin.rule.empty() ? "" : ":" + s.best->origin.rule) << "]\n";
+  else
+    out << "best: nothing passed GREEN and FAST\n";
+  out << "time: compile " << fmt_num(s.seconds_compile, 1) << " s, green " << fmt_num(s.seconds_green, 1)
+            << " s, fast " << fmt_num(s.seconds_fast, 1) << " s, metrics " << fmt_num(s.seconds_metrics, 1)
+            << " s; wall " << fmt_num(s.seconds, 1) << " s\n";
+  // How busy the pipeline was, against the bound no schedule can beat.
+  const double pipe_wall = s.seconds - s.seconds_sanitize;
+  if (pipe_wall > 0 && s.new_evaluations > 0 && s.bound_s() > 0)
+    out << "pipeline: " << s.compile_slots << " compile workers busy "
+              << fmt_num(100 * s.seconds_compile / (pipe_wall * s.compile_slots), 0) << "%, GPU busy "
+              << fmt_num(100 * s.seconds_gpu / pipe_wall, 0) << "% (" << fmt_num(s.seconds_gpu, 1)
+              << " s); bound " << fmt_num(s.bound_s(), 1) << " s, wall " << fmt_num(pipe_wall, 1) << " s ("
+              << fmt_num(pipe_wall / std::max(s.bound_s(), 1e-9), 2) << "x)"
+              << (s.seconds_sanitize > 0 ? ", then memcheck " + fmt_num(s.seconds_sanitize, 1) + " s" : "") << "\n";
 }
 
 }  // namespace
@@ -155,83 +209,104 @@ int cmd_run(const Globals& g, const RunArgs& given) {
     }
     profile = load_profile(profile_path.empty() ? resolve_profile(a.profile) : std::filesystem::path(profile_path));
     profile_path = profile.path.string();
-    GpuEvaluatorOptions o;
-    o.devices = devices;
-    o.jobs = g.jobs;
-    o.cache_dir = g.cache;
-    o.metrics = !a.no_metrics;
-    // The device is probed first: without one nothing is compiled and no database is created.
-    evaluator = make_gpu_evaluator(profile, o);
   }
+  const std::vector<std::string> objectives = parse_objectives(a.objective, profile);
+  // A landscape recorded one problem's timings: it can replay that problem only.
+  if (!a.replay.empty())
+    for (const auto& o : objectives)
+      if (o != profile.objective)
+        throw UserError("--objective " + a.objective + ": the landscape " + a.replay + " recorded problem " +
+                        profile.objective + " only");
 
-  KnobSpace space(profile);
-  StrategyContext ctx{profile, space, a.seed, parse_options(a.options), "", ""};
-  if (!a.proposer.empty()) ctx.options["proposer"] = a.proposer;
-  ctx.device = evaluator->device();
-  auto strategy = make_strategy(a.strategy, ctx);
+  // B. One run per objective problem, one after another: each its own strategy, budget, baseline
+  // and elites (evaluations are keyed by problem); compiles are shared through the cache.
+  struct Done {
+    std::string problem;
+    RunSummary s;
+  };
+  std::vector<Done> done;
+  for (std::size_t i = 0; i < objectives.size(); ++i) {
+    Profile prof = profile;
+    prof.objective = objectives[i];
+    if (a.replay.empty()) {
+      GpuEvaluatorOptions o;
+      o.devices = devices;
+      o.jobs = g.jobs;
+      o.cache_dir = g.cache;
+      o.metrics = !a.no_metrics;
+      // The device is probed first: without one nothing is compiled and no database is created.
+      evaluator = make_gpu_evaluator(prof, o);
+    }
+    if (objectives.size() > 1) spdlog::info("objective {} of {}: problem {}", i + 1, objectives.size(), objectives[i]);
 
-  if (!store) store = std::make_unique<Store>(g.db);
-  RunOptions ro;
-  ro.strategy = a.strategy;
-  ro.budget = a.budget;
-  ro.time_limit_s = a.time_limit_s;
-  ro.seed = a.seed;
-  ro.resume = a.resume;
-  ro.ahead = a.ahead;
-  ro.sanitize_elites = a.sanitize_elites;
-  ro.metrics_near_best = a.metrics_all ? 0 : RunOptions{}.metrics_near_best;
-  ro.progress = !a.quiet && ::isatty(STDERR_FILENO);
-  ro.profile_path = profile_path;
-  ro.options_json = options_json(a).dump();
-  if (!a.resume)
-    for (const auto& r : store->runs())
-      if (r.status == "finished" && r.profile == profile.name && r.device == evaluator->device() &&
-          r.strategy == a.strategy && r.seed == a.seed && r.budget == a.budget && r.options_json == ro.options_json) {
-        ro.repeat_of = r.id;
-        spdlog::info("run {} was this same search on {}: repeating it from the database", r.id, r.device);
-        break;
-      }
-  ro.stop = &g_stop;
+    KnobSpace space(prof);
+    StrategyContext ctx{prof, space, a.seed, parse_options(a.options), "", ""};
+    if (!a.proposer.empty()) ctx.options["proposer"] = a.proposer;
+    ctx.device = evaluator->device();
+    auto strategy = make_strategy(a.strategy, ctx);
 
-  g_stop.store(false);
-  auto previous = std::signal(SIGINT, on_sigint);
-  auto previous_term = std::signal(SIGTERM, on_sigint);
-  RunSummary s;
-  try {
-    s = run_search(profile, *strategy, *evaluator, *store, ro);
-  } catch (...) {
+    if (!store) store = std::make_unique<Store>(g.db);
+    RunOptions ro;
+    ro.strategy = a.strategy;
+    ro.budget = a.budget;
+    ro.time_limit_s = a.time_limit_s;
+    ro.seed = a.seed;
+    ro.resume = a.resume;
+    ro.ahead = a.ahead;
+    ro.sanitize_elites = a.sanitize_elites;
+    ro.metrics_near_best = a.metrics_all ? 0 : RunOptions{}.metrics_near_best;
+    ro.progress = !a.quiet && ::isatty(STDERR_FILENO);
+    ro.profile_path = profile_path;
+    ro.options_json = options_json(a, objectives[i]).dump();
+    if (!a.resume)
+      for (const auto& r : store->runs())
+        if (r.status == "finished" && r.profile == prof.name && r.device == evaluator->device() &&
+            r.strategy == a.strategy && r.seed == a.seed && r.budget == a.budget && r.options_json == ro.options_json) {
+          ro.repeat_of = r.id;
+          spdlog::info("run {} was this same search on {}: repeating it from the database", r.id, r.device);
+          break;
+        }
+    ro.stop = &g_stop;
+
+    g_stop.store(false);
+    auto previous = std::signal(SIGINT, on_sigint);
+    auto previous_term = std::signal(SIGTERM, on_sigint);
+    RunSummary s;
+    try {
+      s = run_search(prof, *strategy, *evaluator, *store, ro);
+    } catch (...) {
+      std::signal(SIGINT, previous);
+      std::signal(SIGTERM, previous_term);
+      throw;
+    }
     std::signal(SIGINT, previous);
     std::signal(SIGTERM, previous_term);
-    throw;
+    print_summary(s, objectives.size() > 1 ? objectives[i] : "", std::cout);
+    done.push_back({objectives[i], s});
+    if (s.status == "interrupted") {
+      std::cout << "resume with: evo --db " << g.db << " run --resume " << s.run_id << "\n";
+      if (i + 1 < objectives.size()) {
+        std::string rest;
+        for (std::size_t k = i + 1; k < objectives.size(); ++k) rest += (rest.empty() ? "" : ",") + objectives[k];
+        std::cout << "not started: --objective " << rest << "\n";
+      }
+      return 130;
+    }
+    if (a.replay.empty()) evaluator.reset();  // its workers exit before the next problem's start
   }
-  std::signal(SIGINT, previous);
-  std::signal(SIGTERM, previous_term);
 
-  // E. The summary: what was spent, the best, where the time went.
-  std::cout << "run " << s.run_id << " " << s.status << " (" << s.stop_reason << "): " << s.new_evaluations << " new, "
-            << s.evaluations - s.new_evaluations << " read back, "
-            << (s.evaluations ? fmt_num(100.0 * s.measured / s.evaluations, 1) : "0") << "% valid\n";
-  if (s.best)
-    std::cout << "best: #" << s.best_id << " " << fmt_us(s.best->fast.p50_us) << " us, " << fmt_num(s.best->speedup, 2)
-              << "x the baseline (" << fmt_us(s.baseline_p50_us) << " us): " << config_text(s.best->config) << " ["
-              << s.best->origin.kind << (s.best->origin.rule.empty() ? "" : ":" + s.best->origin.rule) << "]\n";
-  else
-    std::cout << "best: nothing passed GREEN and FAST\n";
-  std::cout << "time: compile " << fmt_num(s.seconds_compile, 1) << " s, green " << fmt_num(s.seconds_green, 1)
-            << " s, fast " << fmt_num(s.seconds_fast, 1) << " s, metrics " << fmt_num(s.seconds_metrics, 1)
-            << " s; wall " << fmt_num(s.seconds, 1) << " s\n";
-  // How busy the pipeline was, against the bound no schedule can beat.
-  const double pipe_wall = s.seconds - s.seconds_sanitize;
-  if (pipe_wall > 0 && s.new_evaluations > 0 && s.bound_s() > 0)
-    std::cout << "pipeline: " << s.compile_slots << " compile workers busy "
-              << fmt_num(100 * s.seconds_compile / (pipe_wall * s.compile_slots), 0) << "%, GPU busy "
-              << fmt_num(100 * s.seconds_gpu / pipe_wall, 0) << "% (" << fmt_num(s.seconds_gpu, 1)
-              << " s); bound " << fmt_num(s.bound_s(), 1) << " s, wall " << fmt_num(pipe_wall, 1) << " s ("
-              << fmt_num(pipe_wall / std::max(s.bound_s(), 1e-9), 2) << "x)"
-              << (s.seconds_sanitize > 0 ? ", then memcheck " + fmt_num(s.seconds_sanitize, 1) + " s" : "") << "\n";
-  if (s.status == "interrupted")
-    std::cout << "resume with: evo --db " << g.db << " run --resume " << s.run_id << "\n";
-  return s.status == "interrupted" ? 130 : 0;
+  // C. A kernel per shape: each problem's best side by side (show-elites and export --dispatch
+  // read them back from the database).
+  if (done.size() > 1) {
+    Table t({"problem", "run", "best us", "speedup", "knobs"});
+    for (const auto& d : done)
+      t.add({d.problem, std::to_string(d.s.run_id), d.s.best ? fmt_us(d.s.best->fast.p50_us) : "",
+             d.s.best ? fmt_num(d.s.best->speedup, 2) + "x" : "",
+             d.s.best ? config_text(d.s.best->config) : "nothing passed GREEN and FAST"});
+    std::cout << "\nbest per problem (" << profile.name << "):\n";
+    t.print(std::cout);
+  }
+  return 0;
 }
 
 }  // namespace evo::cli

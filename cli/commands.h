@@ -44,6 +44,7 @@ struct RunArgs {
   std::optional<std::int64_t> resume;
   std::size_t ahead = 0;              // candidates in flight; 0 = auto (engine/run.h)
   std::string devices;                // --devices: "all" or "0,1,..."; "" = --device
+  std::string objective;              // --objective: "all" or "a,b,..." (one run each); "" = the profile's
   double replay_compile_s = 0, replay_gpu_s = 0;  // simulated cost of a replayed candidate
   bool sanitize_elites = true, no_metrics = false, metrics_all = false, quiet = false;
 };
@@ -61,6 +62,9 @@ int cmd_show_elites(const Globals& g, const ElitesArgs& a);
 
 struct ExportArgs {
   std::string what = "best", to = "kernels", profile;
+  std::string problem;   // with 'best': that problem's best (default: the newest run's problem)
+  bool dispatch = false; // each problem's best + a dispatch header and table (a kernel per shape)
+  bool torch = false;    // + the cubins and python/evo_torch.py, to call them from PyTorch
 };
 int cmd_export(const Globals& g, const ExportArgs& a);
 int cmd_export_landscape(const Globals& g, std::int64_t run, const std::string& to);

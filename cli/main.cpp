@@ -82,6 +82,9 @@ int main(int argc, char** argv) {
                   "candidates kept in flight (default: 2 x compile workers + 1; 1 for a replay)");
   run->add_option("--devices", ra.devices,
                   "GPUs to measure on, one worker each: all, or ordinals 0,1,... (default: --device)");
+  run->add_option("--objective", ra.objective,
+                  "problems to tune, one run each, a kernel per shape: all, or names a,b,... (default: the profile's "
+                  "objective); --budget is per problem");
   run->add_option("--replay-compile-s", ra.replay_compile_s,
                   "replay: simulated compile seconds per configuration on each of --jobs workers (-1: as recorded)");
   run->add_option("--replay-gpu-s", ra.replay_gpu_s, "replay: simulated GPU seconds per measured candidate");
@@ -115,6 +118,10 @@ int main(int argc, char** argv) {
   exp->add_option("what", xa.what, "'best' or an evaluation id")->capture_default_str();
   exp->add_option("--to", xa.to, "folder")->capture_default_str();
   exp->add_option("--profile", xa.profile, "with 'best': the profile (default: the newest run's)");
+  exp->add_option("--problem", xa.problem, "with 'best': that problem's best (default: the newest run's problem)");
+  exp->add_flag("--dispatch", xa.dispatch,
+                "each problem's best kernel, and a dispatch: <profile>_dispatch.h (C++) and .json (docs/guide.md)");
+  exp->add_flag("--torch", xa.torch, "also the cubins and evo_torch.py, to call the kernel(s) on torch tensors");
 
   std::int64_t land_run = 0;
   std::string land_to;

@@ -2,6 +2,7 @@
 
 #include <muParser.h>
 
+#include <cctype>
 #include <cmath>
 #include <sstream>
 
@@ -80,6 +81,161 @@ std::string number_text(double x) {
   std::ostringstream o;
   o << x;
   return o.str();
+}
+
+namespace {
+
+// Recursive descent over muParser's grammar as evo uses it, lowest precedence first:
+// ?:, ||, &&, comparisons, + -, * / %, unary -, ^ (right-associative), primaries.
+class CppWriter {
+ public:
+  CppWriter(const std::string& text, const std::function<std::string(const std::string&)>& var)
+      : s_(text), var_(var) {}
+  std::string run() {
+    std::string e = ternary();
+    skip();
+    if (i_ != s_.size()) fail("unexpected '" + s_.substr(i_, 1) + "'");
+    return e;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& why) const {
+    throw UserError("expression '" + s_ + "': cannot be written as C++: " + why);
+  }
+  void skip() {
+    while (i_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[i_]))) ++i_;
+  }
+  bool eat(const std::string& op) {
+    skip();
+    if (s_.compare(i_, op.size(), op) != 0) return false;
+    i_ += op.size();
+    return true;
+  }
+  static std::string truth(const std::string& e) { return "((" + e + ") ? 1.0 : 0.0)"; }
+  std::string ternary() {
+    std::string c = logic_or();
+    if (!eat("?")) return c;
+    std::string a = ternary();
+    if (!eat(":")) fail("'?' without ':'");
+    std::string b = ternary();
+    return "((" + c + ") != 0.0 ? (" + a + ") : (" + b + "))";
+  }
+  std::string logic_or() {
+    std::string l = logic_and();
+    while (eat("||")) l = truth("(" + l + ") != 0.0 || (" + logic_and() + ") != 0.0");
+    return l;
+  }
+  std::string logic_and() {
+    std::string l = compare();
+    while (eat("&&")) l = truth("(" + l + ") != 0.0 && (" + compare() + ") != 0.0");
+    return l;
+  }
+  std::string compare() {
+    std::string l = additive();
+    for (;;) {
+      std::string op;
+      for (const char* o : {"==", "!=", "<=", ">=", "<", ">"})
+        if (eat(o)) {
+          op = o;
+          break;
+        }
+      if (op.empty()) return l;
+      l = truth("(" + l + ") " + op + " (" + additive() + ")");
+    }
+  }
+  std::string additive() {
+    std::string l = multiplicative();
+    for (;;) {
+      skip();
+      if (i_ < s_.size() && (s_[i_] == '+' || s_[i_] == '-')) {
+        const char op = s_[i_++];
+        l = "(" + l + " " + op + " " + multiplicative() + ")";
+      } else {
+        return l;
+      }
+    }
+  }
+  std::string multiplicative() {
+    std::string l = unary();
+    for (;;) {
+      skip();
+      if (i_ < s_.size() && (s_[i_] == '*' || s_[i_] == '/')) {
+        const char op = s_[i_++];
+        l = "(" + l + " " + op + " " + unary() + ")";
+      } else if (eat("%")) {
+        l = "std::fmod(" + l + ", " + unary() + ")";
+      } else {
+        return l;
+      }
+    }
+  }
+  std::string unary() {  // muParser: -2^2 is -(2^2)
+    if (eat("-")) return "(-" + unary() + ")";
+    if (eat("+")) return unary();
+    return power();
+  }
+  std::string power() {
+    std::string b = primary();
+    if (eat("^")) return "std::pow(" + b + ", " + unary() + ")";
+    return b;
+  }
+  std::string primary() {
+    skip();
+    if (i_ >= s_.size()) fail("ends too early");
+    const char c = s_[i_];
+    if (c == '(') {
+      ++i_;
+      std::string e = ternary();
+      if (!eat(")")) fail("missing ')'");
+      return "(" + e + ")";
+    }
+    if (std::isdigit(static_cast<unsigned char>(c)) || c == '.') {
+      std::size_t used = 0;
+      const double v = std::stod(s_.substr(i_), &used);
+      i_ += used;
+      return number_text(v) + (number_text(v).find_first_of(".e") == std::string::npos ? ".0" : "");
+    }
+    if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+      std::size_t j = i_;
+      while (j < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[j])) || s_[j] == '_')) ++j;
+      const std::string name = s_.substr(i_, j - i_);
+      i_ = j;
+      if (!eat("(")) return "double(" + var_(name) + ")";
+      std::vector<std::string> args;
+      if (!eat(")")) {
+        do args.push_back(ternary());
+        while (eat(","));
+        if (!eat(")")) fail("missing ')' after the arguments of " + name);
+      }
+      auto want = [&](std::size_t n) {
+        if (args.size() != n) fail(name + " takes " + std::to_string(n) + " argument(s)");
+      };
+      if (name == "min" || name == "max") {
+        if (args.empty()) fail(name + " without arguments");
+        std::string e = args[0];
+        for (std::size_t k = 1; k < args.size(); ++k) e = "std::f" + name + "(" + e + ", " + args[k] + ")";
+        return e;
+      }
+      if (name == "cdiv") return want(2), "std::ceil((" + args[0] + ") / (" + args[1] + "))";
+      if (name == "log2i") return want(1), "std::floor(std::log2(" + args[0] + "))";
+      if (name == "abs") return want(1), "std::fabs(" + args[0] + ")";
+      for (const char* f : {"ceil", "floor", "sqrt", "exp", "log2", "log10", "sin", "cos", "tan"})
+        if (name == f) return want(1), "std::" + name + "(" + args[0] + ")";
+      if (name == "ln") return want(1), "std::log(" + args[0] + ")";
+      fail("function " + name + " has no C++ form here");
+    }
+    fail("unexpected '" + std::string(1, c) + "'");
+  }
+
+  const std::string& s_;
+  const std::function<std::string(const std::string&)>& var_;
+  std::size_t i_ = 0;
+};
+
+}  // namespace
+
+std::string expression_to_cpp(const std::string& text, const std::function<std::string(const std::string&)>& var) {
+  return CppWriter(text, var).run();
 }
 
 }  // namespace evo

@@ -2,6 +2,7 @@
 // muParser. Beyond muParser's built-ins evo defines: `%` (integer modulo), ceil, floor,
 // cdiv(a, b) = ceil(a / b), log2i(x). Comparisons and && || yield 1 or 0; `a ? b : c` works.
 #pragma once
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -34,6 +35,12 @@ class Expr {
 
 // One-shot evaluation; variables are whatever `vars` holds.
 double eval_expr(const std::string& text, const Vars& vars);
+
+// The expression as C++ (double arithmetic, fully parenthesised), for generated headers such as
+// `evo export --dispatch`'s: `%` becomes std::fmod, `^` std::pow, cdiv/log2i/ceil/floor/min/max/
+// sqrt/abs their <cmath> forms, comparisons and && || yield 1.0 or 0.0 as in muParser. `var` gives
+// each identifier's C++ text. Throws UserError naming the expression for anything else.
+std::string expression_to_cpp(const std::string& text, const std::function<std::string(const std::string&)>& var);
 
 // A value as messages and expression text show it: "2.5", "512", "1e+20" (shortest of %g's kind).
 std::string number_text(double x);

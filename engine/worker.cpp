@@ -57,7 +57,7 @@ std::optional<std::string> FrameReader::next() {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(WorkerJob, profile_path, config, candidate_cubin, candidate_name,
                                                 reference_cubin, reference_name, candidate_kernels, reference_kernels,
                                                 host_reference, reference_cache, problems, seeds, trials, green, fast,
-                                                metrics, metrics_max_p50_us)
+                                                objective, metrics, metrics_max_p50_us)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(WorkerAnswer, outcome, message, step, reference_failed, green, fast,
                                                 metrics, seconds_green, seconds_fast, seconds_metrics)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(DeviceInfo, present, ordinal, device_count, error, name, cc, sm_count,
@@ -213,7 +213,10 @@ WorkerAnswer run_job(WorkerState& st, const WorkerJob& job, const Heartbeat& sen
       if ((!g.reference.empty() || g.host_reference) && a.green.outcome != Outcome::Passed) return a;
     }
 
-    const Problem& obj = prof.objective_problem();
+    // `evo run --objective`: one run per problem, each timing its own; the profile file names one.
+    const Problem* named = job.objective.empty() ? &prof.objective_problem() : prof.find_problem(job.objective);
+    if (!named) throw UserError(prof.path.string() + ": objective problem '" + job.objective + "' not in the profile");
+    const Problem& obj = *named;
     if (job.fast) {
       begin_phase(&a.seconds_fast);
       FastRun f;

@@ -42,6 +42,7 @@ struct WorkerJob {
   int trials = 0;                                // 0 = the profile's
   bool green = true;                             // run GREEN first (FAST and metrics only if it passes)
   bool fast = false;                             // time on the objective problem
+  std::string objective;                         // FAST's and metrics' problem; "" = the profile's objective
   bool metrics = false;                          // CUPTI metrics on the objective problem
   double metrics_max_p50_us = 0;                 // > 0: metrics only when FAST's median is at most this
 };

@@ -31,7 +31,7 @@ void write_landscape(const Store& store, std::int64_t run, const std::filesystem
     l.constraints = p.constraints;
     l.defines = p.kernel.defines;
     l.problems = p.problems;
-    l.objective = p.objective_problem().name;
+    l.objective = evals.front().key.problem;  // the run's own (`evo run --objective` may name another)
     l.launch = p.kernel.launch;
     l.baseline = p.baseline;
   }

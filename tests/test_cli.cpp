@@ -651,6 +651,151 @@ TEST(CliCompile, BothKernelsOfATwoLaunchProfilePassTheStaticGate) {
   EXPECT_EQ(j["results"][0]["static"]["threads_per_block"], 256);
 }
 
+// ---- a kernel per shape: --objective, show-elites per problem, export --dispatch / --torch ---------
+
+TEST(CliBadInput, UnknownObjectiveProblemIsRefusedBeforeAnythingIsWritten) {
+  TempDir t;
+  const std::string land = (kSource / "tests/data/landscape_sdpa_fp8_h100.json").string();
+  const Result r = run_evo({"--db", "evo.db", "run", "--replay", land, "--objective", "mission,nope", "-q"}, t.path);
+  EXPECT_EQ(r.code, 2);
+  ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
+  EXPECT_NE(r.err.find("--objective mission,nope: profile sdpa_fp8 has no problem 'nope' (its problems: small, mission,"),
+            std::string::npos) << r.err;
+  const Result twice = run_evo({"--db", "evo.db", "run", "--replay", land, "--objective", "mission,mission", "-q"}, t.path);
+  EXPECT_EQ(twice.code, 2);
+  EXPECT_NE(twice.err.find("problem mission named twice"), std::string::npos) << twice.err;
+  // A landscape holds one problem's timings: --objective all cannot be replayed from it.
+  const Result all = run_evo({"--db", "evo.db", "run", "--replay", land, "--objective", "all", "-q"}, t.path);
+  EXPECT_EQ(all.code, 2);
+  EXPECT_NE(all.err.find("recorded problem mission only"), std::string::npos) << all.err;
+  EXPECT_FALSE(fs::exists(t.path / "evo.db"));
+  // The landscape's own problem named on purpose is the same run as none named, recorded as asked.
+  const Result ok = run_evo({"--db", "evo.db", "run", "--replay", land, "--objective", "mission", "--budget", "5", "-q"}, t.path);
+  ASSERT_EQ(ok.code, 0) << ok.err;
+  Store s(t.path / "evo.db");
+  ASSERT_EQ(s.runs().size(), 1u);
+  EXPECT_EQ(json::parse(s.runs()[0].options_json).at("objective"), "mission");
+  for (const auto& e : s.evaluations_of_run(s.runs()[0].id)) EXPECT_EQ(e.key.problem, "mission");
+}
+
+// Two problems of gemm_fp16, each with its own best: the database of an `evo run --objective all`.
+struct TwoShapes {
+  Config small_best, mission_best, baseline;
+};
+
+TwoShapes record_two_shapes(const fs::path& db) {
+  const Profile p = load_profile(kSource / "profiles/gemm_fp16.json");
+  TwoShapes t{p.baseline, p.baseline, p.baseline};
+  t.small_best["BLOCK_M"] = 32, t.small_best["BLOCK_N"] = 32, t.small_best["WARPS_M"] = 1, t.small_best["WARPS_N"] = 2;
+  t.mission_best["BLOCK_M"] = 128, t.mission_best["BLOCK_N"] = 128, t.mission_best["BLOCK_K"] = 64;
+  t.mission_best["WARPS_M"] = 4;
+  Store s(db);
+  for (const auto& [problem, best, best_us, base_us] :
+       {std::tuple{std::string("small"), t.small_best, 6.0, 9.0}, std::tuple{std::string("mission"), t.mission_best, 80.0, 120.0}}) {
+    RunInfo info = gemm_run();
+    info.options_json = json{{"objective", problem}}.dump();
+    const auto run = s.begin_run(info);
+    for (const auto& [c, us] : {std::pair{p.baseline, base_us}, std::pair{best, best_us}}) {
+      Evaluation e = measured_evaluation(c, "gemm_fp16", problem, us);
+      e.speedup = base_us / us;
+      EvalKey k = gemm_key(c);
+      k.problem = problem;
+      s.record(run, k, e, false);
+    }
+  }
+  return t;
+}
+
+TEST(CliElites, ShowElitesRanksEachProblemApart) {
+  TempDir t;
+  const fs::path db = t.path / "evo.db";
+  const TwoShapes shapes = record_two_shapes(db);
+  const Result r = run_evo({"--db", db.string(), "show-elites", "--profile", "gemm_fp16", "--top", "1"}, t.path);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto small = r.out.find("problem small"), mission = r.out.find("problem mission");
+  ASSERT_NE(small, std::string::npos) << r.out;
+  ASSERT_NE(mission, std::string::npos) << r.out;
+  // --top 1 per problem: each table holds its own best only, the fastest problem's first.
+  EXPECT_LT(small, mission);
+  EXPECT_NE(r.out.find(config_text(shapes.small_best), small), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(config_text(shapes.mission_best), mission), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find(config_text(shapes.baseline)), std::string::npos) << "--top 1 shows the baseline\n" << r.out;
+
+  const Result j = run_evo({"--db", db.string(), "show-elites", "--profile", "gemm_fp16", "--json"}, t.path);
+  ASSERT_EQ(j.code, 0) << j.err;
+  std::map<std::string, int> firsts;
+  for (const auto& e : json::parse(j.out))
+    if (e["rank"] == 1) firsts[e["problem"].get<std::string>()] = e["evaluation"]["fast"]["p50_us"].get<double>();
+  EXPECT_EQ(firsts, (std::map<std::string, int>{{"mission", 80}, {"small", 6}}));
+}
+
+TEST(CliExport, DispatchWritesEachProblemsBestAndAHeaderThatPicksByTheDocumentedRule) {
+  TempDir t;
+  const fs::path db = t.path / "evo.db", out = t.path / "kernels";
+  const TwoShapes shapes = record_two_shapes(db);
+  const Result r = run_evo({"--db", db.string(), "export", "best", "--dispatch", "--to", out.string()}, t.path);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string small = "gemm_fp16-" + config_hash(shapes.small_best), mission = "gemm_fp16-" + config_hash(shapes.mission_best);
+  for (const auto& f : {small + ".cu", small + ".json", mission + ".cu", mission + ".json", std::string("gemm_fp16_dispatch.h"),
+                        std::string("gemm_fp16_dispatch.json")})
+    EXPECT_TRUE(fs::exists(out / f)) << f << "\n" << r.out;
+  EXPECT_FALSE(fs::exists(out / ("gemm_fp16-" + config_hash(shapes.baseline) + ".cu"))) << "the baseline is no problem's best";
+  const json table = json::parse(read_bytes(out / "gemm_fp16_dispatch.json"));
+  EXPECT_EQ(table["format"], "evo-dispatch/1");
+  EXPECT_EQ(table["sizes"], json::array({"K", "M", "N"}));
+  ASSERT_EQ(table["entries"].size(), 2u);
+  EXPECT_EQ(table["entries"][0]["problem"], "small");  // the profile's order of problems
+  EXPECT_EQ(table["entries"][0]["export"], small + ".json");
+  EXPECT_EQ(table["entries"][1]["problem"], "mission");
+  EXPECT_EQ(table["entries"][1]["entry"], "gemm_fp16__mission");
+  // Each kernel its own entry, so that both link into one program.
+  EXPECT_NE(read_bytes(out / (small + ".cu")).find("#define gemm_fp16 gemm_fp16__small"), std::string::npos);
+  const json prov = json::parse(read_bytes(out / (mission + ".json")));
+  EXPECT_EQ(prov["problem"], "mission");
+  EXPECT_EQ(prov["buffers"][0]["name"], "A");
+  EXPECT_EQ(prov["buffers"][0]["torch_dtype"], "float16");
+  EXPECT_EQ(prov["constraints"].size(), 7u);
+
+  // The header, compiled and run: exact shapes pick their own kernel, others the nearest whose
+  // constraints hold (M % BLOCK_M == 0 ...), and none when no kernel's constraints hold.
+  write_text(t.path / "pick.cpp", R"(#include "gemm_fp16_dispatch.h"
+#include <cstdio>
+int main() {
+  using namespace evo_gemm_fp16;
+  const Sizes cases[] = {{256, 256, 256}, {2048, 2048, 2048}, {1024, 1024, 1024}, {96, 96, 96}, {4096, 4096, 4096}, {100, 100, 100}};
+  for (const Sizes& s : cases) {
+    const int i = pick(s);
+    const Launch l = i < 0 ? Launch{} : launch(i, s);
+    std::printf("%d %u %u %u %llu\n", i, l.grid[0], l.grid[1], l.block[0], l.shared_bytes);
+  }
+}
+)");
+  const std::string cxx = "g++ -std=c++17 -Wall -Werror -I" + out.string() + " " + (t.path / "pick.cpp").string() + " -o " +
+                          (t.path / "pick").string() + " > " + (t.path / "cxx.log").string() + " 2>&1";
+  ASSERT_EQ(std::system(cxx.c_str()), 0) << read_bytes(t.path / "cxx.log");
+  ASSERT_EQ(std::system(((t.path / "pick").string() + " > " + (t.path / "pick.out").string()).c_str()), 0);
+  // small: 32x32 blocks (1x2 warps), 64 threads; mission: 128x128 (4x2 warps), 256 threads.
+  const std::string smem_small = std::to_string(2 * (32 * (32 + 8) + 32 * (32 + 8)) * 2 + 32 * (32 + 4) * 4);
+  const std::string smem_mission = std::to_string(2 * (128 * (64 + 8) + 64 * (128 + 8)) * 2 + 128 * (128 + 4) * 4);
+  EXPECT_EQ(read_bytes(t.path / "pick.out"), "0 8 8 64 " + smem_small + "\n" +      // 256^3: small's own
+                                                 "1 16 16 256 " + smem_mission + "\n" +  // 2048^3: mission's own
+                                                 "1 8 8 256 " + smem_mission + "\n" +    // 1024^3: nearer mission
+                                                 "0 3 3 64 " + smem_small + "\n" +       // 96^3: 128 does not divide it
+                                                 "1 32 32 256 " + smem_mission + "\n" +  // 4096^3
+                                                 "-1 0 0 0 0\n");                        // 100^3: no kernel's constraints hold
+
+  // Both kernels in one program: their entries do not collide.
+  const fs::path nvcc = fs::path(EVO_CUDA_HOME) / "bin" / "nvcc";
+  if (!fs::exists(nvcc)) GTEST_SKIP() << "no nvcc at " << nvcc << ": the kernels were exported but not linked together";
+  std::string cmd;
+  for (const auto& stem : {small, mission})
+    cmd += nvcc.string() + " -arch=sm_90 -std=c++17 -Xcompiler -fPIC -c " + (out / (stem + ".cu")).string() + " -o " +
+           (t.path / (stem + ".o")).string() + " && ";
+  cmd += "g++ -shared " + (t.path / (small + ".o")).string() + " " + (t.path / (mission + ".o")).string() + " -o " +
+         (t.path / "libboth.so").string() + " > " + (t.path / "nvcc.log").string() + " 2>&1";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << read_bytes(t.path / "nvcc.log");
+}
+
 TEST(CliDb, CheckOnAGoodDatabaseIsOk) {
   TempDir t;
   const fs::path db = t.path / "evo.db";

@@ -569,6 +569,43 @@ TEST(GpuCli, EvalPrintsEveryVerdictAndExitsZero) {
   fs::remove_all(dir);
 }
 
+// A kernel per shape: one search per problem, each timing its own problem, then each problem's best
+// exported with a dispatch table.
+TEST(GpuCli, ObjectiveAllSearchesEachProblemAndDispatchExportsEachBest) {
+  REQUIRE_GPU();
+  const fs::path dir = temp_dir("evo-pershape");
+  const std::string db = (dir / "e.db").string();
+  CliResult r = run_evo("--db " + db + " --cache " + test_cache().string() + " run --profile " +
+                        repo("profiles/gemm_fp16.json").string() +
+                        " --objective all --budget 4 --strategy random --no-metrics --no-sanitize -q");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("best per problem (gemm_fp16)"), std::string::npos) << r.out;
+  {
+    Store s(db);
+    const auto runs = s.runs();
+    ASSERT_EQ(runs.size(), 2u);
+    const char* problems[] = {"small", "mission"};  // the profile's order
+    for (std::size_t i = 0; i < 2; ++i) {
+      EXPECT_EQ(runs[i].status, "finished");
+      EXPECT_GT(runs[i].baseline_p50_us, 0) << "each run re-times the baseline on its own problem";
+      for (const auto& e : s.evaluations_of_run(runs[i].id)) {
+        EXPECT_EQ(e.key.problem, problems[i]);
+        if (e.eval.measured()) EXPECT_EQ(e.eval.fast.problem, problems[i]) << "the worker timed another problem";
+      }
+    }
+    // 2048^3 takes far longer than 256^3: the runs did time different problems.
+    EXPECT_GT(runs[1].baseline_p50_us, 4 * runs[0].baseline_p50_us);
+  }
+  CliResult x = run_evo("--db " + db + " export best --dispatch --to " + (dir / "k").string());
+  ASSERT_EQ(x.code, 0) << x.out << x.err;
+  std::ifstream in(dir / "k" / "gemm_fp16_dispatch.json");
+  const auto table = nlohmann::json::parse(in);
+  ASSERT_EQ(table["entries"].size(), 2u);
+  EXPECT_EQ(table["entries"][0]["problem"], "small");
+  EXPECT_EQ(table["entries"][1]["problem"], "mission");
+  fs::remove_all(dir);
+}
+
 // ---- no GPU needed ----
 
 TEST(CliEval, WithoutADeviceExitsTwoWithOneLine) {

@@ -90,6 +90,42 @@ TEST(Expr, RejectsUnknownVariableAndGarbage) {
   EXPECT_THROW(evo::Expr("TILE_M %% 16 ==", {"TILE_M"}), evo::UserError);
 }
 
+// Generated headers (export --dispatch) carry expressions as C++: compiled with g++, each must give
+// what muParser gives, precedence, ?:, && || and evo's own functions included.
+TEST(Expr, AsCppComputesWhatMuParserComputes) {
+  const evo::Vars v{{"M", 250}, {"T", 64}, {"S", 4096}, {"D", 128}};
+  const std::vector<std::string> exprs{
+      "cdiv(M, T)", "M % T", "M % T == 0 || T >= 64", "T == 64 ? 2 : 3", "ceil(M / T) * floor(T / 3)",
+      "-2^2", "2^3^2", "1 + 2 * 3 - 4 / 8", "M > T && T > M || D == 128", "min(S, D, T) + max(1, M / (16 * T))",
+      "(S * D * 2 + 1024) <= 227 * 1024", "log2i(D) + sqrt(S) + abs(T - M)", "M != T ? (S >= 4096 ? 7 : 8) : 9",
+      "D == 64 || D == 128 && T == 32"};
+  auto var = [](const std::string& n) { return "v_" + n; };
+  std::string prog = "#include <cmath>\n#include <cstdio>\nint main() {\n  const double v_M = 250, v_T = 64, v_S = 4096, v_D = 128;\n";
+  for (const auto& e : exprs) prog += "  std::printf(\"%.17g\\n\", " + evo::expression_to_cpp(e, var) + ");\n";
+  prog += "}\n";
+  char tmpl[] = "/tmp/evo-expr-XXXXXX";
+  const fs::path dir = mkdtemp(tmpl);
+  std::ofstream(dir / "e.cpp") << prog;
+  const std::string cmd = "g++ -std=c++17 " + (dir / "e.cpp").string() + " -o " + (dir / "e").string() + " > " +
+                          (dir / "log").string() + " 2>&1 && " + (dir / "e").string() + " > " + (dir / "out").string();
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << prog;
+  std::ifstream out(dir / "out");
+  for (const auto& e : exprs) {
+    double got = NAN;
+    out >> got;
+    EXPECT_DOUBLE_EQ(got, evo::eval_expr(e, v)) << e << " as C++: " << evo::expression_to_cpp(e, var);
+  }
+  fs::remove_all(dir);
+  // What has no C++ form here is named, with the expression.
+  try {
+    evo::expression_to_cpp("bogus(M)", var);
+    FAIL() << "an unknown function was written as C++";
+  } catch (const evo::UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("'bogus(M)': cannot be written as C++: function bogus"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(evo::expression_to_cpp("(M + 1", var), evo::UserError);
+}
+
 TEST(Profile, ShippedGemmProfileLoads) {
   auto p = evo::load_profile(kSource / "profiles/gemm_fp16.json");
   EXPECT_EQ(p.name, "gemm_fp16");
