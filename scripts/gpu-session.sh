@@ -5,7 +5,10 @@
 # (exhaustive) exported as a landscape. Everything it prints and writes lands in $OUT (the
 # device tool brings it back), step by step, so a run cut short still returns what it did.
 #   scripts/bundle.sh                       # here
-#   scripts/gpu-session.sh [tests] [run] [landscape] [examples] [wgmma]   # there; no argument = the first three
+#   scripts/gpu-session.sh [tests] [run] [landscape] [examples] [wgmma] [pershape]   # there; no argument = the first three
+# pershape: a kernel per shape (issue 19): `evo run --objective` over the two Hopper wgmma profiles,
+# show-elites, `export best --dispatch --torch`, then tests/gpu/torch_check.py (the PyTorch module
+# against SDPA, timed beside cuDNN).
 # wgmma: `evo run` over the two Hopper wgmma profiles (sdpa_fp16_wgmma, sdpa_fp8_wgmma) through the
 # worker, whole space each, its own database, then show-elites and export.
 set -uo pipefail
@@ -52,6 +55,21 @@ if [[ " $steps " == *" wgmma "* ]]; then
       timed "elites_$prof" ../bundle/evo show-elites --top 5 &&
       timed "export_$prof" ../bundle/evo export best --to "$OUT/kernels_$prof")
   done
+fi
+if [[ " $steps " == *" pershape "* ]]; then
+  mkdir -p pershape && rm -f pershape/evo.db*
+  db=pershape/evo.db
+  timed pershape_fp16 bundle/evo --db "$db" run --profile sdpa_fp16_wgmma --objective "${EVO_PERSHAPE_FP16:-all}" \
+    --budget "${EVO_PERSHAPE_BUDGET:-24}" -q
+  timed pershape_fp8 bundle/evo --db "$db" run --profile sdpa_fp8_wgmma \
+    --objective "${EVO_PERSHAPE_FP8:-mission,mission512,long}" --budget "${EVO_PERSHAPE_BUDGET:-24}" -q
+  timed pershape_runs bundle/evo --db "$db" runs
+  for prof in sdpa_fp16_wgmma sdpa_fp8_wgmma; do
+    timed "pershape_elites_$prof" bundle/evo --db "$db" show-elites --profile "$prof" --top 3
+    timed "pershape_export_$prof" bundle/evo --db "$db" export best --profile "$prof" --dispatch --torch --to "$OUT/pershape"
+  done
+  timed torch_check python3 tests/gpu/torch_check.py "$OUT/pershape" --out "$OUT/torch_check.json"
+  cp "$db" "$OUT/pershape.db"
 fi
 if [[ " $steps " == *" landscape "* ]]; then
   timed exhaustive bundle/evo run --strategy exhaustive --budget 400 --no-sanitize

@@ -15,6 +15,7 @@ prefix="$tmp/moved"
 [ -x "$prefix/bin/evo" ] || fail "no bin/evo in the installed prefix"
 [ -f "$prefix/share/evo/profiles/sdpa_fp8.json" ] || fail "no share/evo/profiles/sdpa_fp8.json"
 [ -f "$prefix/share/evo/templates/sdpa.cu" ] || fail "no share/evo/templates/sdpa.cu"
+[ -f "$prefix/share/evo/python/evo_torch.py" ] || fail "no share/evo/python/evo_torch.py (export --torch copies it)"
 
 # No string constant in the program names the source tree (debug info may; it decides nothing).
 if readelf -p .rodata "$prefix/bin/evo" | grep -qF "$src"; then fail "bin/evo's .rodata holds the source path $src"; fi

@@ -796,6 +796,70 @@ int main() {
   EXPECT_EQ(std::system(cmd.c_str()), 0) << read_bytes(t.path / "nvcc.log");
 }
 
+TEST(CliExport, TorchWritesTheCubinsTheDispatchAndAModuleThatPicksAsTheHeaderDoes) {
+  TempDir t;
+  const fs::path db = t.path / "evo.db", out = t.path / "kernels";
+  const TwoShapes shapes = record_two_shapes(db);
+  const Result r = run_evo({"--db", db.string(), "--cache", (t.path / "cache").string(), "export", "best", "--dispatch",
+                            "--torch", "--to", out.string()}, t.path);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::vector<std::pair<std::string, Config>> bests{{"small", shapes.small_best}, {"mission", shapes.mission_best}};
+  for (const auto& [problem, best] : bests) {
+    const std::string stem = "gemm_fp16-" + config_hash(best);
+    const json prov = json::parse(read_bytes(out / (stem + ".json")));
+    EXPECT_EQ(prov["problem"], problem);
+    ASSERT_EQ(prov["cubin"], stem + ".cubin");
+    const std::string cubin = read_bytes(out / (stem + ".cubin"));
+    ASSERT_GT(cubin.size(), 4u);
+    EXPECT_EQ(cubin.substr(0, 4), "\x7f" "ELF");
+    // The recorded build key is not today's (the fixture's is made up): the export says so.
+    EXPECT_EQ(prov["cubin_built_as_measured"], false);
+  }
+  EXPECT_NE((r.out + r.err).find("the cubin is built from today's text"), std::string::npos) << r.out << r.err;
+  const json table = json::parse(read_bytes(out / "gemm_fp16_dispatch.json"));
+  ASSERT_EQ(table["entries"].size(), 2u);
+  ASSERT_TRUE(fs::exists(out / "evo_torch.py"));
+
+  // The module picks and sizes launches as the header does (the same cases and figures as the
+  // header's test above); it needs no torch for that.
+  write_text(t.path / "pick.py", "import sys\nsys.path.insert(0, sys.argv[1])\nimport evo_torch\n"
+                                 "d = evo_torch.load(sys.argv[1] + '/gemm_fp16_dispatch.json')\n"
+                                 "for n in (256, 2048, 1024, 96, 4096, 100):\n"
+                                 "    s = {'M': n, 'N': n, 'K': n}\n"
+                                 "    i = d.pick(s)\n"
+                                 "    if i is None:\n        print('-1 0 0 0 0')\n        continue\n"
+                                 "    g, b, smem = d.kernels[i].geometry(s)\n"
+                                 "    print(i, g[0], g[1], b[0], smem)\n");
+  const std::string cmd = "python3 " + (t.path / "pick.py").string() + " " + out.string() + " > " +
+                          (t.path / "pick.out").string() + " 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << read_bytes(t.path / "pick.out");
+  const std::string smem_small = std::to_string(2 * (32 * (32 + 8) + 32 * (32 + 8)) * 2 + 32 * (32 + 4) * 4);
+  const std::string smem_mission = std::to_string(2 * (128 * (64 + 8) + 64 * (128 + 8)) * 2 + 128 * (128 + 4) * 4);
+  EXPECT_EQ(read_bytes(t.path / "pick.out"), "0 8 8 64 " + smem_small + "\n" + "1 16 16 256 " + smem_mission + "\n" +
+                                                 "1 8 8 256 " + smem_mission + "\n" + "0 3 3 64 " + smem_small + "\n" +
+                                                 "1 32 32 256 " + smem_mission + "\n" + "-1 0 0 0 0\n");
+}
+
+TEST(CliExport, TorchRefusesABufferItCannotPassAsATensor) {
+  TempDir t;
+  const fs::path db = t.path / "evo.db";
+  const Profile p = load_profile(kSource / "tests/data/profiles/foreign_kernel.json");
+  {
+    Store s(db);
+    RunInfo info = gemm_run();
+    info.profile = p.name;
+    info.profile_path = p.path.string();
+    const auto run = s.begin_run(info);
+    s.record(run, {p.name, "build-x", "NVIDIA H100 80GB HBM3", "small"}, measured_evaluation(p.baseline, "x", "small", 3.0), false);
+  }
+  const Result r = run_evo({"--db", db.string(), "export", "best", "--torch", "--to", (t.path / "k").string()}, t.path);
+  EXPECT_EQ(r.code, 2);
+  ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
+  EXPECT_NE(r.err.find("--torch: profile foreign_kernel: buffer coeffs fills the __constant__ symbol coeffs"), std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(t.path / "k" / ("foreign_kernel-" + config_hash(p.baseline) + ".cu")));
+}
+
 TEST(CliDb, CheckOnAGoodDatabaseIsOk) {
   TempDir t;
   const fs::path db = t.path / "evo.db";
