@@ -7,10 +7,13 @@
         --fp16 mission:MMA_PATH=2,TILE_M=64,... --fp16 long:MMA_PATH=2,...     # one configuration per shape
     ncu --profile-from-start off ... python3 bench/peers.py ... --profile-once  # one launch per peer, for ncu
 
-Peers, on mission (B=2,H=8,S=256,D=64), mission512 (1,8,512,64) and long (2,16,4096,64), non-causal:
+Peers, on mission (B=2,H=8,S=256,D=64), mission512 (1,8,512,64) and long (2,16,4096,64), non-causal,
+and with --shapes at head size 128 (issue 18): long128 (2,16,4096,128), prefill128 (1,32,2048,128) and
+long128_causal (2,16,4096,128, causal; FLOPs counted as half the non-causal ones):
   torch-flash   PyTorch SDPA, FlashAttention-2 back-end, fp16
   torch-cudnn   PyTorch SDPA, cuDNN back-end, fp16 (the yardstick: ratios are to its time)
-  triton-fa2    a FlashAttention-2 forward in Triton, tuned by triton.autotune (fp16, and fp8 e4m3 Q·Kᵀ)
+  triton-fa2    a FlashAttention-2 forward in Triton, tuned by triton.autotune (fp16, and fp8 e4m3 Q·Kᵀ;
+                causal skips the key blocks past each query block)
   evo           the evo configuration given: an exported .cu (knobs fixed at the top, a .json with
                 "knobs" and "profile" beside it) or K=V knobs for the template, compiled with NVRTC
                 (CuPy RawModule); its launch geometry comes from the profile's expressions.
@@ -36,7 +39,16 @@ import torch  # noqa: E402
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
-SHAPES = [("mission", 2, 8, 256, 64), ("mission512", 1, 8, 512, 64), ("long", 2, 16, 4096, 64)]
+# name, B, H, S, D, causal; --shapes picks (default: the D=64 three)
+ALL_SHAPES = [("mission", 2, 8, 256, 64, 0), ("mission512", 1, 8, 512, 64, 0), ("long", 2, 16, 4096, 64, 0),
+              ("long128", 2, 16, 4096, 128, 0), ("prefill128", 1, 32, 2048, 128, 0),
+              ("long128_causal", 2, 16, 4096, 128, 1)]
+SHAPES = ALL_SHAPES[:3]
+
+
+def shape_flops(B, H, S, D, causal):
+    """Forward FLOPs as FlashAttention counts them: 4·B·H·S²·D, half of it under a causal mask."""
+    return 4.0 * B * H * S * S * D * (0.5 if causal else 1.0)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -46,10 +58,11 @@ SHAPES = [("mission", 2, 8, 256, 64), ("mission512", 1, 8, 512, 64), ("long", 2,
     configs=[triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w, num_stages=s)
              for bm in (64, 128) for bn in (32, 64, 128) for w in (4, 8) for s in (2, 3)
              if not (bm == 64 and w == 8)],
-    key=["S", "D", "IS_FP8"])
+    key=["S", "D", "IS_FP8", "CAUSAL"])
 @triton.jit
 def _fa2_fwd(Q, K, V, O, q_descale, k_descale, v_descale, sm_scale, S,
-             D: tl.constexpr, IS_FP8: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+             D: tl.constexpr, IS_FP8: tl.constexpr, CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr,
+             BLOCK_N: tl.constexpr):
     pid_m = tl.program_id(0)
     head = tl.program_id(1).to(tl.int64) * S * D
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
@@ -60,11 +73,15 @@ def _fa2_fwd(Q, K, V, O, q_descale, k_descale, v_descale, sm_scale, S,
     l_i = tl.zeros([BLOCK_M], tl.float32)
     acc = tl.zeros([BLOCK_M, D], tl.float32)
     qk_scale = sm_scale * q_descale * k_descale * 1.4426950408889634  # log2 domain
-    for start in range(0, S, BLOCK_N):
+    end = tl.minimum(S, (pid_m + 1) * BLOCK_M) if CAUSAL else S   # causal: no key past the block's last query
+    for start in range(0, end, BLOCK_N):
         kn = start + offs_n
         kt = tl.load(K + head + kn[None, :] * D + offs_d[:, None], mask=kn[None, :] < S, other=0.0)  # Kᵀ tile [D, N]
         qk = tl.dot(q, kt) * qk_scale
-        qk = tl.where(kn[None, :] < S, qk, float("-inf"))
+        keep = kn[None, :] < S
+        if CAUSAL:
+            keep = keep & (kn[None, :] <= offs_m[:, None])
+        qk = tl.where(keep, qk, float("-inf"))
         m_new = tl.maximum(m_i, tl.max(qk, 1))           # online softmax: running max
         p = tl.math.exp2(qk - m_new[:, None])
         alpha = tl.math.exp2(m_i - m_new)                 # rescale earlier blocks
@@ -78,10 +95,10 @@ def _fa2_fwd(Q, K, V, O, q_descale, k_descale, v_descale, sm_scale, S,
     tl.store(O + head + offs_m[:, None] * D + offs_d[None, :], out.to(tl.float16), mask=offs_m[:, None] < S)
 
 
-def triton_fa2(q, k, v, o, desc, scale, fp8):
+def triton_fa2(q, k, v, o, desc, scale, fp8, causal=0):
     B, H, S, D = q.shape
     grid = lambda meta: (triton.cdiv(S, meta["BLOCK_M"]), B * H)
-    _fa2_fwd[grid](q, k, v, o, desc[0], desc[1], desc[2], scale, S, D=D, IS_FP8=fp8)
+    _fa2_fwd[grid](q, k, v, o, desc[0], desc[1], desc[2], scale, S, D=D, IS_FP8=fp8, CAUSAL=int(causal))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -102,16 +119,18 @@ class EvoKernel:
             self.p = chk.load_profile(prof)
             defines = {}
             src = spec
+            entry = meta.get("entry", self.p["kernel"])  # a --dispatch export renames it per problem
         else:
             self.p = chk.load_profile(profile_path)
             self.cfg = chk.config_from_spec(self.p, spec, "%s (%s)" % (spec, profile_path))
             defines = dict(self.p.get("defines", {}), **self.cfg)
             src = template
+            entry = self.p["kernel"]
         ok, log, cub = chk.nvrtc_compile((os.path.abspath(src), defines, self.p.get("arch", "sm_90"),
                                           os.path.join(workdir, "evo%d.cubin" % len(os.listdir(workdir)))))
         if not ok:
             raise RuntimeError("evo kernel does not compile:\n" + log)
-        self.fn = cp.RawModule(path=cub).get_function(self.p["kernel"])
+        self.fn = cp.RawModule(path=cub).get_function(entry)
         self.smem_set = False
         self.maps, self.maps_for = (), None
 
@@ -153,8 +172,15 @@ def main():
                     "per shape of the sdpa_fp16 / sdpa_fp8 profiles, where --fp16 / --fp8 are not given")
     ap.add_argument("--rounds", type=int, default=5,
                     help="time every peer of a shape this many times, interleaved; report the median")
+    ap.add_argument("--shapes", default=",".join(n for n, *_ in SHAPES),
+                    help="comma-separated, of: " + ", ".join("%s %s" % (n, tuple(x)) for n, *x in ALL_SHAPES))
     ap.add_argument("--out", default=os.path.join(os.environ.get("OUT", "/tmp"), "peers.json"))
     a = ap.parse_args()
+    known = {x[0]: x for x in ALL_SHAPES}
+    for n in a.shapes.split(","):
+        if n not in known:
+            sys.exit("--shapes: unknown shape %s (known: %s)" % (n, ", ".join(known)))
+    SHAPES[:] = [known[n] for n in a.shapes.split(",")]
     import tempfile
     work = tempfile.mkdtemp(prefix="peers_")
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -195,17 +221,17 @@ def main():
             if (spec, prof) not in built:
                 built[(spec, prof)] = EvoKernel(spec, a.template, prof, work)
             evo[(dt, name)] = built[(spec, prof)]
-            print("evo %s %s: %s (%s)" % (dt, name, chk.cfg_key(evo[(dt, name)].cfg), os.path.basename(prof)),
+            print("evo %s %s: %s (%s)" % (dt, name, chk.cfg_key(evo[(dt, name)].cfg), evo[(dt, name)].p.get("name", prof)),
                   flush=True)
 
     results, spreads, per_round = {}, {}, {}
-    for name, B, H, S, D in SHAPES:
-        prob = {"name": name, "sizes": {"B": B, "H": H, "S": S, "D": D, "causal": 0}}
+    for name, B, H, S, D, causal in SHAPES:
+        prob = {"name": name, "sizes": {"B": B, "H": H, "S": S, "D": D, "causal": causal}}
         scale = 1 / math.sqrt(D)
         row, spread, timed = {}, {}, []
         for fp8 in (False, True):
             qs, desc, deq = chk.make_inputs(torch, prob, fp8, 11)
-            ref = chk.torch_ref(torch, deq, 0) if S <= 512 else None
+            ref = chk.torch_ref(torch, deq, causal) if S <= 512 else None
             o = torch.empty(B, H, S, D, device="cuda", dtype=torch.float16)
             dt = "fp8" if fp8 else "fp16"
             runs = {}
@@ -213,12 +239,12 @@ def main():
                 def torch_backend(be, qs=qs):
                     def f(stream):
                         with sdpa_kernel(be):
-                            torch.nn.functional.scaled_dot_product_attention(*qs)
+                            torch.nn.functional.scaled_dot_product_attention(*qs, is_causal=bool(causal))
                     return f
                 runs["torch-flash"] = torch_backend(SDPBackend.FLASH_ATTENTION)
                 runs["torch-cudnn"] = torch_backend(SDPBackend.CUDNN_ATTENTION)
             # (defaults bind this dtype's tensors: the functions are timed after both dtypes are set up)
-            runs["triton-fa2"] = lambda stream, qs=qs, o=o, desc=desc, fp8=fp8: triton_fa2(*qs, o, desc, scale, fp8)
+            runs["triton-fa2"] = lambda stream, qs=qs, o=o, desc=desc, fp8=fp8: triton_fa2(*qs, o, desc, scale, fp8, causal)
             if (dt, name) in evo:
                 scr = chk.scratch(torch, prob)
                 runs["evo"] = lambda stream, k=evo[(dt, name)], qs=qs, o=o, desc=desc, scr=scr: k(
@@ -259,31 +285,45 @@ def main():
 
     # table: µs, ratio of time to cuDNN's (lower is better), TFLOP/s
     peers = sorted({k for r in results.values() for k in r}, key=lambda k: (k.split()[1], k))
-    print("\n%-18s" % "peer" + "".join("%12s %7s %8s" % (n, "/cudnn", "TFLOP/s") for n, *_ in SHAPES))
+    width = {n: max(12, len(n) + 1) for n, *_ in SHAPES}
+    print("\n%-18s" % "peer" + "".join("%*s %7s %8s" % (width[n], n, "/cudnn", "TFLOP/s") for n, *_ in SHAPES))
     for k in peers:
         line = "%-18s" % k
-        for name, B, H, S, D in SHAPES:
+        for name, B, H, S, D, causal in SHAPES:
             r = results[name]
             if k not in r:
-                line += "%12s %7s %8s" % ("-", "-", "-")
+                line += "%*s %7s %8s" % (width[name], "-", "-", "-")
                 continue
             c = r.get("torch-cudnn fp16")
-            tf = 4.0 * B * H * S * S * D / r[k] / 1e6
-            line += "%10.2fus %7s %8.1f" % (r[k], ("%.2f" % (r[k] / c)) if c else "-", tf)
+            tf = shape_flops(B, H, S, D, causal) / r[k] / 1e6
+            line += "%*.2fus %7s %8.1f" % (width[name] - 2, r[k], ("%.2f" % (r[k] / c)) if c else "-", tf)
         print(line)
     print("(median of %d interleaved rounds; largest spread max - min: %s)" % (
         a.rounds, ", ".join("%s %.2f us" % (n, max(spreads[n].values(), default=0)) for n, *_ in SHAPES if n in spreads)))
-    # the issue's targets
-    c = lambda n: results[n].get("torch-cudnn fp16")
-    e16 = lambda n: results[n].get("evo fp16")
-    e8 = lambda n: results[n].get("evo fp8")
+    # the issues' targets (issue 18), for the shapes timed
+    c = lambda n: results.get(n, {}).get("torch-cudnn fp16")
+    e16 = lambda n: results.get(n, {}).get("evo fp16")
+    e8 = lambda n: results.get(n, {}).get("evo fp8")
+    t8 = lambda n: results.get(n, {}).get("triton-fa2 fp8")
+    flop = {n: shape_flops(*x) for n, *x in SHAPES}
     print()
     for n in ("mission", "mission512"):
         if c(n) and e16(n):
             print("target FP16 %-10s time <= 0.60x cuDNN: %.2fx  %s" % (n, e16(n) / c(n), "MET" if e16(n) <= 0.6 * c(n) else "MISSED"))
-    if c("long") and e16("long"):
-        print("target FP16 long TFLOP/s >= 0.85x cuDNN: %.2fx  %s" % (c("long") / e16("long"),
-                                                                     "MET" if c("long") / e16("long") >= 0.85 else "MISSED"))
+    for n, want in (("long", 1.05), ("long128", 1.0)):
+        if c(n) and e16(n):
+            print("target FP16 %-10s TFLOP/s >= %.2fx cuDNN: %.2fx  %s" % (n, want, c(n) / e16(n),
+                                                                          "MET" if c(n) / e16(n) >= want else "MISSED"))
+    if c("long128_causal") and e16("long128_causal"):
+        r = e16("long128_causal") / c("long128_causal")
+        print("target FP16 long128_causal no slower than cuDNN: %.2fx its time  %s" % (r, "MET" if r <= 1.0 else "MISSED"))
+    if e8("long128"):
+        tf = flop["long128"] / e8("long128") / 1e6
+        print("target FP8 long128 >= 800 TFLOP/s: %.0f  %s" % (tf, "MET" if tf >= 800 else "MISSED"))
+    for n, *_ in SHAPES:
+        if e8(n) and t8(n):
+            print("target FP8 faster than triton-fa2 fp8 on %-14s: %.2f vs %.2f us  %s" % (
+                n, e8(n), t8(n), "MET" if e8(n) < t8(n) else "MISSED"))
     for n, *_ in SHAPES:
         if e8(n) and e16(n):
             pairs = list(zip(per_round[n]["evo fp8"], per_round[n]["evo fp16"]))

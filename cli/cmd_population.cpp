@@ -773,8 +773,24 @@ int cmd_export(const Globals& g, const ExportArgs& a) {
   const StoredEvaluation& first = best.begin()->second;
   const Profile p = profile_for_export(s.run(first.run_id), first, a.profile);
   std::vector<ExportedKernel> ks;
-  for (const auto& pr : p.problems)
-    if (auto it = best.find(pr.name); it != best.end()) ks.push_back(export_kernel(s, it->second, a.profile, a.to, xo));
+  // A configuration best on several problems is one file with one entry (named after its first
+  // problem), listed once per problem in the table: writing it again per problem would leave only
+  // the last problem's entry name in the file, and the header's other names undefined.
+  std::map<std::string, std::size_t> written;  // config hash -> its first kernel in ks
+  for (const auto& pr : p.problems) {
+    auto it = best.find(pr.name);
+    if (it == best.end()) continue;
+    if (auto w = written.find(it->second.eval.config_hash); w != written.end()) {
+      ExportedKernel again = ks[w->second];
+      again.pick = it->second;
+      again.problem = pr.name;
+      again.sizes = pr.sizes;
+      ks.push_back(std::move(again));
+      continue;
+    }
+    written.emplace(it->second.eval.config_hash, ks.size());
+    ks.push_back(export_kernel(s, it->second, a.profile, a.to, xo));
+  }
   for (const auto& [name, e] : best)
     if (!p.find_problem(name)) ks.push_back(export_kernel(s, e, a.profile, a.to, xo));
   write_dispatch(p, ks, a.to, a.torch);

@@ -272,12 +272,13 @@ _ELEMENT_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "fp8_e4m3": 1, "fp8_e5m2": 1, "
 
 class _Driver:
     _lock = threading.Lock()
-    _lib = None
+    lib = None  # libcuda, once loaded
+    _bound = threading.local()  # per thread: devices whose context was seen current
 
     @classmethod
     def get(cls):
         with cls._lock:
-            if cls._lib is None:
+            if cls.lib is None:
                 try:
                     lib = ctypes.CDLL("libcuda.so.1")
                 except OSError as e:
@@ -302,15 +303,15 @@ class _Driver:
                 }.items():
                     fn = getattr(lib, name)
                     fn.argtypes, fn.restype = argtypes, ctypes.c_int
-                cls._lib = lib
+                cls.lib = lib
                 cls.check(lib.cuInit(0), "cuInit")
-            return cls._lib
+            return cls.lib
 
     @classmethod
     def check(cls, code, what):
         if code != 0:
             text = ctypes.c_char_p()
-            cls._lib.cuGetErrorString(code, ctypes.byref(text))
+            cls.lib.cuGetErrorString(code, ctypes.byref(text))
             raise RuntimeError(f"evo_torch: {what}: CUDA error {code} ({(text.value or b'?').decode()})")
 
     @classmethod
@@ -325,6 +326,16 @@ class _Driver:
             cls.check(lib.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev), "cuDevicePrimaryCtxRetain")
             cls.check(lib.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
         return lib
+
+    @classmethod
+    def ensure_context(cls, device_index):
+        """bind_context once per thread and device (a thread torch never touched has none current)."""
+        seen = getattr(cls._bound, "devices", None)
+        if seen is None:
+            seen = cls._bound.devices = set()
+        if device_index not in seen:
+            cls.bind_context(device_index)
+            seen.add(device_index)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -380,8 +391,14 @@ class Kernel:
             l["cubin_path"] = os.path.join(folder, l["cubin"])
             if not os.path.exists(l["cubin_path"]):
                 raise EvoTorchError(f"{self.path}: its cubin {l['cubin_path']} is missing")
+        self.buffers_by_name = {b["name"]: b for b in self.buffers}
         self._functions = {}  # (device index, launch index) -> CUfunction
         self._lock = threading.Lock()
+        self._plans = {}  # sizes -> _Plan
+        self._scratch = {}  # (device, stream, sizes) -> scratch tensors
+        self._maps_encoded = {}  # (map, address, layout) -> CUtensorMap
+        self._smem_set = set()  # (device, launch) whose shared-memory opt-in is set
+        self._dtypes = None
 
     # -- what the call means -------------------------------------------------------------------
 
@@ -397,6 +414,7 @@ class Kernel:
             return all(evaluate(c, v) != 0.0 for c in self.constraints)
         except EvoTorchError:
             return False
+
 
     def geometry(self, sizes, launch=0):
         """(grid, block, dynamic shared bytes) of one launch at these sizes."""
@@ -475,10 +493,50 @@ class Kernel:
         tensors, sizes, extras = self.bind(args, kwargs)
         return self.run(torch, tensors, sizes, extras)
 
-    def run(self, torch, tensors, sizes, extras):
-        if not self.holds(sizes):
-            bad = [c for c in self.constraints if evaluate(c, self.variables(sizes)) == 0.0]
+    def plan(self, sizes):
+        """What a call at these sizes needs that does not depend on the tensors, computed once per shape."""
+        key = tuple(sorted(sizes.items()))
+        p = self._plans.get(key)
+        if p is not None:
+            return p
+        v = self.variables(sizes)
+        bad = [c for c in self.constraints if evaluate(c, v) == 0.0]
+        if bad:
             raise EvoTorchError(f"{self.name}: its constraints do not hold at {_sizes_text(sizes)}: {bad[0]}")
+        p = _Plan()
+        p.key = key
+        p.shapes = {b["name"]: self.shape(b, sizes) for b in self.buffers}
+        p.numel = {n: math.prod(sh) for n, sh in p.shapes.items()}
+        p.launches = []
+        for i, l in enumerate(self.launches):
+            grid, block, smem = self.geometry(sizes, i)
+            args = []
+            for name in l["args"]:
+                if name in self.buffers_by_name:
+                    args.append(("tensor", name, None))
+                elif name in self.scalars:
+                    s = self.scalars[name]
+                    ctype = ctypes.c_int32 if s["dtype"] == "i32" else ctypes.c_float
+                    x = evaluate(s["value"], v)
+                    args.append(("scalar", name, (ctype, ctype(int(x) if ctype is ctypes.c_int32 else x))))
+                elif name in self.descales:
+                    args.append(("scalar", name, (ctypes.c_float, ctypes.c_float(1.0))))
+                elif name in self.maps:
+                    args.append(("map", name, self._map_layout(self.maps[name], v)))
+                elif name in sizes:
+                    args.append(("const", name, ctypes.c_int32(int(sizes[name]))))
+                else:
+                    raise EvoTorchError(f"{self.name}: argument {name} is not a buffer, scalar, descale, tensor map or size")
+            p.launches.append((grid, block, smem, args))
+        if len(self._plans) > 256:  # a bounded memo: shapes come and go
+            self._plans.clear()
+        self._plans[key] = p
+        return p
+
+    def run(self, torch, tensors, sizes, extras):
+        p = self.plan(sizes)
+        if self._dtypes is None:
+            self._dtypes = {b["name"]: getattr(torch, b["torch_dtype"]) for b in self.buffers}
         device = None
         for name, t in tensors.items():
             if not isinstance(t, torch.Tensor):
@@ -489,83 +547,110 @@ class Kernel:
                 device = t.device
             elif t.device != device:
                 raise EvoTorchError(f"{self.name}: {name} is on {t.device}, the others on {device}")
-        outputs = []
-        for b in self.buffers:
-            shape = self.shape(b, sizes)
-            dtype = getattr(torch, b["torch_dtype"])
-            t = tensors.get(b["name"])
-            if t is None:
-                t = _allocate(torch, b, shape, dtype, device)
-                tensors[b["name"]] = t
-            else:
-                if t.dtype != dtype:
-                    raise EvoTorchError(f"{self.name}: {b['name']} is {t.dtype}, the kernel takes {dtype}")
-                if t.numel() != math.prod(shape):
-                    raise EvoTorchError(f"{self.name}: {b['name']} has shape {list(t.shape)}, the kernel takes "
-                                        f"{list(shape)} = {b['shape']} at {_sizes_text(sizes)}")
-                if not t.is_contiguous():
-                    raise EvoTorchError(f"{self.name}: {b['name']} is not contiguous (call .contiguous() first)")
-            if b["role"] in ("output", "inout"):
-                outputs.append(t)
-        stream = torch.cuda.current_stream(device).cuda_stream
-        with torch.cuda.device(device):
-            for i, l in enumerate(self.launches):
-                self._launch(i, l, tensors, sizes, extras, stream, device.index)
+            if t.dtype != self._dtypes[name]:
+                raise EvoTorchError(f"{self.name}: {name} is {t.dtype}, the kernel takes {self._dtypes[name]}")
+            if t.numel() != p.numel[name]:
+                raise EvoTorchError(f"{self.name}: {name} has shape {list(t.shape)}, the kernel takes "
+                                    f"{list(p.shapes[name])} = {self.buffers_by_name[name]['shape']} at {_sizes_text(sizes)}")
+            if not t.is_contiguous():
+                raise EvoTorchError(f"{self.name}: {name} is not contiguous (call .contiguous() first)")
+        stream = torch.cuda.current_stream(device)
+        switch = device.index != torch.cuda.current_device()
+        if switch:
+            guard = torch.cuda.device(device)
+            guard.__enter__()
+        try:
+            # Scratch is the kernel's own business between launches (evo's GREEN runs it on scratch
+            # kept across launches, as here): one set per device, stream and shape, so that calls on
+            # other streams never share it.
+            skey = (device.index, stream.cuda_stream, p.key)
+            scratch = self._scratch.get(skey)
+            if scratch is None:
+                scratch = {b["name"]: _allocate(torch, b, p.shapes[b["name"]], self._dtypes[b["name"]], device)
+                           for b in self.buffers if b["role"] == "scratch"}
+                self._scratch[skey] = scratch
+            outputs = []
+            for b in self.buffers:
+                n = b["name"]
+                if n not in tensors:
+                    tensors[n] = scratch[n] if b["role"] == "scratch" else \
+                        _allocate(torch, b, p.shapes[n], self._dtypes[n], device)
+                if b["role"] in ("output", "inout"):
+                    outputs.append(tensors[n])
+            _Driver.ensure_context(device.index)
+            for i, launch in enumerate(p.launches):
+                self._launch(i, launch, tensors, extras, stream.cuda_stream, device.index)
+        finally:
+            if switch:
+                guard.__exit__(None, None, None)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
-    def _launch(self, i, l, tensors, sizes, extras, stream, device_index):
+    def _launch(self, i, launch, tensors, extras, stream, device_index):
         fn = self._function(device_index, i)
-        lib = _Driver.get()
-        grid, block, smem = self.geometry(sizes, i)
-        v = self.variables(sizes)
-        keep, slots = [], []
-        for name in l["args"]:
-            if name in tensors:
-                value = ctypes.c_void_p(tensors[name].data_ptr())
-            elif name in self.scalars:
-                s = self.scalars[name]
-                x = float(extras[name]) if name in extras else evaluate(s["value"], v)
-                value = ctypes.c_int32(int(x)) if s["dtype"] == "i32" else ctypes.c_float(x)
-            elif name in self.descales:
-                value = ctypes.c_float(float(extras.get(name, 1.0)))
-            elif name in self.maps:
-                value = self._tensor_map(self.maps[name], tensors, v)
-            elif name in sizes:
-                value = ctypes.c_int32(int(sizes[name]))
+        lib = _Driver.lib
+        grid, block, smem, args = launch
+        values = []
+        for kind, name, how in args:
+            if kind == "tensor":
+                values.append(ctypes.c_void_p(tensors[name].data_ptr()))
+            elif kind == "scalar":
+                ctype, default = how
+                if name in extras:
+                    x = extras[name]
+                    values.append(ctype(int(x)) if ctype is ctypes.c_int32 else ctype(float(x)))
+                else:
+                    values.append(default)
+            elif kind == "map":
+                values.append(self._tensor_map(name, how, tensors[how["buffer"]].data_ptr()))
             else:
-                raise EvoTorchError(f"{self.name}: argument {name} is not a buffer, scalar, descale, tensor map or size")
-            keep.append(value)
-            slots.append(ctypes.cast(ctypes.pointer(value), ctypes.c_void_p))
-        params = (ctypes.c_void_p * max(1, len(slots)))(*slots)
-        if smem > 48 * 1024:
+                values.append(how)
+        params = (ctypes.c_void_p * max(1, len(values)))(*[ctypes.addressof(x) for x in values])
+        if smem > 48 * 1024 and (device_index, i) not in self._smem_set:
             _Driver.check(lib.cuFuncSetAttribute(fn, _CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem),
-                          f"{l['kernel']}: {smem} bytes of dynamic shared memory")
+                          f"{self.launches[i]['kernel']}: {smem} bytes of dynamic shared memory")
+            self._smem_set.add((device_index, i))
         _Driver.check(lib.cuLaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem,
-                                         ctypes.c_void_p(stream), params, None),
-                      f"launching {l['kernel']} grid {grid} block {block} smem {smem}")
+                                         stream, params, None),
+                      f"launching {self.launches[i]['kernel']} grid {grid} block {block} smem {smem}")
 
-    def _tensor_map(self, m, tensors, v):
-        """A CUtensorMap (128 bytes, 64-aligned) over the buffer, as evo's own launch encodes it."""
+    def _map_layout(self, m, v):
+        """A tensor map's encoding at these sizes, as evo's own launch computes it (engine/launch.cpp)."""
         rank = len(m["dims_expr"])
         dims = [_integer(e, v, f"tensor map {m['name']} dims") for e in m["dims_expr"]]
         box = [_integer(e, v, f"tensor map {m['name']} box") for e in m["box_expr"]]
-        buffer = next(b for b in self.buffers if b["name"] == m["buffer"])
+        buffer = self.buffers_by_name[m["buffer"]]
         stride, strides = _ELEMENT_BYTES[buffer["dtype"]], []
         for i in range(1, rank):
             stride *= dims[i - 1]
             strides.append(stride)
+        return {"buffer": m["buffer"], "name": m["name"], "rank": rank, "type": _MAP_TYPES[m["data_type"]],
+                "dims": (ctypes.c_uint64 * rank)(*dims), "strides": (ctypes.c_uint64 * max(1, rank - 1))(*strides),
+                "box": (ctypes.c_uint32 * rank)(*box), "ones": (ctypes.c_uint32 * rank)(*([1] * rank)),
+                "swizzle": _SWIZZLE[m["swizzle_bytes"]], "l2": _L2_PROMOTION[m["l2_promotion_bytes"]],
+                "text": f"dims {dims}, box {box}", "key": (m["name"], tuple(dims), tuple(box))}
+
+    def _tensor_map(self, name, layout, address):
+        """A CUtensorMap (128 bytes, 64-aligned) over the buffer; memoised by address and layout."""
+        key = (address, layout["key"])
+        value = self._maps_encoded.get(key)
+        if value is not None:
+            return value
         raw = (ctypes.c_uint8 * (128 + 64))()
         at = (ctypes.addressof(raw) + 63) // 64 * 64
-        lib = _Driver.get()
-        _Driver.check(lib.cuTensorMapEncodeTiled(
-            ctypes.c_void_p(at), _MAP_TYPES[m["data_type"]], rank, ctypes.c_void_p(tensors[m["buffer"]].data_ptr()),
-            (ctypes.c_uint64 * rank)(*dims), (ctypes.c_uint64 * max(1, rank - 1))(*strides),
-            (ctypes.c_uint32 * rank)(*box), (ctypes.c_uint32 * rank)(*([1] * rank)),
-            0, _SWIZZLE[m["swizzle_bytes"]], _L2_PROMOTION[m["l2_promotion_bytes"]], 0),
-            f"cuTensorMapEncodeTiled({m['name']}: dims {dims}, box {box})")
+        _Driver.check(_Driver.lib.cuTensorMapEncodeTiled(
+            ctypes.c_void_p(at), layout["type"], layout["rank"], ctypes.c_void_p(address), layout["dims"],
+            layout["strides"], layout["box"], layout["ones"], 0, layout["swizzle"], layout["l2"], 0),
+            f"cuTensorMapEncodeTiled({name}: {layout['text']})")
         value = (ctypes.c_uint8 * 128).from_address(at)
         value._keep = raw  # the storage lives as long as the value does
+        if len(self._maps_encoded) > 1024:
+            self._maps_encoded.clear()
+        self._maps_encoded[key] = value
         return value
+
+
+class _Plan:
+    __slots__ = ("key", "shapes", "numel", "launches")
 
 
 def _allocate(torch, b, shape, dtype, device):
@@ -601,13 +686,28 @@ class Dispatch:
                                 "want 'evo-dispatch/1')")
         folder = os.path.dirname(self.path)
         self.size_names = list(self.meta["sizes"])
-        self.kernels = [Kernel(os.path.join(folder, e["export"])) for e in self.meta["entries"]]
+        loaded = {}  # a configuration best on several problems is one export, loaded once
+        self.kernels = []
+        for e in self.meta["entries"]:
+            if e["export"] not in loaded:
+                loaded[e["export"]] = Kernel(os.path.join(folder, e["export"]))
+            self.kernels.append(loaded[e["export"]])
+        self.problems = [e["problem"] for e in self.meta["entries"]]
         if not self.kernels:
             raise EvoTorchError(f"{self.path}: no kernels in the table")
         self.tuned = [{k: float(e["sizes"][k]) for k in self.size_names} for e in self.meta["entries"]]
+        self._picks = {}  # sizes -> index
 
     def pick(self, sizes):
         """Index of the kernel to run for these sizes, or None when no kernel's constraints hold."""
+        key = tuple(sorted(sizes.items()))
+        if key not in self._picks:
+            if len(self._picks) > 1024:
+                self._picks.clear()
+            self._picks[key] = self._nearest(sizes)
+        return self._picks[key]
+
+    def _nearest(self, sizes):
         best, best_d = None, 0.0
         for i, k in enumerate(self.kernels):
             if not k.holds(sizes):
@@ -624,7 +724,7 @@ class Dispatch:
         i = self.pick(sizes)
         if i is None:
             raise EvoTorchError(f"{os.path.basename(self.path)}: no kernel's constraints hold at {_sizes_text(sizes)} "
-                                f"(tuned: {', '.join(k.problem for k in self.kernels)})")
+                                f"(tuned: {', '.join(self.problems)})")
         return self.kernels[i].run(torch, tensors, sizes, extras)
 
 

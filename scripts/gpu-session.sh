@@ -5,16 +5,23 @@
 # (exhaustive) exported as a landscape. Everything it prints and writes lands in $OUT (the
 # device tool brings it back), step by step, so a run cut short still returns what it did.
 #   scripts/bundle.sh                       # here
-#   scripts/gpu-session.sh [tests] [run] [landscape] [examples] [wgmma] [pershape]   # there; no argument = the first three
+#   scripts/gpu-session.sh [tests] [run] [landscape] [examples] [wgmma] [pershape] [retorch] [d128]   # there; no argument = the first three
+# retorch: export from bundle/pershape.db (an earlier pershape step's, carried in the bundle) and run
+# tests/gpu/torch_check.py on it.
 # pershape: a kernel per shape (issue 19): `evo run --objective` over the two Hopper wgmma profiles,
 # show-elites, `export best --dispatch --torch`, then tests/gpu/torch_check.py (the PyTorch module
 # against SDPA, timed beside cuDNN).
+# d128: the head-size-128 profiles (issue 18): the whole space of each through tests/gpu/sdpa_check.py
+# (NVRTC + ptxas spills, every configuration on every problem against SDPA), then `evo run` on each
+# (objective long) and the best exported into $OUT/kernels_d128.
 # wgmma: `evo run` over the two Hopper wgmma profiles (sdpa_fp16_wgmma, sdpa_fp8_wgmma) through the
 # worker, whole space each, its own database, then show-elites and export.
 set -uo pipefail
 OUT="${OUT:-/tmp/evo-out}"
 mkdir -p "$OUT"
 export EVO_BINARY="$PWD/bundle/evo"
+# The bundled libraries' own dependencies (libpq's Kerberos, LDAP) are not found through RUNPATH.
+export LD_LIBRARY_PATH="$PWD/bundle/lib:${LD_LIBRARY_PATH:-}"
 export EVO_CACHE="${EVO_CACHE:-/tmp/evo-cache-$$}"
 steps="${*:-tests run landscape}"
 log() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$OUT/session.log"; }
@@ -70,6 +77,24 @@ if [[ " $steps " == *" pershape "* ]]; then
   done
   timed torch_check python3 tests/gpu/torch_check.py "$OUT/pershape" --out "$OUT/torch_check.json"
   cp "$db" "$OUT/pershape.db"
+fi
+if [[ " $steps " == *" retorch "* ]]; then
+  # The PyTorch check again, on the exports of an earlier pershape step's database (bundle/pershape.db).
+  for prof in sdpa_fp16_wgmma sdpa_fp8_wgmma; do
+    timed "retorch_export_$prof" bundle/evo --db bundle/pershape.db export best --profile "$prof" --dispatch --torch --to "$OUT/pershape"
+  done
+  timed torch_check python3 tests/gpu/torch_check.py "$OUT/pershape" --out "$OUT/torch_check.json"
+fi
+if [[ " $steps " == *" d128 "* ]]; then
+  timed d128_check python3 tests/gpu/sdpa_check.py profiles/sdpa_fp16_wgmma_d128.json profiles/sdpa_fp8_wgmma_d128.json \
+    --time 8 --json "$OUT/d128_check.json"
+  mkdir -p d128 && rm -f d128/evo.db*
+  for prof in sdpa_fp16_wgmma_d128 sdpa_fp8_wgmma_d128; do
+    timed "d128_run_$prof" bundle/evo --db d128/evo.db run --profile "$prof" --budget "${EVO_D128_BUDGET:-40}" -q
+    timed "d128_elites_$prof" bundle/evo --db d128/evo.db show-elites --profile "$prof" --top 5
+    timed "d128_export_$prof" bundle/evo --db d128/evo.db export best --profile "$prof" --to "$OUT/kernels_d128"
+  done
+  cp d128/evo.db "$OUT/d128.db"
 fi
 if [[ " $steps " == *" landscape "* ]]; then
   timed exhaustive bundle/evo run --strategy exhaustive --budget 400 --no-sanitize

@@ -683,12 +683,14 @@ struct TwoShapes {
   Config small_best, mission_best, baseline;
 };
 
-TwoShapes record_two_shapes(const fs::path& db) {
+// same_best: one configuration is the best of both problems.
+TwoShapes record_two_shapes(const fs::path& db, bool same_best = false) {
   const Profile p = load_profile(kSource / "profiles/gemm_fp16.json");
   TwoShapes t{p.baseline, p.baseline, p.baseline};
   t.small_best["BLOCK_M"] = 32, t.small_best["BLOCK_N"] = 32, t.small_best["WARPS_M"] = 1, t.small_best["WARPS_N"] = 2;
   t.mission_best["BLOCK_M"] = 128, t.mission_best["BLOCK_N"] = 128, t.mission_best["BLOCK_K"] = 64;
   t.mission_best["WARPS_M"] = 4;
+  if (same_best) t.mission_best = t.small_best;
   Store s(db);
   for (const auto& [problem, best, best_us, base_us] :
        {std::tuple{std::string("small"), t.small_best, 6.0, 9.0}, std::tuple{std::string("mission"), t.mission_best, 80.0, 120.0}}) {
@@ -794,6 +796,27 @@ int main() {
   cmd += "g++ -shared " + (t.path / (small + ".o")).string() + " " + (t.path / (mission + ".o")).string() + " -o " +
          (t.path / "libboth.so").string() + " > " + (t.path / "nvcc.log").string() + " 2>&1";
   EXPECT_EQ(std::system(cmd.c_str()), 0) << read_bytes(t.path / "nvcc.log");
+}
+
+TEST(CliExport, DispatchWritesAConfigurationBestOnTwoProblemsOnceWithOneEntry) {
+  TempDir t;
+  const fs::path db = t.path / "evo.db", out = t.path / "kernels";
+  const TwoShapes shapes = record_two_shapes(db, true);
+  const Result r = run_evo({"--db", db.string(), "export", "best", "--dispatch", "--to", out.string()}, t.path);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string stem = "gemm_fp16-" + config_hash(shapes.small_best);
+  const json table = json::parse(read_bytes(out / "gemm_fp16_dispatch.json"));
+  ASSERT_EQ(table["entries"].size(), 2u);
+  for (const auto& e : table["entries"]) {
+    EXPECT_EQ(e["export"], stem + ".json");
+    EXPECT_EQ(e["entry"], "gemm_fp16__small") << "both problems name the one entry the file defines";
+  }
+  EXPECT_EQ(table["entries"][1]["problem"], "mission");
+  EXPECT_EQ(table["entries"][1]["sizes"]["M"], 2048);
+  const std::string cu = read_bytes(out / (stem + ".cu"));
+  EXPECT_NE(cu.find("#define gemm_fp16 gemm_fp16__small"), std::string::npos);
+  EXPECT_EQ(cu.find("gemm_fp16__mission"), std::string::npos) << "written once, not again per problem";
+  EXPECT_EQ(read_bytes(out / "gemm_fp16_dispatch.h").find("gemm_fp16__mission"), std::string::npos);
 }
 
 TEST(CliExport, TorchWritesTheCubinsTheDispatchAndAModuleThatPicksAsTheHeaderDoes) {

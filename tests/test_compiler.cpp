@@ -564,7 +564,7 @@ TEST(ShippedProfiles, SdpaSharedBytesExpressionIsTheTemplates) {
   CompileCache cache(t.path / "cache");
   std::size_t checked = 0;
   for (const std::string name : {"sdpa_fp16_wgmma", "sdpa_fp8_wgmma", "sdpa_fp16", "sdpa_fp8", "sdpa_fp16_d128",
-                                 "sdpa_fp8_d128"}) {
+                                 "sdpa_fp8_d128", "sdpa_fp16_wgmma_d128", "sdpa_fp8_wgmma_d128"}) {
     const Profile p = load_profile(kSource / "profiles" / (name + ".json"));
     ASSERT_FALSE(p.problems.empty()) << name;
     const std::string virt = "compute_" + p.arch.substr(p.arch.find('_') + 1);  // sm_90a -> compute_90a

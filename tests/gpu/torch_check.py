@@ -57,7 +57,7 @@ def check_green(evo_torch, path, fp8, green, report):
         i = attn.pick(sizes)
         row = {"dispatch": os.path.basename(path), "shape": [B, H, S, D, causal],
                "kernel": None if i is None else attn.kernels[i].name,
-               "tuned_for": None if i is None else attn.kernels[i].problem}
+               "tuned_for": None if i is None else attn.problems[i]}
         if i is None:
             row.update(passed=False, why="no kernel's constraints hold")
             ok = False

@@ -98,6 +98,20 @@ class Calls(unittest.TestCase):
         self.assertEqual(k.shape(k.buffers[2], sizes), (64, 96))
         self.assertEqual(k.geometry(sizes), ((3, 2, 1), (64, 1, 1), 2 * 32 * 40 * 2))  # PAD is the define 8
 
+    def test_a_shapes_plan_holds_geometry_and_arguments(self):
+        k = evo_torch.load(os.path.join(self.dir, "toy-small.json"))
+        sizes = {"K": 64.0, "M": 64.0, "N": 96.0}
+        p = k.plan(sizes)
+        self.assertIs(k.plan(dict(sizes)), p)  # once per shape
+        grid, block, smem, args = p.launches[0]
+        self.assertEqual((grid, block, smem), k.geometry(sizes))
+        self.assertEqual([a[0] for a in args], ["tensor", "tensor", "tensor", "scalar", "const", "const", "const"])
+        self.assertAlmostEqual(args[3][2][1].value, 0.125)  # alpha's default: 1 / sqrt(K)
+        self.assertEqual([a[2].value for a in args[4:]], [64, 96, 64])  # M, N, K as int32
+        self.assertEqual(p.shapes["C"], (64, 96))
+        with self.assertRaisesRegex(EvoTorchError, "constraints do not hold at K=64, M=48, N=96: M % BLOCK == 0"):
+            k.plan({"K": 64.0, "M": 48.0, "N": 96.0})
+
     def test_a_call_that_cannot_be_made_says_why(self):
         k = evo_torch.load(os.path.join(self.dir, "toy-small.json"))
         with self.assertRaisesRegex(EvoTorchError, "size K is 32 elsewhere but B has 48"):
