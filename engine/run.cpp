@@ -294,9 +294,10 @@ class Loop {
     if (e.config_hash == baseline_hash_) baseline_recorded();
     if (best) {
       if (o_.progress) end_progress();
-      spdlog::info("new best #{}: {} us ({}x baseline) {} [{}{}]", id, fmt("%.2f", e.fast.p50_us),
-                   fmt("%.2f", e.speedup), config_text(e.config), e.origin.kind,
-                   e.origin.rule.empty() ? "" : ":" + e.origin.rule);
+      // A candidate may finish before the baseline does (the pipeline measures whichever is ready).
+      spdlog::info("new best #{}: {} us ({}) {} [{}{}]", id, fmt("%.2f", e.fast.p50_us),
+                   e.speedup > 0 ? fmt("%.2f", e.speedup) + "x baseline" : std::string("baseline not timed yet"),
+                   config_text(e.config), e.origin.kind, e.origin.rule.empty() ? "" : ":" + e.origin.rule);
     }
     if (o_.progress)
       draw_progress();
