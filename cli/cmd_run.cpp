@@ -4,8 +4,6 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
-#include <atomic>
-#include <csignal>
 #include <cstdlib>
 #include <algorithm>
 #include <iostream>
@@ -13,6 +11,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/stop_signal.h"
 #include "cli/table.h"              // defines: fmt_us, fmt_num
 #include "engine/data_dir.h"         // defines: executable_path
 #include "engine/default_profile.h"  // defines: choose_default_profile
@@ -23,21 +22,13 @@
 #include "engine/run.h"             // defines: run_search, RunOptions
 #include "engine/space.h"
 #include "engine/worker.h"          // defines: WorkerClient (the device probe)
+#include "population/postgres.h"
+#include "population/queue.h"
+#include "population/queue_evaluator.h"  // defines: QueueEvaluator
 #include "population/store.h"
 
 namespace evo::cli {
 namespace {
-
-std::atomic<bool> g_stop{false};
-
-// First Ctrl-C: finish the candidate in flight, then stop cleanly. The handler then restores the
-// default, so a second Ctrl-C abandons that candidate at once (the database stays consistent:
-// each evaluation is its own transaction, and the run stays resumable).
-// SIGTERM (`timeout`, a batch scheduler) is treated like the first Ctrl-C.
-extern "C" void on_sigint(int sig) {
-  g_stop.store(true);
-  std::signal(sig, SIG_DFL);
-}
 
 std::map<std::string, std::string> parse_options(const std::vector<std::string>& kv) {
   std::map<std::string, std::string> out;
@@ -163,12 +154,19 @@ void print_summary(const RunSummary& s, const std::string& problem, std::ostream
 
 }  // namespace
 
+// Candidates the queue's workers take at once, together: the loop keeps 2 x this + 1 in flight
+// (--ahead overrides), enough for a few hosts' worth of GPUs without proposing far ahead of results.
+constexpr std::size_t kQueueSlots = 8;
+
 int cmd_run(const Globals& g, const RunArgs& given) {
   if (given.budget <= 0) throw UserError("--budget " + std::to_string(given.budget) + ": must be at least 1");
   if (given.time_limit_s < 0) throw UserError("--time-limit: must not be negative");
   if (given.resume && !std::filesystem::exists(g.db))
     throw UserError(g.db + ": no such database, nothing to resume (pass --db)");
   find_strategy(given.strategy);  // an unknown strategy fails before anything is opened
+  if (!given.queue.empty() && !pg::is_url(given.queue))
+    throw UserError("--queue " + given.queue + ": not a postgresql:// URL (the work queue lives in PostgreSQL; the run's "
+                    "store stays the SQLite file --db)");
   const std::vector<int> devices = parse_devices(given.devices, g.device);
 
   // A. The evaluator and the profile: a replay's profile is the landscape's own knob space.
@@ -211,6 +209,9 @@ int cmd_run(const Globals& g, const RunArgs& given) {
     profile_path = profile.path.string();
   }
   const std::vector<std::string> objectives = parse_objectives(a.objective, profile);
+  if (!given.queue.empty() && objectives.size() > 1)
+    throw UserError("--queue: one problem per run (its workers serve one queue run); --objective " + a.objective +
+                    " names " + std::to_string(objectives.size()));
   // A landscape recorded one problem's timings: it can replay that problem only.
   if (!a.replay.empty())
     for (const auto& o : objectives)
@@ -239,6 +240,32 @@ int cmd_run(const Globals& g, const RunArgs& given) {
     }
     if (objectives.size() > 1) spdlog::info("objective {} of {}: problem {}", i + 1, objectives.size(), objectives[i]);
 
+    // Many hosts: the candidates go to `evo worker --queue` processes through PostgreSQL; this
+    // process proposes and records, its own evaluator naming the device and timing the baseline.
+    // Connecting comes before the store: a wrong URL writes nothing.
+    std::unique_ptr<Evaluator> queued;
+    if (!given.queue.empty()) {
+      QueueRunSpec spec;
+      spec.profile = prof.name;
+      spec.profile_path = std::filesystem::absolute(profile_path).string();
+      spec.objective = objectives[i];
+      spec.device = evaluator->device();
+      spec.replay = a.replay;
+      spec.replay_compile_s = a.replay_compile_s;
+      spec.replay_gpu_s = a.replay_gpu_s;
+      spec.metrics = !a.no_metrics;
+      std::int64_t queue_run = 0;
+      {
+        pg::Conn conn(given.queue);
+        queue_run = WorkQueue(conn).create_run(queue_spec_text(spec));
+      }
+      queued = std::make_unique<QueueEvaluator>(given.queue, queue_run, *evaluator, kQueueSlots);
+      std::cout << "queue run " << queue_run << " on " << pg::redact(given.queue)
+                << ": start workers with  evo worker --queue " << pg::redact(given.queue) << " --run " << queue_run
+                << std::endl;
+    }
+    Evaluator& measure = queued ? *queued : *evaluator;
+
     KnobSpace space(prof);
     StrategyContext ctx{prof, space, a.seed, parse_options(a.options), "", ""};
     if (!a.proposer.empty()) ctx.options["proposer"] = a.proposer;
@@ -266,21 +293,12 @@ int cmd_run(const Globals& g, const RunArgs& given) {
           spdlog::info("run {} was this same search on {}: repeating it from the database", r.id, r.device);
           break;
         }
-    ro.stop = &g_stop;
-
-    g_stop.store(false);
-    auto previous = std::signal(SIGINT, on_sigint);
-    auto previous_term = std::signal(SIGTERM, on_sigint);
     RunSummary s;
-    try {
-      s = run_search(prof, *strategy, *evaluator, *store, ro);
-    } catch (...) {
-      std::signal(SIGINT, previous);
-      std::signal(SIGTERM, previous_term);
-      throw;
+    {
+      StopOnSignals stop;  // Ctrl-C: finish the candidate in flight, then stop cleanly
+      ro.stop = StopOnSignals::flag();
+      s = run_search(prof, *strategy, measure, *store, ro);
     }
-    std::signal(SIGINT, previous);
-    std::signal(SIGTERM, previous_term);
     print_summary(s, objectives.size() > 1 ? objectives[i] : "", std::cout);
     done.push_back({objectives[i], s});
     if (s.status == "interrupted") {
@@ -292,6 +310,7 @@ int cmd_run(const Globals& g, const RunArgs& given) {
       }
       return 130;
     }
+    queued.reset();  // finishes the queue run: its workers exit
     if (a.replay.empty()) evaluator.reset();  // its workers exit before the next problem's start
   }
 

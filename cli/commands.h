@@ -46,9 +46,33 @@ struct RunArgs {
   std::string devices;                // --devices: "all" or "0,1,..."; "" = --device
   std::string objective;              // --objective: "all" or "a,b,..." (one run each); "" = the profile's
   double replay_compile_s = 0, replay_gpu_s = 0;  // simulated cost of a replayed candidate
+  std::string queue;                  // --queue postgresql://...: workers on any host evaluate (issue 20)
   bool sanitize_elites = true, no_metrics = false, metrics_all = false, quiet = false;
 };
 int cmd_run(const Globals& g, const RunArgs& a);
+
+// Many hosts (docs/guide.md): `evo run --queue URL` enqueues its candidates in PostgreSQL and
+// records the results in its own store; `evo worker --queue URL --run N` on any host claims them
+// and posts each evaluation. The spec is what a worker needs to evaluate as the coordinator
+// would, kept with the queue run. cli/cmd_queue.cpp
+struct QueueRunSpec {
+  std::string profile, profile_path;  // the name, and the file the coordinator loaded
+  std::string objective;              // the problem FAST times
+  std::string device;                 // the coordinator's device name: workers must have the same
+  std::string replay;                 // a landscape (absolute path) instead of a GPU
+  double replay_compile_s = 0, replay_gpu_s = 0;
+  bool metrics = true;
+};
+std::string queue_spec_text(const QueueRunSpec& s);
+
+struct QueueWorkerArgs {
+  std::string queue;     // postgresql://... ("" = --db when that is one)
+  std::int64_t run = 0;  // the queue run, as `evo run --queue` printed it
+  double lease_s = 30;   // a claim not renewed for this long is another worker's
+  std::string name;      // in the queue's claimed_by ("" = host:pid)
+  int device = 0;
+};
+int cmd_queue_worker(const Globals& g, const QueueWorkerArgs& a);
 int cmd_runs(const Globals& g);
 int cmd_compare(const Globals& g, std::int64_t run_a, std::int64_t run_b);
 

@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "engine/error.h"
+#include "population/postgres.h"  // defines: pg::is_url, pg::redact
 
 int main(int argc, char** argv) {
   using namespace evo::cli;
@@ -60,10 +61,17 @@ int main(int argc, char** argv) {
 
   int worker_device = 0;
   std::string one_shot;
-  auto* worker = app.add_subcommand("worker", "(internal) the per-GPU worker process evo starts itself");
-  worker->add_option("--device", worker_device, "CUDA device ordinal");
-  worker->add_option("--one-shot", one_shot, "run one job file and exit (used under compute-sanitizer)");
-  worker->group("");  // hidden from --help
+  QueueWorkerArgs qa;
+  auto* worker = app.add_subcommand(
+      "worker", "serve a run spread over hosts: evo worker --queue postgresql://... --run N (without --queue: the "
+                "per-GPU process evo starts itself)");
+  auto* worker_device_opt = worker->add_option("--device", worker_device, "CUDA device ordinal");
+  worker->add_option("--one-shot", one_shot, "run one job file and exit (used under compute-sanitizer)")->group("");
+  worker->add_option("--queue", qa.queue, "the PostgreSQL work queue `evo run --queue` was given");
+  worker->add_option("--run", qa.run, "the queue run `evo run --queue` printed");
+  worker->add_option("--lease", qa.lease_s, "seconds a claim holds without renewal (renewed while evaluating)")
+      ->capture_default_str();
+  worker->add_option("--name", qa.name, "this worker's name in the queue (default: host:pid)");
 
   RunArgs ra;
   std::string resume_text;
@@ -94,6 +102,9 @@ int main(int argc, char** argv) {
   bool no_sanitize = false;
   run->add_flag("--no-sanitize", no_sanitize, "do not run compute-sanitizer on the run's best");
   run->add_flag("-q,--quiet", ra.quiet, "no progress line");
+  run->add_option("--queue", ra.queue,
+                  "postgresql://...: enqueue candidates for `evo worker --queue` processes on any host; results are "
+                  "recorded in --db as usual (docs/guide.md)");
 
   auto* runs = app.add_subcommand("runs", "list the runs in the database");
   runs->add_flag("--json", g.json, "machine-readable output");
@@ -161,7 +172,18 @@ int main(int argc, char** argv) {
     if (*check) return cmd_check(g, check_profile);
     if (*compile) return cmd_compile(g, ca);
     if (*eval) return cmd_eval(g, ea);
-    if (*worker) return cmd_worker(worker_device, one_shot);
+    if (*worker) {
+      if (!qa.queue.empty() || qa.run > 0 || evo::pg::is_url(g.db)) {
+        qa.device = worker_device_opt->count() ? worker_device : g.device;
+        return cmd_queue_worker(g, qa);
+      }
+      return cmd_worker(worker_device, one_shot);
+    }
+    // The store is a SQLite file; PostgreSQL serves the work queue only (docs/guide.md).
+    if (evo::pg::is_url(g.db))
+      throw evo::UserError("--db " + evo::pg::redact(g.db) + ": the population store is a SQLite file; a PostgreSQL server "
+                           "holds the work queue of a run spread over hosts: evo run --queue URL, evo worker --queue URL "
+                           "--run N");
     if (*run) {
       if (!resume_text.empty()) {
         try {

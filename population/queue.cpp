@@ -29,6 +29,10 @@ CREATE TABLE IF NOT EXISTS work_runs (
   run_id   BIGINT PRIMARY KEY,
   finished BOOLEAN NOT NULL DEFAULT false     -- workers of a finished run exit
 );
+-- What a worker needs to evaluate the run's candidates as the coordinator would (evo run --queue):
+-- profile, objective problem, replay landscape, device model. Added after the first version.
+ALTER TABLE work_runs ADD COLUMN IF NOT EXISTS spec TEXT;
+CREATE SEQUENCE IF NOT EXISTS work_run_ids;
 CREATE INDEX IF NOT EXISTS work_queue_open ON work_queue (run_id, state, id);
 )sql";
 
@@ -58,6 +62,19 @@ void WorkQueue::open_run(std::int64_t run) {
 void WorkQueue::finish_run(std::int64_t run) {
   c_.exec("UPDATE work_runs SET finished = true WHERE run_id = $1", {std::to_string(run)},
           "cannot finish run in the work queue");
+}
+
+std::int64_t WorkQueue::create_run(const std::string& spec) {
+  auto r = c_.exec("INSERT INTO work_runs (run_id, spec) VALUES (nextval('work_run_ids'), $1) RETURNING run_id", {spec},
+                   "cannot open a run in the work queue");
+  return r.get_int(0, 0);
+}
+
+std::optional<std::string> WorkQueue::run_spec(std::int64_t run) {
+  auto r = c_.exec("SELECT spec FROM work_runs WHERE run_id = $1 AND spec IS NOT NULL", {std::to_string(run)},
+                   "cannot read run from the work queue");
+  if (r.rows() == 0) return std::nullopt;
+  return r.get_str(0, 0);
 }
 
 QueueRunState WorkQueue::run_state(std::int64_t run) {

@@ -40,6 +40,10 @@ class WorkQueue {
   explicit WorkQueue(pg::Conn& conn);
 
   // The coordinator opens its run before enqueuing and finishes it when done; workers exit then.
+  // create_run numbers a new run from the queue's own sequence and keeps `spec` (what a worker
+  // needs to evaluate its candidates; cli/cmd_queue.cpp); open_run opens one under a given id.
+  std::int64_t create_run(const std::string& spec);
+  std::optional<std::string> run_spec(std::int64_t run);
   void open_run(std::int64_t run);
   void finish_run(std::int64_t run);
   QueueRunState run_state(std::int64_t run);

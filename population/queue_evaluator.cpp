@@ -2,6 +2,8 @@
 #include "population/queue_evaluator.h"
 
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -79,7 +81,35 @@ WorkerStats serve_queue(const std::string& url, std::int64_t queue_run, Evaluato
     }
     const json in = json::parse(claim->payload);
     Candidate c{in.at("config").get<Config>(), in.at("origin").get<Origin>()};
-    const Evaluation e = evaluator.evaluate(c);
+    // The lease is renewed while the candidate compiles and runs (on a connection of its own, so
+    // a long evaluation never loses its claim); a killed worker stops renewing, and after at most
+    // one lease the candidate is another worker's.
+    std::mutex m;
+    std::condition_variable cv;
+    bool evaluated = false;
+    std::thread renewer([&] {
+      try {
+        pg::Conn rc(url);
+        WorkQueue rq(rc);
+        std::unique_lock<std::mutex> lock(m);
+        while (!cv.wait_for(lock, std::chrono::duration<double>(lease_s / 3), [&] { return evaluated; }))
+          if (!rq.renew(*claim, lease_s)) break;  // taken over: the post below finds out
+      } catch (const UserError&) {
+        // The server went away: completing fails below, with the message.
+      }
+    });
+    Evaluation e;
+    try {
+      e = evaluator.evaluate(c);
+    } catch (...) {
+      { std::lock_guard<std::mutex> lock(m); evaluated = true; }
+      cv.notify_all();
+      renewer.join();
+      throw;
+    }
+    { std::lock_guard<std::mutex> lock(m); evaluated = true; }
+    cv.notify_all();
+    renewer.join();
     pg::Txn txn(conn, "cannot post an evaluation");
     if (queue.complete(*claim, nonfinite_to_text(json(e)).dump())) {
       txn.commit();

@@ -455,5 +455,146 @@ TEST_F(Pg, AWorkerForAnUnknownOrFinishedRunSaysSoAndClaimsNothing) {
   EXPECT_EQ(q.counts(finished).pending, 1) << "a worker for a finished run claimed something";
 }
 
+// ---- The CLI: `evo run --queue` and `evo worker --queue`, as a user on several hosts types them.
+
+// A child running evo with these arguments, its stdout and stderr into `out`.
+pid_t spawn_evo(const std::vector<std::string>& args, const fs::path& out) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    std::FILE* f = std::freopen(out.c_str(), "w", stdout);
+    if (!f || dup2(fileno(stdout), 2) < 0) _exit(127);
+    std::vector<std::string> all{test::evo_binary()};
+    all.insert(all.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : all) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+std::string file_text(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Exit code of a child, waiting at most `seconds` (then killed: -1).
+int wait_exit(pid_t pid, double seconds) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  int status = 0;
+  while (std::chrono::steady_clock::now() < end) {
+    if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, &status, 0);
+  return -1000;
+}
+
+int run_evo_cli(const std::vector<std::string>& args, const fs::path& out, double seconds = 60) {
+  return wait_exit(spawn_evo(args, out), seconds);
+}
+
+TEST_F(Pg, EvoRunQueueWithThreeEvoWorkersOneKilledRecordsEachEvaluationOnceAsTheRunAlone) {
+  test::TempDir dir;
+  const std::string landscape = fs::absolute(kLandscape).string();
+  // The random strategy's proposals do not depend on the order results arrive in, so the queue's
+  // run must record exactly what the run alone records. Each replayed measurement takes 50 ms, so
+  // a worker killed mid-run is killed holding a claim.
+  const std::vector<std::string> search{"run", "--replay", landscape, "--strategy", "random", "--budget", "40",
+                                        "--seed", "5", "--replay-gpu-s", "0.05", "--no-sanitize", "-q"};
+  auto with = [&](std::vector<std::string> head, const std::vector<std::string>& tail) {
+    head.insert(head.end(), tail.begin(), tail.end());
+    return head;
+  };
+  const fs::path alone = dir.path / "alone.db", shared = dir.path / "shared.db";
+  ASSERT_EQ(run_evo_cli(with({"--db", alone.string()}, search), dir.path / "alone.txt"), 0) << file_text(dir.path / "alone.txt");
+
+  const pid_t coordinator =
+      spawn_evo(with(with({"--db", shared.string()}, search), {"--queue", server->url()}), dir.path / "coordinator.txt");
+  std::int64_t queue_run = 0;
+  for (int i = 0; i < 500 && queue_run == 0; ++i) {
+    const std::string text = file_text(dir.path / "coordinator.txt");
+    if (auto at = text.find("queue run "); at != std::string::npos) queue_run = std::atoll(text.c_str() + at + 10);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_GT(queue_run, 0) << file_text(dir.path / "coordinator.txt");
+  const std::string printed = file_text(dir.path / "coordinator.txt");
+  EXPECT_NE(printed.find("evo worker --queue " + server->url() + " --run " + std::to_string(queue_run)), std::string::npos)
+      << printed;
+
+  std::vector<pid_t> workers;
+  for (int w = 0; w < 3; ++w)
+    workers.push_back(spawn_evo({"worker", "--queue", server->url(), "--run", std::to_string(queue_run), "--lease", "1",
+                                 "--name", "w" + std::to_string(w)},
+                                dir.path / ("worker" + std::to_string(w) + ".txt")));
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));  // a few evaluations in
+  kill(workers[0], SIGKILL);
+
+  EXPECT_EQ(wait_exit(coordinator, 90), 0) << file_text(dir.path / "coordinator.txt");
+  EXPECT_EQ(wait_exit(workers[0], 5), -SIGKILL);
+  for (int w = 1; w < 3; ++w) {
+    const fs::path out = dir.path / ("worker" + std::to_string(w) + ".txt");
+    EXPECT_EQ(wait_exit(workers[w], 30), 0) << file_text(out);
+    EXPECT_NE(file_text(out).find("run " + std::to_string(queue_run) + " finished"), std::string::npos) << file_text(out);
+  }
+
+  // Every budgeted evaluation recorded once, the database clean, the same as the run alone.
+  Store a(alone), b(shared);
+  const auto run_a = a.runs().back().id, run_b = b.runs().back().id;
+  const auto rows = b.evaluations_of_run(run_b);
+  EXPECT_EQ(rows.size(), 40u);
+  std::set<std::string> hashes;
+  for (const auto& e : rows) hashes.insert(e.eval.config_hash);
+  EXPECT_EQ(hashes.size(), rows.size()) << "a candidate was recorded twice";
+  EXPECT_EQ(verdicts_of(b, run_b), verdicts_of(a, run_a));
+  EXPECT_EQ(b.runs().back().status, "finished");
+  EXPECT_EQ(run_evo_cli({"--db", shared.string(), "db", "check"}, dir.path / "check.txt"), 0) << file_text(dir.path / "check.txt");
+
+  pg::Conn c(server->url());
+  WorkQueue q(c);
+  const auto n = q.counts(queue_run);
+  EXPECT_EQ(n.pending + n.claimed, 0);
+  EXPECT_EQ(n.done, 40);
+  const auto done = q.done_after(queue_run, 0);
+  EXPECT_LE(std::count_if(done.begin(), done.end(), [](const QueueItem& d) { return d.claims > 1; }), 1)
+      << "only the killed worker's claim may have been taken over";
+  EXPECT_EQ(q.run_state(queue_run), QueueRunState::Finished);
+}
+
+TEST_F(Pg, EvoWorkerForAnUnknownOrFinishedRunAndAWrongUrlSayOneLineAndExitNonZero) {
+  test::TempDir dir;
+  auto one_line = [&](const std::vector<std::string>& args, const std::string& want) {
+    const fs::path out = dir.path / "out.txt";
+    EXPECT_EQ(run_evo_cli(args, out), 2);
+    const std::string text = file_text(out);
+    EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;
+    EXPECT_NE(text.find(want), std::string::npos) << text;
+  };
+  one_line({"worker", "--queue", server->url(), "--run", std::to_string(6000 + getpid())},
+           "no run " + std::to_string(6000 + getpid()) + " in the work queue");
+  pg::Conn c(server->url());
+  WorkQueue q(c);
+  const std::int64_t finished = q.create_run("{}");
+  q.finish_run(finished);
+  one_line({"worker", "--queue", server->url(), "--run", std::to_string(finished)}, "is finished; nothing to do");
+  const std::int64_t bare = 7000 + getpid();
+  q.open_run(bare);
+  one_line({"worker", "--queue", server->url(), "--run", std::to_string(bare)}, "has no spec");
+
+  const std::string wrong = "postgresql://evo@127.0.0.1:" + std::to_string(server->port()) + "/no_such_db";
+  one_line({"worker", "--queue", wrong, "--run", "1"}, "no_such_db: cannot connect");
+  const fs::path db = dir.path / "never.db";
+  one_line({"--db", db.string(), "run", "--queue", wrong, "--replay", fs::absolute(kLandscape).string(), "--budget", "3"},
+           "cannot connect");
+  EXPECT_FALSE(fs::exists(db)) << "a run whose queue cannot be reached wrote its database";
+  one_line({"--db", db.string(), "run", "--queue", "mysql://h/db", "--replay", fs::absolute(kLandscape).string()},
+           "not a postgresql:// URL");
+  EXPECT_FALSE(fs::exists(db));
+}
+
 }  // namespace
 }  // namespace evo
