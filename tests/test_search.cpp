@@ -268,8 +268,7 @@ void write_table_into_docs(const std::string& name, const std::string& table) {
 
 // The issue-16 targets, on every landscape in tests/data: 20 seeds; budgets of 10%, 20% and 30% of
 // the configurations that pass the profile's constraints (a landscape holds all of them), failures
-// counted. evo is within 2% of the landscape's best in >= 95% of seeds at 20% (>= 85% at 10%; the
-// issue asks 95% there, met on every landscape but kt_matmul), and its mean best
+// counted. evo is within 2% of the landscape's best in >= 95% of seeds at 10% and at 20%, and its mean best
 // is no worse than random's at every budget (strictly better unless random already has the best
 // in every seed). EVO_SEARCH_LANDSCAPES=substring limits it to some landscapes while tuning,
 // EVO_SEARCH_OPTIONS=k=v,... gives evo options.
@@ -349,11 +348,10 @@ TEST(SearchQuality, EvoFindsNearBestAndBeatsRandomOnEveryLandscape) {
     // Tables with non-default options are for tuning: they must not replace the documented ones.
     if (evo_options.empty()) write_table_into_docs(path.stem().string(), t.str());
 
-    // The issue's target is >= 95% at 10%. It holds on every landscape but kt_matmul (85%: its
-    // 121 valid configurations sit on the plane block_size_x = block_size_y * tile_size_y, which
-    // axis-aligned trees learn slowly; docs/search.md). Asserted: 95% at 20% everywhere, and
-    // 85% at 10%, so that a regression from today's figures fails.
-    EXPECT_GE(cell["evo"][budgets[0]].second, 85.0) << "evo within 2% of the best in too few seeds at 10% of the space";
+    // The issue's target, >= 95% at 10%, on every landscape (kt_matmul's passing configurations
+    // sit on the plane block_size_x = block_size_y * tile_size_y; the launch-dimension features
+    // of engine/search/model.cpp let the trees split on it; docs/search.md).
+    EXPECT_GE(cell["evo"][budgets[0]].second, 95.0) << "evo within 2% of the best in too few seeds at 10% of the space";
     EXPECT_GE(cell["evo"][budgets[1]].second, 95.0) << "evo within 2% of the best in too few seeds at 20% of the space";
     for (auto b : budgets) {
       const bool random_perfect = cell["random"][b].second == 100.0 && cell["random"][b].first <= landscape_best * 1.0000001;

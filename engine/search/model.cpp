@@ -19,6 +19,10 @@
 // launch geometry of the objective problem (log2 threads per block, blocks, shared bytes), which
 // carry what many knobs do together, and for each knob the factors of two of its value and its
 // bits set (a power of two has one), which is what a tree reduction or an alignment cares about.
+// Block and grid dimensions that combine knobs are features too, each and in pairs (log2 sum and
+// difference): a kernel's correctness or speed often hangs on a relation among three or more
+// knobs, such as a block as wide as the rows another dimension covers, which one split on such a
+// feature finds and splits on the knobs one at a time learn only cell by cell.
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -89,7 +93,7 @@ class ModelSearch : public Strategy {
       binary_.push_back(bits.size() > 1);
     }
     features_ = space_.knobs().size() + std::count(alignment_.begin(), alignment_.end(), true) +
-                std::count(binary_.begin(), binary_.end(), true) + geometry_.size();
+                std::count(binary_.begin(), binary_.end(), true) + geometry_.size() + single_dims_.size() + 2 * dim_pairs_.size();
     if (space_.size() <= 4 * static_cast<std::uint64_t>(score_all_) + 1) {
       auto all = space_.enumerate_valid();
       if (all.size() <= score_all_) {
@@ -165,6 +169,37 @@ class ModelSearch : public Strategy {
     add({k.launch.block[0], k.launch.block[1], k.launch.block[2]});  // threads per block
     add({k.launch.grid[0], k.launch.grid[1], k.launch.grid[2]});     // blocks
     add({k.launch.shared_bytes});
+    // Block and grid dimensions that combine knobs, alone and in pairs (log2 sums and
+    // differences): how a kernel covers its problem is often a relation among three or more
+    // knobs, a block x as wide as the rows a block covers in y (block_size_y x tile_size_y), threads
+    // x blocks = a size. A tree splits on such a relation at once; from the knobs one at a time it
+    // learns it cell by cell. A dimension of one knob adds nothing the knob's own feature lacks,
+    // and a pair of two knobs is a plane the forest covers quickly: both are left out.
+    std::set<std::string> knob_names;
+    for (const auto& kn : space_.knobs()) knob_names.insert(kn.name);
+    std::vector<std::set<std::string>> uses;
+    for (const auto* dims : {&k.launch.block, &k.launch.grid})
+      for (const auto& text : *dims) {
+        try {
+          Expr e(text, known);
+          (void)e.eval(vars);
+          std::set<std::string> mine;
+          for (const auto& v : e.used_vars())
+            if (knob_names.count(v)) mine.insert(v);
+          if (mine.empty()) continue;
+          dims_.push_back(std::move(e));
+          uses.push_back(std::move(mine));
+        } catch (const std::exception&) {
+        }
+      }
+    for (std::size_t i = 0; i < dims_.size(); ++i) {
+      if (uses[i].size() >= 2) single_dims_.push_back(i);
+      for (std::size_t j = i + 1; j < dims_.size(); ++j) {
+        std::set<std::string> both = uses[i];
+        both.insert(uses[j].begin(), uses[j].end());
+        if (both.size() >= 3) dim_pairs_.emplace_back(i, j);
+      }
+    }
   }
 
   void encode(const Config& c, std::vector<float>& row) const {
@@ -185,7 +220,7 @@ class ModelSearch : public Strategy {
         const auto it = c.find(k.name);
         row.push_back(static_cast<float>(std::popcount(static_cast<std::uint64_t>(it == c.end() ? 0 : it->second))));
       }
-    if (geometry_.empty()) return;
+    if (geometry_.empty() && single_dims_.empty() && dim_pairs_.empty()) return;
     const Vars vars = expression_vars(profile_.kernel, profile_.objective_problem(), c);
     for (const auto& product : geometry_) {
       double v = 1;
@@ -196,6 +231,17 @@ class ModelSearch : public Strategy {
       }
       row.push_back(static_cast<float>(std::log2(1.0 + std::max(0.0, v))));
     }
+    std::vector<float> logs;
+    for (const auto& e : dims_) {
+      double v = 0;
+      try {
+        v = e.eval(vars);
+      } catch (const std::exception&) {
+      }
+      logs.push_back(v > 0 ? static_cast<float>(std::log2(v)) : -64.0f);  // exact: a relation holds to the bit
+    }
+    for (std::size_t i : single_dims_) row.push_back(logs[i]);
+    for (const auto& [i, j] : dim_pairs_) row.push_back(logs[i] + logs[j]), row.push_back(logs[i] - logs[j]);
   }
 
   std::optional<Candidate> from_model() {
@@ -348,6 +394,9 @@ class ModelSearch : public Strategy {
   std::size_t trees_ = 64, score_all_ = 50000, pool_ = 4000, features_ = 0;
   double explore_ = 0.05, kappa_ = 0, xi_ = 0, pass_power_ = 1;
   std::vector<std::vector<Expr>> geometry_;
+  std::vector<Expr> dims_;  // the block and grid dimensions knobs decide
+  std::vector<std::size_t> single_dims_;  // those of two or more knobs: a feature each
+  std::vector<std::pair<std::size_t, std::size_t>> dim_pairs_;  // pairs of three or more knobs: sum and difference
   std::vector<bool> alignment_;  // knobs whose values differ in their factors of two
   std::vector<bool> binary_;     // knobs whose values differ in their bits set (1: a power of two)
   std::vector<Config> valid_;
