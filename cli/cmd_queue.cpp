@@ -17,7 +17,7 @@
 #include "engine/replay.h"  // defines: ReplayEvaluator
 #include "population/postgres.h"
 #include "population/queue.h"
-#include "population/queue_evaluator.h"  // defines: serve_queue
+#include "population/queue_evaluator.h"  // defines: serve_queue, require_open_run
 
 namespace evo::cli {
 
@@ -75,14 +75,9 @@ int cmd_queue_worker(const Globals& g, const QueueWorkerArgs& a) {
   QueueRunSpec spec;
   {
     pg::Conn conn(url);
-    WorkQueue queue(conn);
+    require_open_run(conn, a.run);
     const std::string run = "run " + std::to_string(a.run);
-    switch (queue.run_state(a.run)) {
-      case QueueRunState::Unknown: throw UserError(conn.name() + ": no " + run + " in the work queue");
-      case QueueRunState::Finished: throw UserError(conn.name() + ": " + run + " is finished; nothing to do");
-      case QueueRunState::Open: break;
-    }
-    const auto text = queue.run_spec(a.run);
+    const auto text = WorkQueue(conn, WorkQueue::Schema::Existing).run_spec(a.run);
     if (!text) throw UserError(conn.name() + ": " + run + " has no spec: it was not opened by `evo run --queue`");
     spec = parse_spec(*text, conn.name() + ": " + run);
   }

@@ -127,8 +127,9 @@ RunArgs resumed_args(const Store& store, const RunArgs& given, std::string& prof
   return a;
 }
 
-// One run's summary: what was spent, the best, where the time went.
-void print_summary(const RunSummary& s, const std::string& problem, std::ostream& out) {
+// One run's summary: what was spent, the best, where the time went (`queued`: the workers' time,
+// whose pipelines are their own, so no pipeline line).
+void print_summary(const RunSummary& s, const std::string& problem, bool queued, std::ostream& out) {
   out << "run " << s.run_id << (problem.empty() ? "" : " (problem " + problem + ")") << " " << s.status << " (" << s.stop_reason << "): " << s.new_evaluations << " new, "
             << s.evaluations - s.new_evaluations << " read back, "
             << (s.evaluations ? fmt_num(100.0 * s.measured / s.evaluations, 1) : "0") << "% valid\n";
@@ -143,7 +144,7 @@ void print_summary(const RunSummary& s, const std::string& problem, std::ostream
             << " s; wall " << fmt_num(s.seconds, 1) << " s\n";
   // How busy the pipeline was, against the bound no schedule can beat.
   const double pipe_wall = s.seconds - s.seconds_sanitize;
-  if (pipe_wall > 0 && s.new_evaluations > 0 && s.bound_s() > 0)
+  if (!queued && pipe_wall > 0 && s.new_evaluations > 0 && s.bound_s() > 0)
     out << "pipeline: " << s.compile_slots << " compile workers busy "
               << fmt_num(100 * s.seconds_compile / (pipe_wall * s.compile_slots), 0) << "%, GPU busy "
               << fmt_num(100 * s.seconds_gpu / pipe_wall, 0) << "% (" << fmt_num(s.seconds_gpu, 1)
@@ -168,6 +169,9 @@ int cmd_run(const Globals& g, const RunArgs& given) {
     throw UserError("--queue " + given.queue + ": not a postgresql:// URL (the work queue lives in PostgreSQL; the run's "
                     "store stays the SQLite file --db)");
   const std::vector<int> devices = parse_devices(given.devices, g.device);
+  if (!given.queue.empty() && !given.devices.empty())
+    throw UserError("--queue with --devices " + given.devices + ": the workers measure, the coordinator only names "
+                    "the GPU model on --device; start an `evo worker --queue` per GPU instead");
 
   // A. The evaluator and the profile: a replay's profile is the landscape's own knob space.
   std::unique_ptr<Store> store;
@@ -299,10 +303,12 @@ int cmd_run(const Globals& g, const RunArgs& given) {
       ro.stop = StopOnSignals::flag();
       s = run_search(prof, *strategy, measure, *store, ro);
     }
-    print_summary(s, objectives.size() > 1 ? objectives[i] : "", std::cout);
+    print_summary(s, objectives.size() > 1 ? objectives[i] : "", queued != nullptr, std::cout);
     done.push_back({objectives[i], s});
     if (s.status == "interrupted") {
-      std::cout << "resume with: evo --db " << g.db << " run --resume " << s.run_id << "\n";
+      // Resumed, it opens a new queue run (this one is finished as evo exits): workers start anew.
+      std::cout << "resume with: evo --db " << g.db << " run --resume " << s.run_id
+                << (given.queue.empty() ? "" : " --queue " + pg::redact(given.queue)) << "\n";
       if (i + 1 < objectives.size()) {
         std::string rest;
         for (std::size_t k = i + 1; k < objectives.size(); ++k) rest += (rest.empty() ? "" : ",") + objectives[k];

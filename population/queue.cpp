@@ -47,11 +47,23 @@ std::string num(double v) {
 
 }  // namespace
 
-WorkQueue::WorkQueue(pg::Conn& conn) : c_(conn) {
+WorkQueue::WorkQueue(pg::Conn& conn, Schema schema) : c_(conn) {
+  // A queue that has the current schema is left alone: even IF NOT EXISTS, the DDL takes strong
+  // locks (ALTER TABLE: access exclusive on work_runs; CREATE INDEX: share on work_queue), and a
+  // worker joining late would deadlock with the others' claims, which read both tables.
+  if (schema == Schema::Existing || exists(c_)) return;
   pg::Txn txn(c_, "cannot create the work queue");
   c_.exec(kSchemaLock, "cannot create the work queue");
-  c_.exec(kQueueSchema, "cannot create the work queue");
+  if (!exists(c_)) c_.exec(kQueueSchema, "cannot create the work queue");  // or another process just did
   txn.commit();
+}
+
+bool WorkQueue::exists(pg::Conn& conn) {
+  // By its newest part: a queue made by an older evo is brought up to date by WorkQueue (Create).
+  auto r = conn.exec("SELECT 1 FROM information_schema.columns WHERE table_name = 'work_runs' AND column_name = 'spec'"
+                     " AND table_schema = current_schema()",
+                     "cannot read the work queue");
+  return r.rows() > 0;
 }
 
 void WorkQueue::open_run(std::int64_t run) {
@@ -92,12 +104,15 @@ std::int64_t WorkQueue::enqueue(std::int64_t run, const std::string& payload) {
 
 std::optional<Claim> WorkQueue::claim(std::int64_t run, const std::string& worker, double lease_s) {
   // The inner SELECT locks one free row and skips rows other workers are claiming this instant;
-  // the UPDATE takes it under a fresh token. One statement: its own transaction.
+  // the UPDATE takes it under a fresh token. One statement: its own transaction. Nothing of a
+  // finished run is claimed: candidates left in flight when the coordinator stopped have nobody
+  // to record them.
   auto r = c_.exec(
       "UPDATE work_queue q SET state = 'claimed', claimed_by = $2, claim_token = q.claim_token + 1,"
       " claims = q.claims + 1, lease_until = now() + make_interval(secs => $3::double precision)"
       " WHERE q.id = (SELECT id FROM work_queue WHERE run_id = $1"
       "   AND (state = 'pending' OR (state = 'claimed' AND lease_until < now()))"
+      "   AND NOT EXISTS (SELECT 1 FROM work_runs r WHERE r.run_id = $1 AND r.finished)"
       "   ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED)"
       " RETURNING q.id, q.claim_token, q.payload",
       {std::to_string(run), worker, num(lease_s)}, "cannot claim a candidate");

@@ -36,8 +36,13 @@ struct QueueCounts {
 
 class WorkQueue {
  public:
-  // Creates the queue table if it is missing (several processes may race to: a lock serialises them).
-  explicit WorkQueue(pg::Conn& conn);
+  // Create: makes the queue's tables where they are missing (several processes may race to: a lock
+  // serialises them). Existing: uses them as they are (a second connection, a worker's check).
+  enum class Schema { Create, Existing };
+  explicit WorkQueue(pg::Conn& conn, Schema schema = Schema::Create);
+  // Whether the server holds an evo work queue at all; creates nothing (a worker for a run that
+  // cannot exist writes nothing).
+  static bool exists(pg::Conn& conn);
 
   // The coordinator opens its run before enqueuing and finishes it when done; workers exit then.
   // create_run numbers a new run from the queue's own sequence and keeps `spec` (what a worker
@@ -49,7 +54,8 @@ class WorkQueue {
   QueueRunState run_state(std::int64_t run);
 
   std::int64_t enqueue(std::int64_t run, const std::string& payload);
-  // The oldest pending candidate of the run, or one whose lease ended; nullopt when none is free.
+  // The oldest pending candidate of the run, or one whose lease ended; nullopt when none is free
+  // or the run is finished.
   // Commits by itself: the claim is visible to every other worker at once.
   std::optional<Claim> claim(std::int64_t run, const std::string& worker, double lease_s);
   // Extends a lease still held (a long measurement); false when the claim was lost.

@@ -61,16 +61,26 @@ std::vector<Prepared> QueueEvaluator::collect(double timeout_s) {
   }
 }
 
-WorkerStats serve_queue(const std::string& url, std::int64_t queue_run, Evaluator& evaluator,
-                        const std::string& worker, double lease_s, const std::atomic<bool>* stop) {
-  pg::Conn conn(url);
-  WorkQueue queue(conn);
+void require_open_run(pg::Conn& conn, std::int64_t queue_run) {
   const std::string run = "run " + std::to_string(queue_run);
-  switch (queue.run_state(queue_run)) {
+  if (!WorkQueue::exists(conn))
+    throw UserError(conn.name() + ": no " + run + " in the work queue (no evo work queue on this server yet)");
+  switch (WorkQueue(conn, WorkQueue::Schema::Existing).run_state(queue_run)) {
     case QueueRunState::Unknown: throw UserError(conn.name() + ": no " + run + " in the work queue");
     case QueueRunState::Finished: throw UserError(conn.name() + ": " + run + " is finished; nothing to do");
     case QueueRunState::Open: break;
   }
+}
+
+WorkerStats serve_queue(const std::string& url, std::int64_t queue_run, Evaluator& evaluator,
+                        const std::string& worker, double lease_s, const std::atomic<bool>* stop) {
+  pg::Conn conn(url);
+  require_open_run(conn, queue_run);
+  WorkQueue queue(conn, WorkQueue::Schema::Existing);
+  // The lease is renewed on a connection of its own while a candidate compiles and runs, so a
+  // long evaluation never loses its claim (one renewer at a time uses it).
+  pg::Conn renew_conn(url);
+  WorkQueue renew_queue(renew_conn, WorkQueue::Schema::Existing);
   WorkerStats stats;
   while (!(stop && stop->load())) {
     const auto claim = queue.claim(queue_run, worker, lease_s);
@@ -81,19 +91,16 @@ WorkerStats serve_queue(const std::string& url, std::int64_t queue_run, Evaluato
     }
     const json in = json::parse(claim->payload);
     Candidate c{in.at("config").get<Config>(), in.at("origin").get<Origin>()};
-    // The lease is renewed while the candidate compiles and runs (on a connection of its own, so
-    // a long evaluation never loses its claim); a killed worker stops renewing, and after at most
-    // one lease the candidate is another worker's.
+    // Renewed every third of a lease while it is evaluated; a killed worker stops renewing, and
+    // after at most one lease the candidate is another worker's.
     std::mutex m;
     std::condition_variable cv;
     bool evaluated = false;
     std::thread renewer([&] {
       try {
-        pg::Conn rc(url);
-        WorkQueue rq(rc);
         std::unique_lock<std::mutex> lock(m);
         while (!cv.wait_for(lock, std::chrono::duration<double>(lease_s / 3), [&] { return evaluated; }))
-          if (!rq.renew(*claim, lease_s)) break;  // taken over: the post below finds out
+          if (!renew_queue.renew(*claim, lease_s)) break;  // taken over: the post below finds out
       } catch (const UserError&) {
         // The server went away: completing fails below, with the message.
       }

@@ -48,6 +48,10 @@ struct WorkerStats {
   std::int64_t lost = 0;     // claims that ran out before the verdict could be posted
 };
 
+// Throws UserError with one line unless the queue holds `queue_run` open: no queue on the server,
+// no such run, or a finished one. Reads only (creates no table on a server without a queue).
+void require_open_run(pg::Conn& conn, std::int64_t queue_run);
+
 // Serves one queue run until the coordinator finishes it or *stop is set. Throws UserError with one
 // line for a run the queue does not know or that is already finished, before claiming anything.
 WorkerStats serve_queue(const std::string& url, std::int64_t queue_run, Evaluator& evaluator,

@@ -227,6 +227,16 @@ TEST_F(Pg, AClaimWhoseLeaseEndedIsTakenOverAndTheOldHolderCannotComplete) {
   EXPECT_EQ(n.done, 1);
 }
 
+TEST_F(Pg, NothingOfAFinishedRunIsClaimed) {
+  pg::Conn c(server->url());
+  WorkQueue q(c);
+  const std::int64_t run = q.create_run("{}");
+  q.enqueue(run, "left in flight");
+  q.finish_run(run);  // the coordinator stopped (time limit, Ctrl-C) with a candidate still queued
+  EXPECT_FALSE(q.claim(run, "w", 10)) << "a worker took a candidate nobody will record";
+  EXPECT_EQ(q.counts(run).pending, 1);
+}
+
 // A worker process: claims, "evaluates" (squares the payload), and in one transaction writes its
 // evaluation to a ledger and completes the claim. The victim stops at its Nth claim, says so on
 // the pipe, and waits to be killed with the claim held.
@@ -312,8 +322,7 @@ TEST_F(Pg, ThreeWorkersOneKilledMidCandidateDoEveryCandidateExactlyOnce) {
 }
 
 
-// The tests run in the source folder (CMake's WORKING_DIRECTORY).
-const fs::path kLandscape = fs::path("tests") / "data" / "landscape_synthetic.json";
+const fs::path kLandscape = test::source_root() / "tests" / "data" / "landscape_synthetic.json";
 
 // A worker's evaluator: each candidate takes `delay_ms` (so that every worker gets some), and at
 // its Nth it says so on a pipe and waits to be killed with the claim held. The rest goes to the
@@ -481,7 +490,7 @@ std::string file_text(const fs::path& p) {
   return ss.str();
 }
 
-// Exit code of a child, waiting at most `seconds` (then killed: -1).
+// Exit code of a child, waiting at most `seconds` (then killed: -1000); -N for signal N.
 int wait_exit(pid_t pid, double seconds) {
   const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   int status = 0;
@@ -498,43 +507,99 @@ int run_evo_cli(const std::vector<std::string>& args, const fs::path& out, doubl
   return wait_exit(spawn_evo(args, out), seconds);
 }
 
-TEST_F(Pg, EvoRunQueueWithThreeEvoWorkersOneKilledRecordsEachEvaluationOnceAsTheRunAlone) {
-  test::TempDir dir;
-  const std::string landscape = fs::absolute(kLandscape).string();
-  // The random strategy's proposals do not depend on the order results arrive in, so the queue's
-  // run must record exactly what the run alone records. Each replayed measurement takes 50 ms, so
-  // a worker killed mid-run is killed holding a claim.
-  const std::vector<std::string> search{"run", "--replay", landscape, "--strategy", "random", "--budget", "40",
-                                        "--seed", "5", "--replay-gpu-s", "0.05", "--no-sanitize", "-q"};
-  auto with = [&](std::vector<std::string> head, const std::vector<std::string>& tail) {
-    head.insert(head.end(), tail.begin(), tail.end());
-    return head;
-  };
-  const fs::path alone = dir.path / "alone.db", shared = dir.path / "shared.db";
-  ASSERT_EQ(run_evo_cli(with({"--db", alone.string()}, search), dir.path / "alone.txt"), 0) << file_text(dir.path / "alone.txt");
+std::vector<std::string> with(std::vector<std::string> head, const std::vector<std::string>& tail) {
+  head.insert(head.end(), tail.begin(), tail.end());
+  return head;
+}
 
-  const pid_t coordinator =
-      spawn_evo(with(with({"--db", shared.string()}, search), {"--queue", server->url()}), dir.path / "coordinator.txt");
-  std::int64_t queue_run = 0;
-  for (int i = 0; i < 500 && queue_run == 0; ++i) {
-    const std::string text = file_text(dir.path / "coordinator.txt");
-    if (auto at = text.find("queue run "); at != std::string::npos) queue_run = std::atoll(text.c_str() + at + 10);
+// The queue run a coordinator printed ("queue run N on URL: start workers with ..."); 0 if it did
+// not within `seconds`.
+std::int64_t queue_run_printed(const fs::path& out, double seconds = 10) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < end) {
+    const std::string text = file_text(out);
+    if (auto at = text.find("queue run "); at != std::string::npos && text.find('\n', at) != std::string::npos)
+      return std::atoll(text.c_str() + at + 10);
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  ASSERT_GT(queue_run, 0) << file_text(dir.path / "coordinator.txt");
-  const std::string printed = file_text(dir.path / "coordinator.txt");
-  EXPECT_NE(printed.find("evo worker --queue " + server->url() + " --run " + std::to_string(queue_run)), std::string::npos)
-      << printed;
+  return 0;
+}
+
+// Kills worker `name` (process `pid`) with SIGKILL while it holds a claim of the run, and returns
+// that queue row (0 if it never held one). It is stopped first and the claim looked up again, so
+// the kill cannot land just after the worker posted.
+std::int64_t kill_holding_a_claim(pid_t pid, const std::string& name, std::int64_t queue_run, double seconds = 20) {
+  pg::Conn c(server->url());
+  const std::string held = "SELECT id, claim_token FROM work_queue WHERE run_id = $1 AND state = 'claimed' AND claimed_by = $2";
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < end) {
+    auto r = c.exec(held, {std::to_string(queue_run), name}, "find a claim");
+    if (r.rows() == 1) {
+      kill(pid, SIGSTOP);
+      auto again = c.exec(held + " AND id = $3 AND claim_token = $4",
+                          {std::to_string(queue_run), name, r.get_str(0, 0), r.get_str(0, 1)}, "find a claim");
+      if (again.rows() == 1) {
+        kill(pid, SIGKILL);
+        return r.get_int(0, 0);
+      }
+      kill(pid, SIGCONT);  // it posted in between: try its next claim
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return 0;
+}
+
+// What a run recorded, in its order: config, verdict, median, origin.
+std::vector<std::string> sequence_of(const Store& store, std::int64_t run) {
+  std::vector<std::string> rows;
+  for (const auto& e : store.evaluations_of_run(run))
+    rows.push_back(config_text(e.eval.config) + " " + status_name(e.eval.status) + " " +
+                   std::to_string(e.eval.fast.p50_us) + " " + e.eval.origin.kind);
+  return rows;
+}
+
+std::string best_of(const Store& store, std::int64_t run) {
+  std::optional<StoredEvaluation> best;
+  for (const auto& e : store.evaluations_of_run(run))
+    if (e.eval.measured() && (!best || e.eval.fast.p50_us < best->eval.fast.p50_us)) best = e;
+  return best ? config_text(best->eval.config) + " " + std::to_string(best->eval.fast.p50_us) : "none";
+}
+
+// `search` alone on one SQLite file, then the same with --queue, 3 `evo worker` processes and one of
+// them killed with SIGKILL holding a claim; checks every budgeted evaluation is recorded once in
+// the coordinator's file, `evo db check` passes, and the run equals the run alone (in order when
+// `in_order`, else as a set). Returns the queue run.
+std::int64_t queue_run_equals_run_alone(const std::vector<std::string>& search, std::int64_t budget, bool in_order) {
+  test::TempDir dir;
+  const fs::path alone = dir.path / "alone.db", shared = dir.path / "a.db", log = dir.path / "coordinator.txt";
+  EXPECT_EQ(run_evo_cli(with({"--db", alone.string()}, search), dir.path / "alone.txt"), 0)
+      << file_text(dir.path / "alone.txt");
+
+  // Each replayed measurement takes 30 ms on a worker, so that each worker gets some and the
+  // killed one can be caught holding a claim; a lease of 1 s keeps the takeover short.
+  const pid_t coordinator = spawn_evo(
+      with({"--db", shared.string()}, with(search, {"--queue", server->url(), "--replay-gpu-s", "0.03"})), log);
+  const std::int64_t queue_run = queue_run_printed(log);
+  EXPECT_GT(queue_run, 0) << file_text(log);
+  if (queue_run == 0) {
+    kill(coordinator, SIGKILL);
+    waitpid(coordinator, nullptr, 0);
+    return 0;
+  }
+  EXPECT_NE(file_text(log).find("start workers with  evo worker --queue " + server->url() + " --run " +
+                                std::to_string(queue_run)),
+            std::string::npos)
+      << file_text(log);
 
   std::vector<pid_t> workers;
   for (int w = 0; w < 3; ++w)
     workers.push_back(spawn_evo({"worker", "--queue", server->url(), "--run", std::to_string(queue_run), "--lease", "1",
                                  "--name", "w" + std::to_string(w)},
                                 dir.path / ("worker" + std::to_string(w) + ".txt")));
-  std::this_thread::sleep_for(std::chrono::milliseconds(400));  // a few evaluations in
-  kill(workers[0], SIGKILL);
+  const std::int64_t held = kill_holding_a_claim(workers[0], "w0", queue_run);
+  EXPECT_GT(held, 0) << "worker w0 was never seen holding a claim";
 
-  EXPECT_EQ(wait_exit(coordinator, 90), 0) << file_text(dir.path / "coordinator.txt");
+  EXPECT_EQ(wait_exit(coordinator, 120), 0) << file_text(log);
   EXPECT_EQ(wait_exit(workers[0], 5), -SIGKILL);
   for (int w = 1; w < 3; ++w) {
     const fs::path out = dir.path / ("worker" + std::to_string(w) + ".txt");
@@ -542,27 +607,92 @@ TEST_F(Pg, EvoRunQueueWithThreeEvoWorkersOneKilledRecordsEachEvaluationOnceAsThe
     EXPECT_NE(file_text(out).find("run " + std::to_string(queue_run) + " finished"), std::string::npos) << file_text(out);
   }
 
-  // Every budgeted evaluation recorded once, the database clean, the same as the run alone.
+  // Every budgeted evaluation recorded once, the file clean, the same results as the run alone.
   Store a(alone), b(shared);
   const auto run_a = a.runs().back().id, run_b = b.runs().back().id;
   const auto rows = b.evaluations_of_run(run_b);
-  EXPECT_EQ(rows.size(), 40u);
+  EXPECT_EQ(static_cast<std::int64_t>(rows.size()), budget);
   std::set<std::string> hashes;
   for (const auto& e : rows) hashes.insert(e.eval.config_hash);
   EXPECT_EQ(hashes.size(), rows.size()) << "a candidate was recorded twice";
-  EXPECT_EQ(verdicts_of(b, run_b), verdicts_of(a, run_a));
+  if (in_order)
+    EXPECT_EQ(sequence_of(b, run_b), sequence_of(a, run_a));
+  else
+    EXPECT_EQ(verdicts_of(b, run_b), verdicts_of(a, run_a));
+  EXPECT_EQ(best_of(b, run_b), best_of(a, run_a));
+  EXPECT_NE(best_of(b, run_b), "none");
   EXPECT_EQ(b.runs().back().status, "finished");
-  EXPECT_EQ(run_evo_cli({"--db", shared.string(), "db", "check"}, dir.path / "check.txt"), 0) << file_text(dir.path / "check.txt");
+  EXPECT_EQ(run_evo_cli({"--db", shared.string(), "db", "check"}, dir.path / "check.txt"), 0)
+      << file_text(dir.path / "check.txt");
 
+  // The queue did each candidate once; the one the killed worker held was taken over.
   pg::Conn c(server->url());
   WorkQueue q(c);
   const auto n = q.counts(queue_run);
   EXPECT_EQ(n.pending + n.claimed, 0);
-  EXPECT_EQ(n.done, 40);
-  const auto done = q.done_after(queue_run, 0);
-  EXPECT_LE(std::count_if(done.begin(), done.end(), [](const QueueItem& d) { return d.claims > 1; }), 1)
-      << "only the killed worker's claim may have been taken over";
+  EXPECT_EQ(n.done, budget);
   EXPECT_EQ(q.run_state(queue_run), QueueRunState::Finished);
+  const auto done = q.done_after(queue_run, 0);
+  const auto taken = std::find_if(done.begin(), done.end(), [&](const QueueItem& d) { return d.id == held; });
+  if (held > 0) {
+    EXPECT_NE(taken, done.end());
+    if (taken != done.end()) {
+      EXPECT_EQ(taken->claims, 2) << "the killed worker's candidate was not taken over once";
+      EXPECT_NE(taken->done_by, "w0");
+    }
+  }
+  return queue_run;
+}
+
+// The run with the default (model-led) strategy. That strategy's proposals depend on the
+// results it has seen when it proposes: a replay alone keeps one candidate in flight (it measures
+// instantly), while a queue run keeps 2 x 8 + 1 by default and sees results in the order workers
+// finish, so its proposals, not its verdicts, depend on timing. With --ahead 1 the queue run
+// proposes after each result as the run alone does, and the proposer, deterministic given the same
+// results in the same order, makes the same run: equal in order, best included.
+TEST_F(Pg, EvoRunQueueWithThreeEvoWorkersOneKilledRecordsEachEvaluationOnceAsTheRunAlone) {
+  queue_run_equals_run_alone({"run", "--replay", kLandscape.string(), "--budget", "40", "--seed", "3", "--ahead", "1",
+                              "--no-sanitize", "-q"},
+                             40, true);
+}
+
+// Many candidates in flight (the default --ahead): random proposals do not depend on results, so
+// the set of verdicts recorded, and the best, equal the run alone's while the order is the workers'.
+TEST_F(Pg, EvoRunQueueWithManyInFlightRecordsTheSameVerdictsAsTheRunAlone) {
+  queue_run_equals_run_alone({"run", "--replay", kLandscape.string(), "--strategy", "random", "--budget", "40", "--seed",
+                              "5", "--no-sanitize", "-q"},
+                             40, false);
+}
+
+TEST_F(Pg, SigtermStopsAWorkerBetweenCandidatesAndCtrlCOnTheCoordinatorFinishesItsQueueRun) {
+  test::TempDir dir;
+  const fs::path db = dir.path / "a.db", log = dir.path / "coordinator.txt", out = dir.path / "worker.txt";
+  const pid_t coordinator = spawn_evo({"--db", db.string(), "run", "--queue", server->url(), "--replay",
+                                       kLandscape.string(), "--budget", "40", "--replay-gpu-s", "0.1", "-q"},
+                                      log);
+  const std::int64_t queue_run = queue_run_printed(log);
+  ASSERT_GT(queue_run, 0) << file_text(log);
+  const pid_t worker = spawn_evo({"worker", "--queue", server->url(), "--run", std::to_string(queue_run), "--name", "w"}, out);
+  pg::Conn c(server->url());
+  WorkQueue q(c);
+  for (int i = 0; i < 500 && q.counts(queue_run).done < 2; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_GE(q.counts(queue_run).done, 2) << file_text(out);
+
+  kill(worker, SIGTERM);
+  EXPECT_EQ(wait_exit(worker, 10), 130) << file_text(out);
+  EXPECT_NE(file_text(out).find("(stopped)"), std::string::npos) << file_text(out);
+  auto held = c.exec("SELECT count(*) FROM work_queue WHERE run_id = $1 AND state = 'claimed'",
+                     {std::to_string(queue_run)}, "count claims");
+  EXPECT_EQ(held.get_int(0, 0), 0) << "the stopped worker left a claim: it should finish its candidate first";
+
+  kill(coordinator, SIGINT);
+  EXPECT_EQ(wait_exit(coordinator, 10), 130) << file_text(log);
+  EXPECT_NE(file_text(log).find("run --resume 1 --queue " + server->url()), std::string::npos) << file_text(log);
+  EXPECT_EQ(q.run_state(queue_run), QueueRunState::Finished);
+  Store store(db);
+  EXPECT_EQ(store.runs().back().status, "interrupted");
+  EXPECT_EQ(static_cast<std::int64_t>(store.evaluations_of_run(store.runs().back().id).size()), q.counts(queue_run).done);
+  EXPECT_EQ(run_evo_cli({"--db", db.string(), "db", "check"}, dir.path / "check.txt"), 0) << file_text(dir.path / "check.txt");
 }
 
 TEST_F(Pg, EvoWorkerForAnUnknownOrFinishedRunAndAWrongUrlSayOneLineAndExitNonZero) {
@@ -572,6 +702,7 @@ TEST_F(Pg, EvoWorkerForAnUnknownOrFinishedRunAndAWrongUrlSayOneLineAndExitNonZer
     EXPECT_EQ(run_evo_cli(args, out), 2);
     const std::string text = file_text(out);
     EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;
+    EXPECT_EQ(text.rfind("evo: ", 0), 0u) << text;
     EXPECT_NE(text.find(want), std::string::npos) << text;
   };
   one_line({"worker", "--queue", server->url(), "--run", std::to_string(6000 + getpid())},
@@ -584,16 +715,35 @@ TEST_F(Pg, EvoWorkerForAnUnknownOrFinishedRunAndAWrongUrlSayOneLineAndExitNonZer
   const std::int64_t bare = 7000 + getpid();
   q.open_run(bare);
   one_line({"worker", "--queue", server->url(), "--run", std::to_string(bare)}, "has no spec");
+  one_line({"worker", "--run", "3"}, "give --queue postgresql://");
 
+  // A server with no queue yet: the worker says so and creates nothing there.
+  const std::string fresh_db = "evo_fresh_" + std::to_string(getpid());
+  c.exec("DROP DATABASE IF EXISTS " + fresh_db, "drop a database");
+  c.exec("CREATE DATABASE " + fresh_db, "create a database");
+  const std::string fresh = "postgresql://evo@127.0.0.1:" + std::to_string(server->port()) + "/" + fresh_db;
+  one_line({"worker", "--queue", fresh, "--run", "1"}, "no run 1 in the work queue");
+  {
+    pg::Conn f(fresh);
+    EXPECT_FALSE(WorkQueue::exists(f));
+    EXPECT_EQ(f.exec("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'", "count tables").get_int(0, 0), 0)
+        << "a worker for a run that cannot exist wrote to the server";
+  }
+
+  // Wrong database, nothing listening, not PostgreSQL: one line each, and no store written.
   const std::string wrong = "postgresql://evo@127.0.0.1:" + std::to_string(server->port()) + "/no_such_db";
+  const std::string unreachable = "postgresql://evo:pw@127.0.0.1:" + std::to_string(free_port()) + "/evo";
   one_line({"worker", "--queue", wrong, "--run", "1"}, "no_such_db: cannot connect");
+  one_line({"worker", "--queue", unreachable, "--run", "1"}, "postgresql://evo:***@127.0.0.1:");
+  one_line({"worker", "--queue", "mysql://h/db", "--run", "1"}, "not a postgresql:// URL");
   const fs::path db = dir.path / "never.db";
-  one_line({"--db", db.string(), "run", "--queue", wrong, "--replay", fs::absolute(kLandscape).string(), "--budget", "3"},
-           "cannot connect");
-  EXPECT_FALSE(fs::exists(db)) << "a run whose queue cannot be reached wrote its database";
-  one_line({"--db", db.string(), "run", "--queue", "mysql://h/db", "--replay", fs::absolute(kLandscape).string()},
-           "not a postgresql:// URL");
-  EXPECT_FALSE(fs::exists(db));
+  const std::vector<std::string> run{"--db", db.string(), "run", "--replay", kLandscape.string(), "--budget", "3"};
+  one_line(with(run, {"--queue", wrong}), "cannot connect");
+  one_line(with(run, {"--queue", unreachable}), "cannot connect");
+  one_line(with(run, {"--queue", "mysql://h/db"}), "not a postgresql:// URL");
+  one_line(with(run, {"--queue", server->url(), "--devices", "all"}), "start an `evo worker --queue` per GPU");
+  one_line({"--db", fresh, "runs"}, "the population store is a SQLite file");
+  EXPECT_FALSE(fs::exists(db)) << "a run whose queue cannot be used wrote its database";
 }
 
 }  // namespace
