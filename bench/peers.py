@@ -168,8 +168,8 @@ def main():
                     "ncu --profile-from-start off), after its warm-up and Triton's autotuning")
     ap.add_argument("--knobs", help="K=V,... used for both dtypes where --fp16 / --fp8 are not given")
     ap.add_argument("--best", action="append", default=[],
-                    help="sdpa_check.py's JSON (repeatable; later files win): the fastest passing configuration "
-                    "per shape of the sdpa_fp16 / sdpa_fp8 profiles, where --fp16 / --fp8 are not given")
+                    help="sdpa_check.py's JSON (repeatable): the fastest passing configuration per shape over "
+                    "the profiles it covers (a problem of the shape's sizes), where --fp16 / --fp8 are not given")
     ap.add_argument("--rounds", type=int, default=5,
                     help="time every peer of a shape this many times, interleaved; report the median")
     ap.add_argument("--shapes", default=",".join(n for n, *_ in SHAPES),
@@ -188,19 +188,23 @@ def main():
     print("device:", torch.cuda.get_device_name(0), "torch", torch.__version__, "triton", triton.__version__, flush=True)
 
     # evo[(dtype, shape)]: the given configuration for every shape, or the fastest passing one per shape
-    # over the D=64 profiles that sdpa_check's JSON files cover (sdpa_fp16[_wgmma], sdpa_fp8[_wgmma])
+    # over the sdpa profiles that sdpa_check's JSON files cover: a profile's problem counts for a shape
+    # when its sizes are the shape's (B, H, S, D, causal); fp8 or fp16 by the profile's IN_FP8
     best = {}
     for best_file in a.best:
         for path, r in json.load(open(best_file)).items():
-            base = os.path.basename(path)
-            dt = ("fp8" if base in ("sdpa_fp8.json", "sdpa_fp8_wgmma.json") else
-                  "fp16" if base in ("sdpa_fp16.json", "sdpa_fp16_wgmma.json") else None)
-            if dt is None or not r.get("timing"):
+            prof = path if os.path.exists(path) else os.path.join(ROOT, "profiles", os.path.basename(path))
+            if not r.get("timing") or not os.path.exists(prof):
                 continue
-            prof = path if os.path.exists(path) else os.path.join(ROOT, "profiles", base)
-            for name, *_ in SHAPES:
-                row = min(r["timing"], key=lambda t: t["times_us"].get(name, float("inf")))
-                t = row["times_us"].get(name, float("inf"))
+            pj = json.load(open(prof))
+            dt = "fp8" if int(pj.get("defines", {}).get("IN_FP8", 0)) else "fp16"
+            for name, B, H, S, D, causal in SHAPES:
+                want = {"B": B, "H": H, "S": S, "D": D, "causal": causal}
+                probs = [q["name"] for q in pj["problems"] if {k: q["sizes"].get(k) for k in want} == want]
+                if not probs:
+                    continue
+                row = min(r["timing"], key=lambda t: t["times_us"].get(probs[0], float("inf")))
+                t = row["times_us"].get(probs[0], float("inf"))
                 if t < best.get((dt, name), (None, None, float("inf")))[2]:
                     best[(dt, name)] = (",".join("%s=%d" % kv for kv in row["cfg"].items()), prof, t)
 

@@ -5,7 +5,7 @@
 # (exhaustive) exported as a landscape. Everything it prints and writes lands in $OUT (the
 # device tool brings it back), step by step, so a run cut short still returns what it did.
 #   scripts/bundle.sh                       # here
-#   scripts/gpu-session.sh [tests] [run] [landscape] [examples] [wgmma] [pershape] [retorch] [d128]   # there; no argument = the first three
+#   scripts/gpu-session.sh [tests] [run] [landscape] [examples] [wgmma] [pershape] [retorch] [d128] [fa3] [fa3ncu]   # there; no argument = the first three
 # retorch: export from bundle/pershape.db (an earlier pershape step's, carried in the bundle) and run
 # tests/gpu/torch_check.py on it.
 # pershape: a kernel per shape (issue 19): `evo run --objective` over the two Hopper wgmma profiles,
@@ -95,6 +95,37 @@ if [[ " $steps " == *" d128 "* ]]; then
     timed "d128_export_$prof" bundle/evo --db d128/evo.db export best --profile "$prof" --to "$OUT/kernels_d128"
   done
   cp d128/evo.db "$OUT/d128.db"
+fi
+if [[ " $steps " == *" fa3 "* ]]; then
+  # FlashAttention-3 (MMA_PATH=3) at head size 128. Per profile (EVO_FA3_PROFILES, default the three
+  # D=128 ones): one configuration of the slice on every problem first, under a timeout (a deadlock in
+  # a barrier protocol would hang the sweep), then every configuration of the slice (EVO_FA3_ONLY,
+  # default MMA_PATH=3) against SDPA with the per-problem error, then the fastest of all side by side
+  # with the peers (EVO_FA3_PEERS=0 skips them).
+  export PYTHONUNBUFFERED=1
+  bests=()
+  for prof in ${EVO_FA3_PROFILES:-sdpa_fp16_wgmma_d128 sdpa_fp8_wgmma_d128 sdpa_fp8pv_wgmma_d128}; do
+    timed "fa3_smoke_$prof" timeout 90 python3 tests/gpu/sdpa_check.py "profiles/$prof.json" \
+      --only "${EVO_FA3_ONLY:-MMA_PATH=3}" --limit 1 --time 1 --json "$OUT/fa3_smoke_$prof.json"
+    grep -q "GREEN: 1 pass" "$OUT/fa3_smoke_$prof.txt" || continue
+    timed "fa3_check_$prof" timeout "${EVO_FA3_TIMEOUT:-200}" python3 tests/gpu/sdpa_check.py "profiles/$prof.json" \
+      --only "${EVO_FA3_ONLY:-MMA_PATH=3}" --time 4 --json "$OUT/fa3_check_$prof.json"
+    [ -s "$OUT/fa3_check_$prof.json" ] && bests+=(--best "$OUT/fa3_check_$prof.json")
+  done
+  if [ "${EVO_FA3_PEERS:-1}" = 1 ] && [ ${#bests[@]} -gt 0 ]; then
+    timed fa3_peers timeout 240 python3 bench/peers.py --shapes long128,prefill128,long128_causal \
+      "${bests[@]}" --rounds "${EVO_FA3_ROUNDS:-3}" --out "$OUT/fa3_peers.json"
+  fi
+fi
+if [[ " $steps " == *" fa3ncu "* ]]; then
+  # ncu's view of one launch of each peer at head size 128 (evo: EVO_NCU_FP16 / EVO_NCU_FP8, knob specs of
+  # the D=128 profiles): tensor-pipe and issue utilisation, warp stalls, occupancy.
+  ncu_args=(--fp16-profile profiles/sdpa_fp16_wgmma_d128.json --fp8-profile "profiles/${EVO_NCU_FP8_PROFILE:-sdpa_fp8pv_wgmma_d128}.json")
+  [ -n "${EVO_NCU_FP16:-}" ] && ncu_args+=(--fp16 "$EVO_NCU_FP16")
+  [ -n "${EVO_NCU_FP8:-}" ] && ncu_args+=(--fp8 "$EVO_NCU_FP8")
+  timed fa3_ncu timeout 300 ncu --profile-from-start off --section SpeedOfLight --section ComputeWorkloadAnalysis \
+    --section WarpStateStats --section Occupancy --section LaunchStats \
+    python3 bench/peers.py --shapes "${EVO_NCU_SHAPES:-long128}" "${ncu_args[@]}" --profile-once
 fi
 if [[ " $steps " == *" landscape "* ]]; then
   timed exhaustive bundle/evo run --strategy exhaustive --budget 400 --no-sanitize

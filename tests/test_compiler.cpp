@@ -517,9 +517,9 @@ TEST(ShippedProfiles, AttentionTemplateRefusesIllegalKnobsNamingThem) {
     std::string says;
   };
   const std::vector<Case> cases = {
-      {"sm_90", {}, "MMA_PATH=2 needs -arch=sm_90a"},
-      {"sm_90a", {{"WARP_SPEC", 1}}, "MMA_PATH=2 needs WARP_SPEC=0"},
-      {"sm_90a", {{"TILE_M", 128}}, "MMA_PATH=2 needs TILE_M = 64 x (NUM_WARPS/4)"},
+      {"sm_90", {}, "MMA_PATH=2 and 3 need -arch=sm_90a"},
+      {"sm_90a", {{"WARP_SPEC", 1}}, "MMA_PATH=2 or 3 needs WARP_SPEC=0"},
+      {"sm_90a", {{"TILE_M", 128}}, "MMA_PATH=2 or 3 needs TILE_M = 64 x (NUM_WARPS/4)"},
       {"sm_90a", {{"WG_PIPE", 1}}, "WG_PIPE=1 needs MMA_PATH=2 and STAGES=3"},
       {"sm_90a", {{"MMA_PATH", 1}, {"SWIZZLE", 1}, {"TILE_M", 64}, {"NUM_WARPS", 4}, {"STAGES", 1}, {"USE_WMMA_QK", 0}},
        "MMA_PATH=1 needs USE_WMMA_QK=1"},
@@ -544,6 +544,34 @@ TEST(ShippedProfiles, AttentionTemplateRefusesIllegalKnobsNamingThem) {
   EXPECT_NE(b8.log.find("MMA_PATH=2 with IN_FP8=1 needs WG_PIPE=0"), std::string::npos) << b8.log;
   EXPECT_TRUE(compile(candidate_request(fp8, fp8.baseline, "sm_90a"), cache).ok);
 
+  // MMA_PATH=3 (FlashAttention-3): its producer loads by TMA, ping-pong needs two consumer
+  // warpgroups, and the e4m3 P·V transposes V into rows of 64 or 128 keys.
+  const Profile d128 = load_profile(kSource / "profiles/sdpa_fp16_wgmma_d128.json");
+  Config fa3 = d128.baseline;
+  for (const auto& [k, v] : Config{{"MMA_PATH", 3}, {"TILE_M", 128}, {"TILE_N", 128}, {"NUM_WARPS", 8},
+                                   {"USE_TMA", 1}, {"WG_PIPE", 1}, {"PINGPONG", 1}})
+    fa3[k] = v;
+  EXPECT_TRUE(compile(candidate_request(d128, fa3, "sm_90a"), cache).ok);
+  const std::vector<Case> fa3_cases = {
+      {"sm_90a", {{"USE_TMA", 0}}, "MMA_PATH=3 needs USE_TMA=1"},
+      {"sm_90a", {{"SPLIT_KV", 2}}, "MMA_PATH=3 needs USE_TMA=1 (the producer's loads), STAGES >= 2, SPLIT_KV=1"},
+      {"sm_90a", {{"TILE_M", 64}, {"NUM_WARPS", 4}}, "PINGPONG=1 needs MMA_PATH=3 and NUM_WARPS=8"},
+  };
+  for (const auto& c : fa3_cases) {
+    Config cfg = fa3;
+    for (const auto& [k, v] : c.change) cfg[k] = v;
+    const Build b = compile(candidate_request(d128, cfg, c.arch), cache);
+    EXPECT_FALSE(b.ok) << c.says;
+    EXPECT_NE(b.log.find(c.says), std::string::npos) << c.says << "\n" << b.log;
+  }
+  const Profile pv8 = load_profile(kSource / "profiles/sdpa_fp8pv_wgmma_d128.json");
+  EXPECT_TRUE(compile(candidate_request(pv8, pv8.baseline, "sm_90a"), cache).ok);
+  Config pv8_n32 = pv8.baseline;
+  pv8_n32["TILE_N"] = 32;
+  const Build bn = compile(candidate_request(pv8, pv8_n32, "sm_90a"), cache);
+  EXPECT_FALSE(bn.ok);
+  EXPECT_NE(bn.log.find("3 (TILE_N 64 or 128)"), std::string::npos) << bn.log;
+
   // SPLIT_KV > 1 combines through a thread-block cluster: sm_80 has none, and says so.
   const Profile mma = load_profile(kSource / "profiles/sdpa_fp16.json");
   Config split = {{"MMA_PATH", 1}, {"TILE_M", 64}, {"TILE_N", 64}, {"NUM_WARPS", 4}, {"STAGES", 2},
@@ -558,13 +586,15 @@ TEST(ShippedProfiles, AttentionTemplateRefusesIllegalKnobsNamingThem) {
 // Each sdpa profile's launch.shared_bytes expression is the template's own SMEM_BYTES: a profile that
 // asks for less makes the kernel trap, one that asks for more costs occupancy. The template checks a
 // value it is given (SDPA_EXPECT_SMEM_BYTES) with a static_assert; compiled to PTX only (no ptxas), for
-// a spread of SPLIT_KV > 1 configurations (their mailbox is the newest term) and a few others.
+// a spread of SPLIT_KV > 1 configurations (their mailbox is a term of its own), every MMA_PATH=3 one with
+// three stages or 64-key tiles (its rings), and a few others.
 TEST(ShippedProfiles, SdpaSharedBytesExpressionIsTheTemplates) {
   TempDir t;
   CompileCache cache(t.path / "cache");
   std::size_t checked = 0;
   for (const std::string name : {"sdpa_fp16_wgmma", "sdpa_fp8_wgmma", "sdpa_fp16", "sdpa_fp8", "sdpa_fp16_d128",
-                                 "sdpa_fp8_d128", "sdpa_fp16_wgmma_d128", "sdpa_fp8_wgmma_d128"}) {
+                                 "sdpa_fp8_d128", "sdpa_fp16_wgmma_d128", "sdpa_fp8_wgmma_d128",
+                                 "sdpa_fp8pv_wgmma_d128"}) {
     const Profile p = load_profile(kSource / "profiles" / (name + ".json"));
     ASSERT_FALSE(p.problems.empty()) << name;
     const std::string virt = "compute_" + p.arch.substr(p.arch.find('_') + 1);  // sm_90a -> compute_90a
@@ -578,6 +608,8 @@ TEST(ShippedProfiles, SdpaSharedBytesExpressionIsTheTemplates) {
       return c.count("V_REGS") && c.at("V_REGS") == 1 && c.at("STAGES") > 1;
     });
     if (vregs != whole.end()) sample.push_back(*vregs);
+    for (const Config& c : whole)  // MMA_PATH=3 (its own ring of rewritten V tiles and its mbarriers): each
+      if (c.at("MMA_PATH") == 3 && (c.at("STAGES") == 3 || c.at("TILE_N") == 64)) sample.push_back(c);  // a few
     for (const Config& c : sample) {
       const auto bytes = launch_geometry(p.kernel, p.problems.front(), c).shared_bytes;
       CompileRequest r = candidate_request(p, c, virt);

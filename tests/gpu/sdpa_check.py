@@ -466,6 +466,7 @@ def check_profile(a, path):
     npass = 0
     t0 = time.time()
     fails = {}
+    per_problem = {q["name"]: dict(max_abs=0.0, mean_abs=0.0, bad_pct=0.0) for q in p["problems"]}  # worst, any config
     for i, r in enumerate(rows):
         if not r["ok"]:
             continue
@@ -490,6 +491,7 @@ def check_profile(a, path):
                 fig = error_figures(torch, O, ref, atol, rtol)
                 for k in worst:
                     worst[k] = max(worst[k], fig[k]) if not fig["nan"] else float("inf")
+                    per_problem[prob["name"]][k] = max(per_problem[prob["name"]][k], worst[k] if fig["nan"] else fig[k])
                 if not passes(fig, green):
                     good = False
                     r.setdefault("why", "%s seed %d: max_abs %.3g mean_abs %.3g bad %.2f%%%s" % (
@@ -508,6 +510,9 @@ def check_profile(a, path):
     wmean = max((r["worst"]["mean_abs"] for r in rows if r.get("green")), default=float("nan"))
     wbad = max((r["worst"]["bad_pct"] for r in rows if r.get("green")), default=float("nan"))
     print("worst figures over passing configurations: max_abs %.3g, mean_abs %.3g, bad %.3f%%" % (wmax, wmean, wbad))
+    for name, f in per_problem.items():  # what a profile's GREEN thresholds are set from (every configuration)
+        print("  worst on %-15s max_abs %.3g mean_abs %.3g bad %.3f%%" % (name, f["max_abs"], f["mean_abs"], f["bad_pct"]))
+    result["per_problem_worst"] = per_problem
     result.update(green_pass=npass, green_fail=len(fails), fails=fails, worst_max_abs=wmax, worst_mean_abs=wmean)
 
     # D. timing: every passing configuration once on the objective, then the best K on every problem
