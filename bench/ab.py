@@ -27,9 +27,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "gpu"))
 import sdpa_check as chk  # noqa: E402
 
-SHAPES = {"small": (1, 2, 64), "mission": (2, 8, 256), "mission512": (1, 8, 512), "long": (2, 16, 4096),
-          "tail": (1, 4, 250)}
-D = 64
+# name: (B, H, S, D, causal); a row runs on the shapes of its profile's HEAD_DIM
+SHAPES = {"small": (1, 2, 64, 64, 0), "mission": (2, 8, 256, 64, 0), "mission512": (1, 8, 512, 64, 0),
+          "long": (2, 16, 4096, 64, 0), "tail": (1, 4, 250, 64, 0), "long128": (2, 16, 4096, 128, 0),
+          "prefill128": (1, 32, 2048, 128, 0), "long128_causal": (2, 16, 4096, 128, 1),
+          "tail128": (1, 4, 250, 128, 0), "tail128_causal": (1, 4, 250, 128, 1)}
 
 
 def build(row, work, i):
@@ -41,7 +43,7 @@ def build(row, work, i):
     if not ok:
         raise RuntimeError("%s does not compile:\n%s" % (row["name"], log[-3000:]))
     regs, spill, stack = chk.ptxas_figures(log)
-    env = dict(p["_defines_num"], B=2, H=16, S=4096, D=D, causal=0, **cfg)
+    env = dict(p["_defines_num"], B=2, H=16, S=4096, D=int(p["defines"].get("HEAD_DIM", 64)), causal=0, **cfg)
     smem = int(chk.ev(p["launch"]["shared_bytes"], env))
     threads = 1
     for e in p["launch"]["block"]:
@@ -79,17 +81,20 @@ def main():
     runners = [chk.Runner(cp, torch, p, cfg, cub, p["kernel"]) for row, p, cfg, cub, fig in built]
     result = {r["name"]: dict(fig, times_us={}, spread_us={}, max_err={}) for r, _, _, _, fig in built}
     for sh in a.shapes.split(","):
-        B, H, S = SHAPES[sh]
-        prob = {"name": sh, "sizes": {"B": B, "H": H, "S": S, "D": D, "causal": 0}}
+        B, H, S, D, causal = SHAPES[sh]
+        prob = {"name": sh, "sizes": {"B": B, "H": H, "S": S, "D": D, "causal": causal}}
         data = {}
         for fp8 in (0, 1):
             qs, desc, deq = chk.make_inputs(torch, prob, bool(fp8), 11)
-            ref = chk.torch_ref(torch, deq, 0) if S <= 512 else None
+            ref = chk.torch_ref(torch, deq, causal) if S <= 512 else None
             data[fp8] = (qs, desc, ref)
         O = torch.empty(B, H, S, D, device="cuda", dtype=torch.float16)
         scr = chk.scratch(torch, prob)
         fns = []
         for (row, p, cfg, cub, fig), run in zip(built, runners):
+            if int(p["defines"].get("HEAD_DIM", 64)) != D:  # another head size's row: no figure here
+                fns.append(None)
+                continue
             qs, desc, ref = data[int(p["defines"].get("IN_FP8", 0))]
             bufs = qs + [O] + list(scr)
             fn = (lambda s, run=run, bufs=bufs, desc=desc:
@@ -102,6 +107,8 @@ def main():
             fns.append(fn)
         if a.profile_once:
             for fn in fns:
+                if fn is None:
+                    continue
                 fn(torch.cuda.current_stream())
                 torch.cuda.synchronize()
                 torch.cuda.profiler.start()
@@ -112,8 +119,11 @@ def main():
         times = [[] for _ in fns]
         for _ in range(a.rounds):
             for k, fn in enumerate(fns):
-                times[k].append(chk.time_graph(torch, fn, reps=10 if S > 512 else 30))
+                if fn is not None:
+                    times[k].append(chk.time_graph(torch, fn, reps=10 if S > 512 else 30))
         for (row, *_), ts in zip(built, times):
+            if not ts:
+                continue
             ts.sort()
             result[row["name"]]["times_us"][sh] = ts[len(ts) // 2]
             result[row["name"]]["spread_us"][sh] = ts[-1] - ts[0]
@@ -127,6 +137,9 @@ def main():
         for n in names:
             e = r["max_err"].get(n)
             bad = e is not None and not (e <= 0.02)  # NaN counts as bad
+            if n not in r["times_us"]:  # another head size
+                cells.append("-")
+                continue
             cells.append("%9.2f [%4.2f]%s" % (r["times_us"][n], r["spread_us"][n], " err!" if bad else "     "))
         print("%-34s" % row["name"] + "".join("%22s" % c for c in cells), flush=True)
     with open(a.json, "w") as f:

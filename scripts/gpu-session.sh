@@ -5,7 +5,7 @@
 # (exhaustive) exported as a landscape. Everything it prints and writes lands in $OUT (the
 # device tool brings it back), step by step, so a run cut short still returns what it did.
 #   scripts/bundle.sh                       # here
-#   scripts/gpu-session.sh [tests] [run] [landscape] [examples] [wgmma] [pershape] [retorch] [d128] [fa3] [fa3ncu]   # there; no argument = the first three
+#   scripts/gpu-session.sh [tests] [run] [landscape] [examples] [wgmma] [pershape] [retorch] [d128] [fa3] [fa3ncu] [fa3ab]   # there; no argument = the first three
 # retorch: export from bundle/pershape.db (an earlier pershape step's, carried in the bundle) and run
 # tests/gpu/torch_check.py on it.
 # pershape: a kernel per shape (issue 19): `evo run --objective` over the two Hopper wgmma profiles,
@@ -126,6 +126,16 @@ if [[ " $steps " == *" fa3ncu "* ]]; then
   timed fa3_ncu timeout 300 ncu --profile-from-start off --section SpeedOfLight --section ComputeWorkloadAnalysis \
     --section WarpStateStats --section Occupancy --section LaunchStats \
     python3 bench/peers.py --shapes "${EVO_NCU_SHAPES:-long128}" "${ncu_args[@]}" --profile-once
+fi
+if [[ " $steps " == *" fa3ab "* ]]; then
+  # FlashAttention-3 variants side by side (bench/rows/fa3_d128.json: knobs and timing-only switches),
+  # then ncu's warp-stall breakdown of two of them (bench/rows/fa3_d128_ncu.json).
+  export PYTHONUNBUFFERED=1
+  timed fa3_ab timeout 300 python3 bench/ab.py "${EVO_AB_ROWS:-bench/rows/fa3_d128.json}" \
+    --shapes "${EVO_AB_SHAPES:-long128,prefill128,long128_causal,tail128,tail128_causal}" --rounds "${EVO_AB_ROUNDS:-5}" --json "$OUT/fa3_ab.json"
+  timed fa3_stalls timeout 200 ncu --profile-from-start off --section WarpStateStats --section ComputeWorkloadAnalysis \
+    --section InstructionStats --print-details all \
+    python3 bench/ab.py bench/rows/fa3_d128_ncu.json --shapes long128 --profile-once
 fi
 if [[ " $steps " == *" landscape "* ]]; then
   timed exhaustive bundle/evo run --strategy exhaustive --budget 400 --no-sanitize

@@ -113,6 +113,10 @@
 #ifndef PINGPONG
 #define PINGPONG 0       // MMA_PATH=3 with two consumer warpgroups: 1 they take turns issuing their products
 #endif
+#ifndef PERSIST
+#define PERSIST 0        // MMA_PATH=3: 1 a block per SM walks the query tiles (grid = min(tiles, SMs)), loading the
+                         // next tile's Q and K/V while this one finishes; 0 a block per query tile
+#endif
 
 // ---- not searched: MMA_PATH=2 without WG_PIPE, where Q·K_jᵀ is issued. 1 (default): in block_mma, by
 // every warpgroup, active or not (causal: one wasted wgmma per block at most); ptxas then keeps far
@@ -171,6 +175,7 @@ static_assert(MMA_PATH != 3 || (USE_TMA == 1 && STAGES >= 2 && SPLIT_KV == 1 && 
               "MMA_PATH=3 needs USE_TMA=1 (the producer's loads), STAGES >= 2, SPLIT_KV=1, MIN_BLOCKS=1 and V_REGS=0");
 static_assert(PINGPONG == 0 || (PINGPONG == 1 && MMA_PATH == 3 && NUM_WARPS == 8),
               "PINGPONG=1 needs MMA_PATH=3 and NUM_WARPS=8 (two consumer warpgroups)");
+static_assert(PERSIST == 0 || (PERSIST == 1 && MMA_PATH == 3), "PERSIST=1 needs MMA_PATH=3");
 static_assert(MIN_BLOCKS == 1 || MIN_BLOCKS == 2 || MIN_BLOCKS == 4, "MIN_BLOCKS must be 1, 2 or 4");
 static_assert(V_REGS == 0 || (V_REGS == 1 && MMA_PATH == 2 && IN_FP8 == 1 && QK_HOISTED && WG_PIPE == 0),
               "V_REGS=1 needs MMA_PATH=2 with IN_FP8=1 (the widened V copy) and Q·Kᵀ issued in block_mma");
@@ -232,8 +237,9 @@ constexpr float P_SHIFT = PV_FP8 ? 8.f : 0.f;
 
 // ---- shared-memory layout (bytes; every section is a multiple of 32: WMMA pointers need 32-byte alignment) ----
 constexpr int RS_Q   = MMA_PATH >= 1 ? RS_IN : RS_H;   // MMA_PATH=0 keeps Q as fp16
+constexpr int Q_BUFS = PERSIST ? 2 : 1;           // PERSIST=1: the next query tile's Q loads into the other
 constexpr int OFF_Q  = 0;
-constexpr int OFF_K  = OFF_Q + TILE_M * RS_Q;
+constexpr int OFF_K  = OFF_Q + Q_BUFS * TILE_M * RS_Q;
 constexpr int OFF_V  = OFF_K + STAGES * TILE_N * RS_IN;
 constexpr int OFF_KH = OFF_V + (V_REGS ? 0 : STAGES * TILE_N * RS_IN);  // (V_REGS=1: V has no ring stages)
 constexpr int OFF_VH = OFF_KH + (NEED_KH ? CONV_BUFS * TILE_N * RS_H : 0);
@@ -244,7 +250,7 @@ constexpr int OFF_O  = OFF_P + (MMA_PATH == 0 && USE_WMMA_PV ? TILE_M * LDP * 2 
 constexpr int OFF_M  = OFF_O + (MMA_PATH == 0 ? TILE_M * LDO * 4 : 0);
 constexpr int OFF_L  = OFF_M + (MMA_PATH == 0 ? TILE_M * 4 : 0);
 constexpr int OFF_BAR = OFF_L + (MMA_PATH == 0 ? TILE_M * 4 : 0);    // MMA_PATH=3: the ring's mbarriers
-constexpr int MAIN_BYTES = OFF_BAR + (MMA_PATH == 3 ? 128 : 0);
+constexpr int MAIN_BYTES = OFF_BAR + (MMA_PATH == 3 ? 256 : 0);
 // SPLIT_KV>1 (MMA_PATH 1 or 2): the mailbox where the other splits' partial states of the 16-row tiles
 // this block owns arrive (split_exchange), after everything above so that it is free from the start,
 // then the mbarrier that counts their bytes. A partial is one warp's registers for one 16-row tile:
@@ -897,6 +903,18 @@ __device__ __forceinline__ void load_q_frags(WarpState& ws, const unsigned char*
 }
 
 typedef float Scores[MT][NTN][4];  // one warp's score / probability tile, in registers
+constexpr int RS_WAYS = MMA_PATH == 3 ? 4 : 1;  // partial row sums of the probabilities
+// Max of columns e, e + 1 of every 8-key tile (one row of this thread's scores), as a tree.
+__device__ __forceinline__ float row_max_tree(const float (&t)[NTN][4], int e) {
+  float m[NTN];
+#pragma unroll
+  for (int i = 0; i < NTN; ++i) m[i] = fmaxf(t[i][e], t[i][e + 1]);
+#pragma unroll
+  for (int w = 1; w < NTN; w *= 2)
+#pragma unroll
+    for (int i = 0; i + w < NTN; i += 2 * w) m[i] = fmaxf(m[i], m[i + w]);
+  return m[0];
+}
 
 // First half of a K/V tile for one warp: S = Q·Kᵀ, mask, online softmax; s ends holding P.
 __device__ __forceinline__ void warp_scores(WarpState& ws, Scores& s, const unsigned char* sQ, const unsigned char* sK,
@@ -958,9 +976,13 @@ __device__ __forceinline__ void warp_scores(WarpState& ws, Scores& s, const unsi
   for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
+#if MMA_PATH == 3  // knob MMA_PATH=3: a tree (as a chain of NTN dependent steps it stalled fp8's softmax)
+      float mx = row_max_tree(s[mt], 2 * h);
+#else
       float mx = neg_inf();
 #pragma unroll
       for (int nt = 0; nt < NTN; ++nt) mx = fmaxf(mx, fmaxf(s[mt][nt][2 * h], s[mt][nt][2 * h + 1]));
+#endif
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));  // the 4 threads of a row
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
       const float m_new = fmaxf(ws.m[mt][h], mx * w.scale_log2);    // online softmax: running max
@@ -968,16 +990,18 @@ __device__ __forceinline__ void warp_scores(WarpState& ws, Scores& s, const unsi
       const float alpha = fast_exp2(ws.m[mt][h] - m_use);            // rescale earlier tiles
       const float m_p = m_use - P_SHIFT;                              // PV_FP8: P scaled by 2^P_SHIFT
       ws.m[mt][h] = m_new;
-      float rs = 0.f;
+      float rs[RS_WAYS] = {};  // (MMA_PATH=3: independent partial sums, for the same reason)
 #pragma unroll
       for (int nt = 0; nt < NTN; ++nt)
 #pragma unroll
         for (int e = 2 * h; e < 2 * h + 2; ++e) {
           const float p = fast_exp2(fmaf(s[mt][nt][e], w.scale_log2, -m_p));  // this tile's probabilities
           s[mt][nt][e] = p;
-          rs += p;
+          rs[nt % RS_WAYS] += p;
         }
-      ws.l[mt][h] = ws.l[mt][h] * alpha + rs;                        // running sum
+#pragma unroll
+      for (int i = 1; i < RS_WAYS; ++i) rs[0] += rs[i];
+      ws.l[mt][h] = ws.l[mt][h] * alpha + rs[0];                     // running sum
 #if WG_PIPE || MMA_PATH == 3  // knob WG_PIPE=1, MMA_PATH=3: the previous tile's P·V may still be writing O
       ws.alpha[mt][h] = alpha;
 #else
@@ -1291,12 +1315,59 @@ __device__ __forceinline__ void store_o(const WarpState& ws, const Work& w, int 
 // and the last P·V after the loop. With two consumer warpgroups, PINGPONG=1 makes them take turns
 // at issuing (named barriers BAR_PP + warpgroup), so that one's softmax runs while the other's
 // products occupy the tensor cores.
+//
+// Work. A work item is one query tile of one (b, h). PERSIST=0: a block per item. PERSIST=1: a block
+// per SM takes items blockIdx.x, + gridDim.x, ...; the producer loads the next item's Q (into the
+// other of two Q buffers) and K/V while the consumers finish this one, so a block's start and its
+// epilogue no longer leave the tensor cores idle. The ring's position runs on across items.
+// Causal: an item's query tiles are taken last first (the most keys first, the fewest last).
 // =============================================================================================
 constexpr bool XFORM_V = IN_FP8;                 // the producer rewrites V (transposed or widened)
-// mbarriers, STAGES each: K landed, K free, V landed (TMA), V free (its P·V is done), X written
+// mbarriers, STAGES each: K landed, K free, V landed (TMA), V free (its P·V is done), X written;
+// then per Q buffer: Q landed (the producer warpgroup's cp.async), Q free (its last Q·Kᵀ is done)
 enum : int { FA3_K_FULL = 0, FA3_K_EMPTY = 1, FA3_V_FULL = 2, FA3_V_EMPTY = 3, FA3_X_FULL = 4 };
-static_assert(5 * STAGES * 8 <= 128, "MMA_PATH=3: the ring's mbarriers must fit the 128 bytes they are given");
+static_assert(8 * (5 * STAGES + 4) <= 160, "MMA_PATH=3: the mbarriers must fit the 160 bytes they are given");
 __device__ __forceinline__ unsigned fa3_bar(const Work& w, int kind, int st) { return w.tma_bar + 8 * (kind * STAGES + st); }
+__device__ __forceinline__ unsigned q_full_bar(const Work& w, int b) { return w.tma_bar + 8 * (5 * STAGES + b); }
+__device__ __forceinline__ unsigned q_empty_bar(const Work& w, int b) { return w.tma_bar + 8 * (5 * STAGES + 2 + b); }
+__device__ __forceinline__ unsigned char* q_buf(unsigned char* smem, int b) { return smem + OFF_Q + b * TILE_M * RS_Q; }
+
+// What every item shares (the kernel's arguments), and item idx's Work. It lives in shared memory (after
+// the mbarriers): held in registers across the item loop it cost the producer and the consumers spills.
+struct Fa3Problem {
+  const unsigned char *Q, *K, *V;
+  __half* O;
+  int S, causal, n_q, items;        // query tiles per (b, h); items = n_q * B * H
+  float scale_log2, v_descale;
+  unsigned long long kmap, vmap;
+  unsigned bars;
+};
+__device__ __forceinline__ Work fa3_work(const Fa3Problem& P, int idx) {
+  Work w;
+  const int bh = idx / P.n_q, r = idx % P.n_q;
+  w.S = P.S;
+  w.causal = P.causal;
+  w.bh = bh;
+  w.q0 = (P.causal ? P.n_q - 1 - r : r) * TILE_M;
+  const long long head = (long long)bh * P.S * HEAD_DIM;
+  w.gQ = P.Q + (head + (long long)w.q0 * HEAD_DIM) * ESZ;
+  w.gK = P.K + head * ESZ;
+  w.gV = P.V + head * ESZ;
+  w.O = P.O + head;
+  w.scale_log2 = P.scale_log2;
+  w.v_descale = P.v_descale;
+  w.t_begin = 0;
+  w.n_tiles = ((P.causal ? min(P.S, w.q0 + TILE_M) : P.S) + TILE_N - 1) / TILE_N;
+  w.kmap = P.kmap;
+  w.vmap = P.vmap;
+  w.tma_bar = P.bars;
+  return w;
+}
+// This block's items: PERSIST=1 every gridDim.x-th from blockIdx.x; PERSIST=0 the one its grid cell names.
+__device__ __forceinline__ int fa3_first_item(const Fa3Problem& P) {
+  return PERSIST ? (int)blockIdx.x : (int)blockIdx.y * P.n_q + (int)blockIdx.x;
+}
+__device__ __forceinline__ int fa3_next_item(const Fa3Problem& P, int idx) { return PERSIST ? idx + (int)gridDim.x : P.items; }
 // Wait for phase (j / STAGES) of barrier kind at tile j's stage; for an EMPTY barrier pass the
 // tile whose stage is being refilled minus STAGES, i.e. wait for its release.
 __device__ __forceinline__ void fa3_wait(const Work& w, int kind, int j) {
@@ -1356,7 +1427,7 @@ __device__ __forceinline__ void stsm_x4(unsigned addr, unsigned r0, unsigned r1,
 __device__ __forceinline__ void transpose_v(unsigned char* vt, const unsigned char* v, int ptid) {
   const int pw = ptid >> 5, lane = ptid & 31;
   constexpr int KB = TILE_N / 16, CP = HEAD_DIM / 32;  // 16-key blocks, 32-column steps
-#pragma unroll
+#pragma unroll 1  // (unrolled, its addresses need more registers than the producer keeps)
   for (int u = pw; u < KB * CP; u += 4) {
     const int b = u % KB, cp = u / KB;
     unsigned r[4];
@@ -1376,42 +1447,58 @@ __device__ __forceinline__ void fa3_pv_issue(float (&o)[NTD][4], const PTile& a,
 }
 #endif
 
-// Producer warpgroup. Thread 0 issues tile j's loads once its stages are free; with fp8, the whole
-// warpgroup rewrites V_{j-1} (one tile behind, so V_j's load is in flight meanwhile) once the
-// consumers are done with that X stage, fences it for wgmma's reads and publishes it.
-__device__ __forceinline__ void fa3_producer(const Work& w, unsigned char* smem, int ptid) {
-  constexpr int PANEL = RB_IN < 128 ? RB_IN : 128;  // bytes of a row per TMA box
-  for (int j = 0; j < w.n_tiles + (XFORM_V ? 1 : 0); ++j) {
-    if (j < w.n_tiles && ptid == 0) {
-      const int st = j % STAGES, kv0 = (w.t_begin + j) * TILE_N;
-      if (j >= STAGES) fa3_wait(w, FA3_K_EMPTY, j - STAGES);
-      mbar_expect_tx(fa3_bar(w, FA3_K_FULL, st), TILE_N * RB_IN);
-#pragma unroll
-      for (int p = 0; p < RB_IN / PANEL; ++p)
-        tma_load_3d(smem_u32(k_stage(smem, st)) + p * TILE_N * PANEL, w.kmap, p * PANEL / ESZ, kv0, w.bh,
-                    fa3_bar(w, FA3_K_FULL, st));
-      // fp16: the consumers read V's stage itself. fp8: its last reader was this warpgroup's rewrite
-      // of tile j - STAGES, finished (barrier BAR_PRODUCER) an iteration ago at the latest.
-      if (!XFORM_V && j >= STAGES) fa3_wait(w, FA3_V_EMPTY, j - STAGES);
-      mbar_expect_tx(fa3_bar(w, FA3_V_FULL, st), TILE_N * RB_IN);
-#pragma unroll
-      for (int p = 0; p < RB_IN / PANEL; ++p)
-        tma_load_3d(smem_u32(v_stage(smem, st)) + p * TILE_N * PANEL, w.vmap, p * PANEL / ESZ, kv0, w.bh,
-                    fa3_bar(w, FA3_V_FULL, st));
-    }
-    if (XFORM_V && j >= 1) {
-      const int t = j - 1, st = t % STAGES;
-      fa3_wait(w, FA3_V_FULL, t);
-      if (t >= STAGES) fa3_wait(w, FA3_V_EMPTY, t - STAGES);
+// Producer warpgroup. Per item: every thread copies its chunks of Q into the item's Q buffer once the
+// consumers are done with the item two back (cp.async, counted by Q_FULL as each thread's copies land);
+// thread 0 issues each K/V tile's TMA loads once its stages are free. With fp8 the whole warpgroup
+// rewrites V one tile behind (so the next tile's load is in flight meanwhile) once the consumers are
+// done with that X stage, fences it for wgmma's reads and publishes it. g counts tiles across items.
+__device__ __forceinline__ void fa3_rewrite_v(const Work& w, unsigned char* smem, int g, int ptid) {
+  const int st = g % STAGES;
+  fa3_wait(w, FA3_V_FULL, g);
+  if (g >= STAGES) fa3_wait(w, FA3_V_EMPTY, g - STAGES);
 #if PV_FP8  // knob PV_FP8=1: transpose
-      transpose_v(smem + OFF_VT + st * TILE_N * RS_IN, v_stage(smem, st), ptid);
+  transpose_v(smem + OFF_VT + st * TILE_N * RS_IN, v_stage(smem, st), ptid);
 #else       // knob PV_FP8=0: widen
-      convert_tile<TILE_N>(vh_buf(smem, st), v_stage(smem, st), ptid, 128);
+  convert_tile<TILE_N>(vh_buf(smem, st), v_stage(smem, st), ptid, 128);
 #endif
-      async_proxy_fence();
-      named_sync(BAR_PRODUCER, 128);
-      if (ptid == 0) mbar_arrive(fa3_bar(w, FA3_X_FULL, st));
+  async_proxy_fence();
+  named_sync(BAR_PRODUCER, 128);
+  if (ptid == 0) mbar_arrive(fa3_bar(w, FA3_X_FULL, st));
+}
+__device__ __forceinline__ void fa3_producer(const Fa3Problem& P, unsigned char* smem, int ptid) {
+  constexpr int PANEL = RB_IN < 128 ? RB_IN : 128;  // bytes of a row per TMA box
+  int g = 0;
+  for (int idx = fa3_first_item(P), k = 0; idx < P.items; idx = fa3_next_item(P, idx), ++k) {
+    const Work w = fa3_work(P, idx);
+    const int b = k & 1;
+    if (k >= 2) mbar_wait(q_empty_bar(w, b), ((k - 2) >> 1) & 1);
+    load_tile<TILE_M, RB_IN, 128>(q_buf(smem, b), w.gQ, min(TILE_M, P.S - w.q0), ptid);
+    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(q_full_bar(w, b)) : "memory");
+    for (int j = 0; j < w.n_tiles; ++j, ++g) {
+      if (ptid == 0) {
+        const int st = g % STAGES, kv0 = (w.t_begin + j) * TILE_N;
+        if (g >= STAGES) fa3_wait(w, FA3_K_EMPTY, g - STAGES);
+        mbar_expect_tx(fa3_bar(w, FA3_K_FULL, st), TILE_N * RB_IN);
+#pragma unroll
+        for (int p = 0; p < RB_IN / PANEL; ++p)
+          tma_load_3d(smem_u32(k_stage(smem, st)) + p * TILE_N * PANEL, w.kmap, p * PANEL / ESZ, kv0, w.bh,
+                      fa3_bar(w, FA3_K_FULL, st));
+        // fp16: the consumers read V's stage itself. fp8: its last reader was this warpgroup's rewrite
+        // of tile g - STAGES, finished (barrier BAR_PRODUCER) an iteration ago at the latest.
+        if (!XFORM_V && g >= STAGES) fa3_wait(w, FA3_V_EMPTY, g - STAGES);
+        mbar_expect_tx(fa3_bar(w, FA3_V_FULL, st), TILE_N * RB_IN);
+#pragma unroll
+        for (int p = 0; p < RB_IN / PANEL; ++p)
+          tma_load_3d(smem_u32(v_stage(smem, st)) + p * TILE_N * PANEL, w.vmap, p * PANEL / ESZ, kv0, w.bh,
+                      fa3_bar(w, FA3_V_FULL, st));
+      }
+      if (XFORM_V && g >= 1) fa3_rewrite_v(w, smem, g - 1, ptid);
     }
+  }
+  if (XFORM_V && g >= 1) {
+    Work w;
+    w.tma_bar = P.bars;
+    fa3_rewrite_v(w, smem, g - 1, ptid);
   }
 }
 
@@ -1428,68 +1515,64 @@ __device__ __forceinline__ void pp_pass(int wg, bool last) {
 #endif
 }
 
-// Consumer warpgroups: threads 0 .. NUM_WARPS*32 - 1, warp w owns rows 16w .. 16w + 15.
-__device__ __forceinline__ void fa3_consumer(const Work& w, unsigned char* smem, int tid) {
+// Consumer warpgroups: threads 0 .. NUM_WARPS*32 - 1, warp w owns rows 16w .. 16w + 15 of each item.
+// One item: tiles g .. g + n - 1 of the ring; `last` is this block's last item (PINGPONG's bookkeeping).
+__device__ __forceinline__ void fa3_item(const Work& w, unsigned char* smem, const unsigned char* sQ, int qb, int g,
+                                         bool last, int tid) {
   const int warp = tid >> 5, lane = tid & 31, wrow = warp * 16, wg = warp >> 2;
-  const unsigned char* sQ = smem + OFF_Q;
   const int vfull = XFORM_V ? FA3_X_FULL : FA3_V_FULL;
+  const int n = w.n_tiles;
   WarpState ws;
 #pragma unroll
   for (int h = 0; h < 2; ++h) { ws.m[0][h] = neg_inf(); ws.l[0][h] = 0.f; }
 #pragma unroll
   for (int dt = 0; dt < NTD; ++dt) ws.o[0][dt][0] = ws.o[0][dt][1] = ws.o[0][dt][2] = ws.o[0][dt][3] = 0.f;
 
-  // Q: every consumer thread copies its chunks, then the tile is published to the async proxy
-  load_tile<TILE_M, RB_IN, CT>(smem + OFF_Q, w.gQ, min(TILE_M, w.S - w.q0), tid);
-  cp_async_commit();
-  cp_async_wait<0>();
-  async_proxy_fence();
-  named_sync(BAR_CONSUMERS, CT);
-#if PINGPONG  // knob PINGPONG=1: warpgroup 0 issues first
-  if (wg == 1) named_arrive(BAR_PP + 0, 2 * 128);
-#endif
-
   Scores s;
   PTile pa;
   // tile 0: S_0 alone (O is still zero)
-  fa3_wait(w, FA3_K_FULL, 0);
+  fa3_wait(w, FA3_K_FULL, g);
   pp_turn(wg);
   wg_fence();
-  wg_qk_issue(s[0], sQ, k_stage(smem, 0), wrow);
+  wg_qk_issue(s[0], sQ, k_stage(smem, g % STAGES), wrow);
   wg_commit();
   pp_pass(wg, false);
   wg_wait<0>();
   wg_keep(s[0]);
-  fa3_release(w, FA3_K_EMPTY, 0, lane);
+  fa3_release(w, FA3_K_EMPTY, g, lane);
+  if (n == 1 && lane == 0) mbar_arrive(q_empty_bar(w, qb));  // the item's last Q·Kᵀ is done
   warp_scores(ws, s, sQ, nullptr, wrow, lane, w, w.t_begin * TILE_N);
   fa3_pack_p(pa, s[0]);
 
-  for (int j = 1; j < w.n_tiles; ++j) {
-    fa3_wait(w, FA3_K_FULL, j);
-    fa3_wait(w, vfull, j - 1);  // both operands in before the turn: no wait between the two issues
+  for (int j = 1; j < n; ++j) {
+    const int gj = g + j;
+    fa3_wait(w, FA3_K_FULL, gj);
+    fa3_wait(w, vfull, gj - 1);  // both operands in before the turn: no wait between the two issues
     pp_turn(wg);
     wg_keep(pa);
     wg_keep(ws.o[0]);
     wg_fence();
-    wg_qk_issue(s[0], sQ, k_stage(smem, j % STAGES), wrow);   // S_j
+    wg_qk_issue(s[0], sQ, k_stage(smem, gj % STAGES), wrow);   // S_j
     wg_commit();
-    fa3_pv_issue(ws.o[0], pa, pv_stage(smem, (j - 1) % STAGES));  // O += P_{j-1} V_{j-1}
+    fa3_pv_issue(ws.o[0], pa, pv_stage(smem, (gj - 1) % STAGES));  // O += P_{j-1} V_{j-1}
     wg_commit();
     pp_pass(wg, false);
 #if WG_PIPE  // knob WG_PIPE=1: softmax of tile j while P_{j-1}·V_{j-1} runs
     wg_wait<1>();
     wg_keep(s[0]);
-    fa3_release(w, FA3_K_EMPTY, j, lane);
+    fa3_release(w, FA3_K_EMPTY, gj, lane);
+    if (j == n - 1 && lane == 0) mbar_arrive(q_empty_bar(w, qb));
     warp_scores(ws, s, sQ, nullptr, wrow, lane, w, (w.t_begin + j) * TILE_N);
     wg_wait<0>();
     wg_keep(ws.o[0]);
-    fa3_release(w, FA3_V_EMPTY, j - 1, lane);
+    fa3_release(w, FA3_V_EMPTY, gj - 1, lane);
 #else        // knob WG_PIPE=0: both products first
     wg_wait<0>();
     wg_keep(s[0]);
     wg_keep(ws.o[0]);
-    fa3_release(w, FA3_K_EMPTY, j, lane);
-    fa3_release(w, FA3_V_EMPTY, j - 1, lane);
+    fa3_release(w, FA3_K_EMPTY, gj, lane);
+    fa3_release(w, FA3_V_EMPTY, gj - 1, lane);
+    if (j == n - 1 && lane == 0) mbar_arrive(q_empty_bar(w, qb));
     warp_scores(ws, s, sQ, nullptr, wrow, lane, w, (w.t_begin + j) * TILE_N);
 #endif
 #pragma unroll
@@ -1502,42 +1585,110 @@ __device__ __forceinline__ void fa3_consumer(const Work& w, unsigned char* smem,
     fa3_pack_p(pa, s[0]);
   }
   // the last P·V
-  fa3_wait(w, vfull, w.n_tiles - 1);
+  fa3_wait(w, vfull, g + n - 1);
   pp_turn(wg);
   wg_keep(pa);
   wg_keep(ws.o[0]);
   wg_fence();
-  fa3_pv_issue(ws.o[0], pa, pv_stage(smem, (w.n_tiles - 1) % STAGES));
+  fa3_pv_issue(ws.o[0], pa, pv_stage(smem, (g + n - 1) % STAGES));
   wg_commit();
-  pp_pass(wg, true);
+  pp_pass(wg, last);
   wg_wait<0>();
   wg_keep(ws.o[0]);
+  fa3_release(w, FA3_V_EMPTY, g + n - 1, lane);
   store_o(ws, w, wrow, lane);
+}
+__device__ __forceinline__ void fa3_consumer(const Fa3Problem& P, unsigned char* smem, int tid) {
+#if PINGPONG  // knob PINGPONG=1: warpgroup 0 issues first
+  if ((tid >> 7) == 1) named_arrive(BAR_PP + 0, 2 * 128);
+#endif
+  int g = 0;
+  for (int idx = fa3_first_item(P), k = 0; idx < P.items; ++k) {
+    const Work w = fa3_work(P, idx);
+    const int qb = k & 1;
+    mbar_wait(q_full_bar(w, qb), (k >> 1) & 1);  // Q landed (the producer's cp.async: generic proxy)
+    async_proxy_fence();                         // ... and is visible to this thread's wgmma reads
+    idx = fa3_next_item(P, idx);
+    fa3_item(w, smem, q_buf(smem, qb), qb, g, idx >= P.items, tid);
+    g += w.n_tiles;
+  }
 }
 
 // setmaxnreg: a block of NT threads starts with REG_CAP registers a thread (__launch_bounds__(NT, 1));
 // the producer gives back REG_CAP - REG_PRODUCER a thread, and the consumers may take no more than that
-// between them (an increase the freed registers cannot cover waits forever): 24 -> 240, fp8's rewrite
-// of V needs 48 (40 spills) -> 224.
+// between them (an increase the freed registers cannot cover waits forever). The producer keeps what
+// its loop needs without spilling (ptxas -v over the profiles): 24 (fp16), 40 with fp8's rewrite of V,
+// 16 more with PERSIST's item loop; the consumers get 240, 232 or 224.
 constexpr int REG_CAP = (65536 / NT) & ~7;
-constexpr int REG_PRODUCER = XFORM_V ? 48 : 24;
+constexpr int REG_PRODUCER = (XFORM_V ? 40 : 24) + (PERSIST ? 16 : 0);
 constexpr int REG_CONSUMER = (REG_CAP + (REG_CAP - REG_PRODUCER) * 128 / CT) & ~7;
 static_assert(NUM_WARPS != 8 || 128 * REG_PRODUCER + CT * REG_CONSUMER <= 128 * REG_CAP + CT * REG_CAP,
               "MMA_PATH=3: the consumers take more registers than the producer frees");
-__device__ __forceinline__ void block_fa3(const Work& w, unsigned char* smem) {
+__device__ __forceinline__ void block_fa3(const Fa3Problem& P, unsigned char* smem) {
   const int warp = threadIdx.x >> 5;
   // One if / else, one role per warpgroup: what setmaxnreg needs to take effect.
   if (warp >= NUM_WARPS) {
 #if NUM_WARPS == 8  // (one consumer warpgroup has its 255 registers already)
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(REG_PRODUCER));
 #endif
-    fa3_producer(w, smem, threadIdx.x - CT);
+    fa3_producer(P, smem, threadIdx.x - CT);
   } else {
 #if NUM_WARPS == 8
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(REG_CONSUMER));
 #endif
-    fa3_consumer(w, smem, threadIdx.x);
+    fa3_consumer(P, smem, threadIdx.x);
   }
+}
+
+__device__ __forceinline__ void fa3_kernel(unsigned char* smem, const IN_T* Q, const IN_T* K, const IN_T* V, __half* O,
+                                           float q_descale, float k_descale, float v_descale, float softmax_scale,
+                                           int B, int H, int S, int causal, unsigned long long kmap,
+                                           unsigned long long vmap) {
+  const int n_q = (S + TILE_M - 1) / TILE_M;
+  // A wrong launch is an error, never a wrong answer. PERSIST=1: any grid of at most one block per item.
+  unsigned dyn_smem;
+  asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dyn_smem));
+  if (dyn_smem < SMEM_BYTES || blockDim.x != NT || gridDim.z != 1 ||
+      (PERSIST ? gridDim.y != 1 || (int)gridDim.x > n_q * B * H : gridDim.y != B * H || (int)gridDim.x != n_q))
+    __trap();
+  unsigned char* base = smem + ((1024u - (smem_u32(smem) & 1023u)) & 1023u);  // the swizzle atoms' alignment
+  static_assert(sizeof(Fa3Problem) <= 96, "MMA_PATH=3: the problem must fit the 96 bytes after the mbarriers");
+  Fa3Problem& P = *reinterpret_cast<Fa3Problem*>(base + OFF_BAR + 160);
+  if (threadIdx.x == 0) {
+    P.n_q = n_q;
+    P.items = n_q * B * H;
+    P.Q = reinterpret_cast<const unsigned char*>(Q);
+    P.K = reinterpret_cast<const unsigned char*>(K);
+    P.V = reinterpret_cast<const unsigned char*>(V);
+    P.O = O;
+    P.S = S;
+    P.causal = causal;
+    P.scale_log2 = softmax_scale * q_descale * k_descale * LOG2E;
+    P.v_descale = v_descale;
+    P.kmap = kmap;
+    P.vmap = vmap;
+    P.bars = smem_u32(base + OFF_BAR);
+    Work w;
+    w.tma_bar = P.bars;
+#pragma unroll
+    for (int st = 0; st < STAGES; ++st) {
+      mbar_init_n(fa3_bar(w, FA3_K_FULL, st), 1);           // the producer's expect_tx
+      mbar_init_n(fa3_bar(w, FA3_V_FULL, st), 1);
+      mbar_init_n(fa3_bar(w, FA3_K_EMPTY, st), NUM_WARPS);  // one per consumer warp
+      mbar_init_n(fa3_bar(w, FA3_V_EMPTY, st), NUM_WARPS);
+      mbar_init_n(fa3_bar(w, FA3_X_FULL, st), 1);           // the producer's thread 0
+    }
+#pragma unroll
+    for (int b = 0; b < 2; ++b) {
+      mbar_init_n(q_full_bar(w, b), 128);                   // every producer thread's copies
+      mbar_init_n(q_empty_bar(w, b), NUM_WARPS);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"(kmap) : "memory");
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"(vmap) : "memory");
+  }
+  __syncthreads();
+  block_fa3(P, base);
 }
 #endif  // MMA_PATH == 3
 
@@ -1913,7 +2064,10 @@ sdpa_fwd(const IN_T* __restrict__ Q, const IN_T* __restrict__ K, const IN_T* __r
          const __grid_constant__ sdpa::TmaMap v_map) {
   using namespace sdpa;
   extern __shared__ __align__(128) unsigned char smem[];
-
+#if MMA_PATH == 3  // knob MMA_PATH=3: FlashAttention-3's blocks: their own launch check and work items
+  fa3_kernel(smem, Q, K, V, O, q_descale, k_descale, v_descale, softmax_scale, B, H, S, causal,
+             reinterpret_cast<unsigned long long>(&k_map), reinterpret_cast<unsigned long long>(&v_map));
+#else
   // A wrong launch is an error, never a wrong answer.
   unsigned dyn_smem;
   asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dyn_smem));
@@ -1945,25 +2099,7 @@ sdpa_fwd(const IN_T* __restrict__ Q, const IN_T* __restrict__ K, const IN_T* __r
 #else
   unsigned char* base = smem;
 #endif
-#if MMA_PATH == 3  // knob MMA_PATH=3: the ring's mbarriers after the tiles (FA3_K_FULL ... FA3_X_FULL)
-  w.kmap = reinterpret_cast<unsigned long long>(&k_map);
-  w.vmap = reinterpret_cast<unsigned long long>(&v_map);
-  w.tma_bar = smem_u32(base + OFF_BAR);
-  if (threadIdx.x == 0) {
-#pragma unroll
-    for (int st = 0; st < STAGES; ++st) {
-      mbar_init_n(fa3_bar(w, FA3_K_FULL, st), 1);           // the producer's expect_tx
-      mbar_init_n(fa3_bar(w, FA3_V_FULL, st), 1);
-      mbar_init_n(fa3_bar(w, FA3_K_EMPTY, st), NUM_WARPS);  // one per consumer warp
-      mbar_init_n(fa3_bar(w, FA3_V_EMPTY, st), NUM_WARPS);
-      mbar_init_n(fa3_bar(w, FA3_X_FULL, st), 1);           // the producer's thread 0
-    }
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    asm volatile("prefetch.tensormap [%0];\n" ::"l"(w.kmap) : "memory");
-    asm volatile("prefetch.tensormap [%0];\n" ::"l"(w.vmap) : "memory");
-  }
-  __syncthreads();
-#elif USE_TMA  // knob USE_TMA=1: the ring's mbarriers, in the alignment slack (SMEM_BYTES unchanged): before
+#if USE_TMA  // knob USE_TMA=1: the ring's mbarriers, in the alignment slack (SMEM_BYTES unchanged): before
              // base when the round-up left 64 bytes there, else after the mailbox (then >= 960 are left)
   w.kmap = reinterpret_cast<unsigned long long>(&k_map);
   w.vmap = reinterpret_cast<unsigned long long>(&v_map);
@@ -1980,11 +2116,10 @@ sdpa_fwd(const IN_T* __restrict__ Q, const IN_T* __restrict__ K, const IN_T* __r
 #if SPLIT_KV > 1  // knob SPLIT_KV>1: the mailbox is ready before any split can finish
   split_start(base);
 #endif
-#if MMA_PATH == 3  // knob MMA_PATH=3: FlashAttention-3's warp-specialised, asynchronous block
-  block_fa3(w, base);
-#elif MMA_PATH >= 1  // knob MMA_PATH=1 (register-resident mma.sync) or 2 (wgmma)
+#if MMA_PATH >= 1  // knob MMA_PATH=1 (register-resident mma.sync) or 2 (wgmma)
   block_mma(w, base);
 #else              // knob MMA_PATH=0: WMMA / scalar through shared memory
   block_smem(w, smem);
 #endif
+#endif  // MMA_PATH == 3
 }
