@@ -110,13 +110,15 @@ class EvoKernel:
         self.cp = cp
         if spec.endswith(".cu"):  # exported: knobs fixed in the source, provenance beside it
             meta = json.load(open(spec[:-3] + ".json"))
-            self.cfg = {k: int(v) for k, v in meta["knobs"].items()}
             prof = meta.get("profile", profile_path)
             if isinstance(prof, dict):
                 prof = prof.get("path", prof.get("name"))
             if not os.path.exists(prof):
                 prof = os.path.join(ROOT, "profiles", os.path.basename(prof).replace(".json", "") + ".json")
             self.p = chk.load_profile(prof)
+            # knobs the profile gained after the export was made keep their baseline value (the one the
+            # exported code has: a knob's default is the value that leaves the older code as it was)
+            self.cfg = dict(self.p["baseline"], **{k: int(v) for k, v in meta["knobs"].items()})
             defines = {}
             src = spec
             entry = meta.get("entry", self.p["kernel"])  # a --dispatch export renames it per problem

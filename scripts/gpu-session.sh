@@ -5,7 +5,7 @@
 # (exhaustive) exported as a landscape. Everything it prints and writes lands in $OUT (the
 # device tool brings it back), step by step, so a run cut short still returns what it did.
 #   scripts/bundle.sh                       # here
-#   scripts/gpu-session.sh [tests] [run] [landscape] [examples] [wgmma] [pershape] [retorch] [d128] [fa3] [fa3ncu] [fa3ab]   # there; no argument = the first three
+#   scripts/gpu-session.sh [tests] [run] [landscape] [examples] [wgmma] [pershape] [retorch] [d128] [fa3] [fa3ncu] [fa3ab] [fa3run]   # there; no argument = the first three
 # retorch: export from bundle/pershape.db (an earlier pershape step's, carried in the bundle) and run
 # tests/gpu/torch_check.py on it.
 # pershape: a kernel per shape (issue 19): `evo run --objective` over the two Hopper wgmma profiles,
@@ -136,6 +136,17 @@ if [[ " $steps " == *" fa3ab "* ]]; then
   timed fa3_stalls timeout 200 ncu --profile-from-start off --section WarpStateStats --section ComputeWorkloadAnalysis \
     --section InstructionStats --print-details all \
     python3 bench/ab.py bench/rows/fa3_d128_ncu.json --shapes long128 --profile-once
+fi
+if [[ " $steps " == *" fa3run "* ]]; then
+  # evo itself on the FlashAttention-3 profiles at head size 128 (objective long): a search each
+  # (budget EVO_FA3_BUDGET), the elites, and the best exported into $OUT/kernels_fa3.
+  mkdir -p fa3run && rm -f fa3run/evo.db*
+  for prof in ${EVO_FA3_RUN_PROFILES:-sdpa_fp16_wgmma_d128 sdpa_fp8_wgmma_d128 sdpa_fp8pv_wgmma_d128}; do
+    timed "fa3run_$prof" bundle/evo --db fa3run/evo.db run --profile "$prof" --budget "${EVO_FA3_BUDGET:-30}" -q
+    timed "fa3run_elites_$prof" bundle/evo --db fa3run/evo.db show-elites --profile "$prof" --top 5
+    timed "fa3run_export_$prof" bundle/evo --db fa3run/evo.db export best --profile "$prof" --to "$OUT/kernels_fa3"
+  done
+  cp fa3run/evo.db "$OUT/fa3run.db"
 fi
 if [[ " $steps " == *" landscape "* ]]; then
   timed exhaustive bundle/evo run --strategy exhaustive --budget 400 --no-sanitize

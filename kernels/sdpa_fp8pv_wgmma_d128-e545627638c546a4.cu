@@ -1,30 +1,33 @@
-// sdpa_fp8_wgmma_d128-494dab2c4aa10bb0.cu: exported by evo 0.1.0 from evaluation 63 (run 2)
-// profile:   sdpa_fp8_wgmma_d128 (sdpa_fp8_wgmma_d128.json), template sdpa.cu (sha256 e6c9ad216d47f864), entry sdpa_fwd
-// knobs:     MIN_BLOCKS=1,MMA_PATH=2,NUM_WARPS=4,SPLIT_KV=1,STAGES=2,SWIZZLE=2,TILE_M=64,TILE_N=128,USE_CP_ASYNC=1,USE_TMA=1,USE_WMMA_PV=1,USE_WMMA_QK=1,V_REGS=1,WARP_SPEC=0,WG_PIPE=0
-// device:    NVIDIA H200, driver 13.0
-// measured:  long: median 590.9 us (cv 0.001, graph, 50 iters), 1.16x the baseline in the same run
+// sdpa_fp8pv_wgmma_d128-e545627638c546a4.cu: exported by evo 0.1.0 from evaluation 82 (run 3)
+// profile:   sdpa_fp8pv_wgmma_d128 (sdpa_fp8pv_wgmma_d128.json), template sdpa.cu (sha256 e2d8c548628a63cb), entry sdpa_fwd
+// knobs:     MIN_BLOCKS=1,MMA_PATH=3,NUM_WARPS=8,PERSIST=1,PINGPONG=0,PV_FP8=1,SPLIT_KV=1,STAGES=2,SWIZZLE=2,TILE_M=128,TILE_N=128,USE_CP_ASYNC=1,USE_TMA=1,USE_WMMA_PV=1,USE_WMMA_QK=1,V_REGS=0,WARP_SPEC=0,WG_PIPE=0
+// device:    NVIDIA H100 80GB HBM3, driver 13.0
+// measured:  long: median 370.1 us (cv 0.012, graph, 50 iters), 1.03x the baseline in the same run
 // GREEN:     passed on small tail tail_causal long prefill long_causal; sanitizer: passed
-// launch (long): grid (64,32,1) block (128,1,1) dynamic smem 74752 B; grid = (cdiv(S, TILE_M), B * H, SPLIT_KV)
+// launch (long): grid (132,1,1) block (384,1,1) dynamic smem 132352 B; grid = (PERSIST * min(cdiv(S, TILE_M) * B * H, 132) + (1 - PERSIST) * cdiv(S, TILE_M), PERSIST + (1 - PERSIST) * B * H, SPLIT_KV)
 // tensor map k_map (long): pass by value (const __grid_constant__ CUtensorMap), from cuTensorMapEncodeTiled over K: CU_TENSOR_MAP_DATA_TYPE_UINT8, dims {128, 4096, 32} = (D, S, B * H), byte strides {128, 524288}, box {128, 128, 1} = (D, TILE_N, 1), swizzle 128B, L2 promotion 128B, interleave NONE, element strides 1, OOB fill NONE
 // tensor map v_map (long): pass by value (const __grid_constant__ CUtensorMap), from cuTensorMapEncodeTiled over V: CU_TENSOR_MAP_DATA_TYPE_UINT8, dims {128, 4096, 32} = (D, S, B * H), byte strides {128, 524288}, box {128, 128, 1} = (D, TILE_N, 1), swizzle 128B, L2 promotion 128B, interleave NONE, element strides 1, OOB fill NONE
-// build:     nvcc -gencode arch=compute_90a,code=sm_90a -std=c++17 -c sdpa_fp8_wgmma_d128-494dab2c4aa10bb0.cu   (provenance: sdpa_fp8_wgmma_d128-494dab2c4aa10bb0.json)
+// build:     nvcc -gencode arch=compute_90a,code=sm_90a -std=c++17 -c sdpa_fp8pv_wgmma_d128-e545627638c546a4.cu   (provenance: sdpa_fp8pv_wgmma_d128-e545627638c546a4.json)
 // Generated file: do not edit by hand; re-export instead.
 
 #define HEAD_DIM 128  // fixed by the profile
 #define IN_FP8 1  // fixed by the profile
 #define MIN_BLOCKS 1  // knob chosen by evo
-#define MMA_PATH 2  // knob chosen by evo
-#define NUM_WARPS 4  // knob chosen by evo
+#define MMA_PATH 3  // knob chosen by evo
+#define NUM_WARPS 8  // knob chosen by evo
+#define PERSIST 1  // knob chosen by evo
+#define PINGPONG 0  // knob chosen by evo
+#define PV_FP8 1  // knob chosen by evo
 #define SPLIT_KV 1  // knob chosen by evo
 #define STAGES 2  // knob chosen by evo
 #define SWIZZLE 2  // knob chosen by evo
-#define TILE_M 64  // knob chosen by evo
+#define TILE_M 128  // knob chosen by evo
 #define TILE_N 128  // knob chosen by evo
 #define USE_CP_ASYNC 1  // knob chosen by evo
 #define USE_TMA 1  // knob chosen by evo
 #define USE_WMMA_PV 1  // knob chosen by evo
 #define USE_WMMA_QK 1  // knob chosen by evo
-#define V_REGS 1  // knob chosen by evo
+#define V_REGS 0  // knob chosen by evo
 #define WARP_SPEC 0  // knob chosen by evo
 #define WG_PIPE 0  // knob chosen by evo
 
@@ -53,7 +56,14 @@
 //      (transposed B). The accumulators have MMA_PATH=1's fragment layout (warp w of the group: rows
 //      16w + g, 16w + g + 8), so the masking, online softmax and epilogue are MMA_PATH=1's code.
 //      WG_PIPE=1 overlaps tile j's softmax with tile j-1's P·V inside the warpgroup.
-// Around both: a STAGES-deep K/V ring in shared memory (cp.async, plain loads, or with MMA_PATH=2
+//   3: FlashAttention-3 (Shah et al., 2024), -arch=sm_90a: warp specialisation and asynchrony. A
+//      producer warpgroup (setmaxnreg.dec) issues TMA loads of K and V into a STAGES-deep ring of
+//      mbarrier-guarded stages and, for fp8, rewrites V for P·V (PV_FP8=1: transposed, so that P·V is
+//      an e4m3 wgmma; else widened to fp16); NUM_WARPS/4 consumer warpgroups (setmaxnreg.inc) own 64
+//      query rows each and issue Q·K_jᵀ and P_{j-1}·V_{j-1} together. WG_PIPE=1: the softmax of tile j
+//      runs under P_{j-1}·V_{j-1} (intra-warpgroup overlap); PINGPONG=1: two consumer warpgroups take
+//      turns issuing their products, so one's softmax runs under the other's (inter-warpgroup).
+// Around paths 1 and 2: a STAGES-deep K/V ring in shared memory (cp.async, plain loads, or with MMA_PATH=2
 // TMA: USE_TMA), optional
 // producer warp (WARP_SPEC), optional split of the keys across blocks (SPLIT_KV): the SPLIT_KV
 // blocks of a query tile form a thread-block cluster; each 16-row tile has an owner block, and the
@@ -131,7 +141,14 @@
                          // 8 warps or 4 with 4 warps caps a thread at 128 registers
 #endif
 #ifndef PV_FP8
-#define PV_FP8 0         // fp8 inputs, MMA_PATH=1: 1 P·V as e4m3 x e4m3 (m16n8k32), 0 as fp16 (V widened)
+#define PV_FP8 0         // fp8 inputs, MMA_PATH=1 or 3: 1 P·V as e4m3 x e4m3 (P quantised), 0 as fp16 (V widened)
+#endif
+#ifndef PINGPONG
+#define PINGPONG 0       // MMA_PATH=3 with two consumer warpgroups: 1 they take turns issuing their products
+#endif
+#ifndef PERSIST
+#define PERSIST 0        // MMA_PATH=3: 1 a block per SM walks the query tiles (grid = min(tiles, SMs)), loading the
+                         // next tile's Q and K/V while this one finishes; 0 a block per query tile
 #endif
 
 // ---- not searched: MMA_PATH=2 without WG_PIPE, where Q·K_jᵀ is issued. 1 (default): in block_mma, by
@@ -159,12 +176,13 @@ static_assert(STAGES >= 1 && STAGES <= 3, "STAGES must be 1, 2 or 3");
 static_assert(USE_CP_ASYNC == 0 || USE_CP_ASYNC == 1, "USE_CP_ASYNC must be 0 or 1");
 static_assert(USE_WMMA_QK == 0 || USE_WMMA_QK == 1, "USE_WMMA_QK must be 0 or 1");
 static_assert(USE_WMMA_PV == 0 || USE_WMMA_PV == 1, "USE_WMMA_PV must be 0 or 1");
-static_assert(MMA_PATH == 0 || MMA_PATH == 1 || MMA_PATH == 2, "MMA_PATH must be 0, 1 or 2");
+static_assert(MMA_PATH >= 0 && MMA_PATH <= 3, "MMA_PATH must be 0, 1, 2 or 3");
 static_assert(SWIZZLE >= 0 && SWIZZLE <= 2, "SWIZZLE must be 0, 1 or 2");
 static_assert(WARP_SPEC == 0 || WARP_SPEC == 1, "WARP_SPEC must be 0 or 1");
 static_assert(SPLIT_KV == 1 || SPLIT_KV == 2 || SPLIT_KV == 4, "SPLIT_KV must be 1, 2 or 4");
-static_assert(PV_FP8 == 0 || (PV_FP8 == 1 && IN_FP8 == 1 && MMA_PATH == 1 && TILE_N % 32 == 0),
-              "PV_FP8=1 needs IN_FP8=1, MMA_PATH=1 and TILE_N a multiple of 32");
+static_assert(PV_FP8 == 0 || (PV_FP8 == 1 && IN_FP8 == 1 && MMA_PATH == 1 && TILE_N % 32 == 0) ||
+                  (PV_FP8 == 1 && IN_FP8 == 1 && MMA_PATH == 3 && (TILE_N == 64 || TILE_N == 128)),
+              "PV_FP8=1 needs IN_FP8=1 and MMA_PATH=1 (TILE_N a multiple of 32) or 3 (TILE_N 64 or 128)");
 static_assert(USE_CP_ASYNC == 1 || STAGES == 1, "STAGES > 1 needs USE_CP_ASYNC=1 (plain loads are synchronous)");
 static_assert(WARP_SPEC == 0 || USE_CP_ASYNC == 1, "WARP_SPEC=1 needs USE_CP_ASYNC=1");
 static_assert(MMA_PATH == 0 || (USE_WMMA_QK == 1 && USE_WMMA_PV == 1),
@@ -179,23 +197,28 @@ static_assert(MMA_PATH != 0 || (SWIZZLE <= 1 && STAGES <= 2 && SPLIT_KV == 1),
               "MMA_PATH=0 needs SWIZZLE <= 1 (WMMA loads need a plain stride), STAGES <= 2 and SPLIT_KV=1");
 static_assert(MMA_PATH != 2 || IN_FP8 == 0 || WG_PIPE == 0,
               "MMA_PATH=2 with IN_FP8=1 needs WG_PIPE=0 (its one fp16 copy of V is rewritten every tile)");
-static_assert(MMA_PATH != 2 || ((NUM_WARPS == 4 || NUM_WARPS == 8) && TILE_M == 16 * NUM_WARPS),
-              "MMA_PATH=2 needs TILE_M = 64 x (NUM_WARPS/4), NUM_WARPS 4 or 8 (one warpgroup per 64 rows)");
-static_assert(MMA_PATH != 2 || TILE_N >= 32, "MMA_PATH=2 needs TILE_N >= 32");
-static_assert(MMA_PATH != 2 || SWIZZLE == 2, "MMA_PATH=2 needs SWIZZLE=2 (the wgmma 128-byte swizzle layout)");
-static_assert(MMA_PATH != 2 || WARP_SPEC == 0, "MMA_PATH=2 needs WARP_SPEC=0");
-static_assert(USE_TMA == 0 || (USE_TMA == 1 && MMA_PATH == 2 && USE_CP_ASYNC == 1),
-              "USE_TMA=1 needs MMA_PATH=2 (its tiles are in the TMA's swizzle) and USE_CP_ASYNC=1 (Q still comes by cp.async)");
+static_assert(MMA_PATH < 2 || ((NUM_WARPS == 4 || NUM_WARPS == 8) && TILE_M == 16 * NUM_WARPS),
+              "MMA_PATH=2 or 3 needs TILE_M = 64 x (NUM_WARPS/4), NUM_WARPS 4 or 8 (one warpgroup per 64 rows)");
+static_assert(MMA_PATH < 2 || TILE_N >= 32, "MMA_PATH=2 or 3 needs TILE_N >= 32");
+static_assert(MMA_PATH < 2 || SWIZZLE == 2, "MMA_PATH=2 or 3 needs SWIZZLE=2 (the wgmma 128-byte swizzle layout)");
+static_assert(MMA_PATH < 2 || WARP_SPEC == 0, "MMA_PATH=2 or 3 needs WARP_SPEC=0 (MMA_PATH=3 has its own producer warpgroup)");
+static_assert(USE_TMA == 0 || (USE_TMA == 1 && MMA_PATH >= 2 && USE_CP_ASYNC == 1),
+              "USE_TMA=1 needs MMA_PATH=2 or 3 (its tiles are in the TMA's swizzle) and USE_CP_ASYNC=1 (Q still comes by cp.async)");
+static_assert(MMA_PATH != 3 || (USE_TMA == 1 && STAGES >= 2 && SPLIT_KV == 1 && MIN_BLOCKS == 1 && V_REGS == 0),
+              "MMA_PATH=3 needs USE_TMA=1 (the producer's loads), STAGES >= 2, SPLIT_KV=1, MIN_BLOCKS=1 and V_REGS=0");
+static_assert(PINGPONG == 0 || (PINGPONG == 1 && MMA_PATH == 3 && NUM_WARPS == 8),
+              "PINGPONG=1 needs MMA_PATH=3 and NUM_WARPS=8 (two consumer warpgroups)");
+static_assert(PERSIST == 0 || (PERSIST == 1 && MMA_PATH == 3), "PERSIST=1 needs MMA_PATH=3");
 static_assert(MIN_BLOCKS == 1 || MIN_BLOCKS == 2 || MIN_BLOCKS == 4, "MIN_BLOCKS must be 1, 2 or 4");
 static_assert(V_REGS == 0 || (V_REGS == 1 && MMA_PATH == 2 && IN_FP8 == 1 && QK_HOISTED && WG_PIPE == 0),
               "V_REGS=1 needs MMA_PATH=2 with IN_FP8=1 (the widened V copy) and Q·Kᵀ issued in block_mma");
-static_assert(WG_PIPE == 0 || (WG_PIPE == 1 && MMA_PATH == 2 && STAGES == 3),
-              "WG_PIPE=1 needs MMA_PATH=2 and STAGES=3 (one ring stage of slack for the P·V in flight)");
+static_assert(WG_PIPE == 0 || (WG_PIPE == 1 && MMA_PATH == 2 && STAGES == 3) || (WG_PIPE == 1 && MMA_PATH == 3),
+              "WG_PIPE=1 needs MMA_PATH=2 and STAGES=3 (one ring stage of slack for the P·V in flight), or MMA_PATH=3");
 #if SPLIT_KV > 1 && defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 #error "SPLIT_KV > 1 needs sm_90 or newer (thread-block clusters combine the splits)"
 #endif
-#if MMA_PATH == 2 && defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#error "MMA_PATH=2 needs -arch=sm_90a (wgmma)"
+#if MMA_PATH >= 2 && defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#error "MMA_PATH=2 and 3 need -arch=sm_90a (wgmma)"
 #endif
 
 #if IN_FP8
@@ -208,7 +231,8 @@ namespace sdpa {
 
 // ---- derived constants ----
 constexpr float LOG2E   = 1.4426950408889634f;     // exp(x) = exp2(x * log2(e))
-constexpr int NT        = (NUM_WARPS + WARP_SPEC) * 32;  // threads per block
+constexpr int NT        = (NUM_WARPS + (MMA_PATH == 3 ? 4 : WARP_SPEC)) * 32;  // threads per block (MMA_PATH=3:
+                                                   // + the producer warpgroup)
 constexpr int CW        = NUM_WARPS;               // compute warps (WARP_SPEC=1: warp CW copies)
 constexpr int CT        = CW * 32;                 // compute threads (always threads 0 .. CT-1)
 constexpr int ESZ       = IN_FP8 ? 1 : 2;          // bytes per input element
@@ -219,10 +243,12 @@ constexpr int RS_IN     = RB_IN + PADB;            // smem row stride of a raw t
 constexpr int RS_H      = RB_H + PADB;             // smem row stride of an fp16 tile
 constexpr int PD        = STAGES - 1 - WG_PIPE;    // tiles in flight ahead of the one computed
                                                    // (WG_PIPE=1: V_{j-1} is still read during tile j)
-constexpr int CONV_BUFS = WARP_SPEC ? STAGES : 1;  // fp8 -> fp16 converted K/V tiles
+constexpr int CONV_BUFS = WARP_SPEC || MMA_PATH == 3 ? STAGES : 1;  // fp8 -> fp16 converted K/V tiles
 constexpr bool NEED_KH  = IN_FP8 && MMA_PATH == 0 && USE_WMMA_QK;        // WMMA has no e4m3
 constexpr bool NEED_VH  = IN_FP8 && ((MMA_PATH == 0 && USE_WMMA_PV)     // WMMA P·V runs in fp16
-                                     || MMA_PATH == 2);                  // so does wgmma's (e4m3 B must be K-major)
+                                     || MMA_PATH == 2                    // so does wgmma's (e4m3 B must be K-major)
+                                     || (MMA_PATH == 3 && !PV_FP8));     // (MMA_PATH=3: a ring of them)
+constexpr bool NEED_VT  = MMA_PATH == 3 && PV_FP8;  // MMA_PATH=3, PV_FP8=1: a ring of transposed fp8 V tiles
 // (MMA_PATH=1 widens fp8 V to fp16 in registers, after ldmatrix: see warp_pv)
 constexpr int PF = SWIZZLE == 1 ? 4 : 0;           // MMA_PATH=0 float row padding
 constexpr int PH = SWIZZLE == 1 ? 8 : 0;           // MMA_PATH=0 half row padding
@@ -236,7 +262,7 @@ constexpr int MT  = WM / 16;                       // 16-row mma tiles per warp
 constexpr int NTN = TILE_N / 8;                    // 8-key score tiles
 constexpr int NTD = HEAD_DIM / 8;                  // 8-column output tiles
 constexpr int KS  = RB_IN / 32;                    // Q·Kᵀ k-steps of 32 bytes (16 fp16 / 32 fp8)
-constexpr bool Q_IN_REGS = MMA_PATH != 2 && MT * RB_IN <= 256;  // else Q fragments are re-read from smem
+constexpr bool Q_IN_REGS = MMA_PATH < 2 && MT * RB_IN <= 256;  // else Q fragments are re-read from smem
                                                    // (MMA_PATH=2: wgmma reads Q from smem itself)
 // PV_FP8=1: P is quantised to e4m3 as P * 2^P_SHIFT (<= 256 < 448), which keeps the small
 // probabilities out of e4m3's subnormals; l carries the same factor, so O / l is unchanged.
@@ -244,17 +270,20 @@ constexpr float P_SHIFT = PV_FP8 ? 8.f : 0.f;
 
 // ---- shared-memory layout (bytes; every section is a multiple of 32: WMMA pointers need 32-byte alignment) ----
 constexpr int RS_Q   = MMA_PATH >= 1 ? RS_IN : RS_H;   // MMA_PATH=0 keeps Q as fp16
+constexpr int Q_BUFS = PERSIST ? 2 : 1;           // PERSIST=1: the next query tile's Q loads into the other
 constexpr int OFF_Q  = 0;
-constexpr int OFF_K  = OFF_Q + TILE_M * RS_Q;
+constexpr int OFF_K  = OFF_Q + Q_BUFS * TILE_M * RS_Q;
 constexpr int OFF_V  = OFF_K + STAGES * TILE_N * RS_IN;
 constexpr int OFF_KH = OFF_V + (V_REGS ? 0 : STAGES * TILE_N * RS_IN);  // (V_REGS=1: V has no ring stages)
 constexpr int OFF_VH = OFF_KH + (NEED_KH ? CONV_BUFS * TILE_N * RS_H : 0);
-constexpr int OFF_S  = OFF_VH + (NEED_VH ? CONV_BUFS * TILE_N * RS_H : 0);
+constexpr int OFF_VT = OFF_VH + (NEED_VH ? CONV_BUFS * TILE_N * RS_H : 0);
+constexpr int OFF_S  = OFF_VT + (NEED_VT ? STAGES * TILE_N * RS_IN : 0);
 constexpr int OFF_P  = OFF_S + (MMA_PATH == 0 ? TILE_M * LDS * 4 : 0);
 constexpr int OFF_O  = OFF_P + (MMA_PATH == 0 && USE_WMMA_PV ? TILE_M * LDP * 2 : 0);
 constexpr int OFF_M  = OFF_O + (MMA_PATH == 0 ? TILE_M * LDO * 4 : 0);
 constexpr int OFF_L  = OFF_M + (MMA_PATH == 0 ? TILE_M * 4 : 0);
-constexpr int MAIN_BYTES = OFF_L + (MMA_PATH == 0 ? TILE_M * 4 : 0);
+constexpr int OFF_BAR = OFF_L + (MMA_PATH == 0 ? TILE_M * 4 : 0);    // MMA_PATH=3: the ring's mbarriers
+constexpr int MAIN_BYTES = OFF_BAR + (MMA_PATH == 3 ? 256 : 0);
 // SPLIT_KV>1 (MMA_PATH 1 or 2): the mailbox where the other splits' partial states of the 16-row tiles
 // this block owns arrive (split_exchange), after everything above so that it is free from the start,
 // then the mbarrier that counts their bytes. A partial is one warp's registers for one 16-row tile:
@@ -265,8 +294,8 @@ constexpr int PART_F4    = NTD + 1;                                  // float4 p
 constexpr int PART_BYTES = 32 * PART_F4 * 16;
 constexpr int OFF_MAIL   = MAIN_BYTES;
 constexpr int MAIL_BYTES = SPLIT_KV > 1 ? (SPLIT_KV - 1) * OWNED * PART_BYTES + 16 : 0;  // + the mbarrier
-// MMA_PATH=2: + 1024 so that the kernel can round its base up to the 1024 bytes the swizzle atoms need
-constexpr int SMEM_BYTES = MAIN_BYTES + MAIL_BYTES + (MMA_PATH == 2 ? 1024 : 0);
+// MMA_PATH=2, 3: + 1024 so that the kernel can round its base up to the 1024 bytes the swizzle atoms need
+constexpr int SMEM_BYTES = MAIN_BYTES + MAIL_BYTES + (MMA_PATH >= 2 ? 1024 : 0);
 static_assert(2 * STAGES * 8 <= 64, "USE_TMA=1: the ring's mbarriers must fit the 64 bytes they are given");
 static_assert(SMEM_BYTES <= 227 * 1024, "shared memory over 227 KB: lower STAGES, TILE_N or TILE_M");
 #ifdef SDPA_EXPECT_SMEM_BYTES  // tests: a profile's launch.shared_bytes must be exactly this (less traps, more wastes)
@@ -278,6 +307,12 @@ enum : int {
   BAR_COMPUTE = 1,           // compute warps only (WARP_SPEC=1)
   BAR_FULL    = 2,           // + stage: producer -> consumers, tile landed
   BAR_EMPTY   = 2 + STAGES,  // + stage: consumers -> producer, stage free
+};
+// MMA_PATH=3's named barriers (its ring is guarded by mbarriers instead: FA3_K_FULL ...)
+enum : int {
+  BAR_CONSUMERS = 1,         // every consumer thread (the Q tile is in)
+  BAR_PRODUCER  = 2,         // the producer warpgroup (a transformed V stage is written)
+  BAR_PP        = 3,         // + warpgroup: PINGPONG=1, that consumer warpgroup's turn to issue
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -330,6 +365,12 @@ struct alignas(64) TmaMap { unsigned long long opaque[16]; };
 __device__ __forceinline__ void mbar_init(unsigned bar) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(bar) : "memory");
 }
+__device__ __forceinline__ void mbar_init_n(unsigned bar, unsigned count) {  // count arrivals a phase
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(unsigned bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
 __device__ __forceinline__ void mbar_expect_tx(unsigned bar, unsigned bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
 }
@@ -366,7 +407,7 @@ __device__ __forceinline__ int chunk_off(int r, int c) {
 // Byte offset of 16-byte chunk c of row r in a tile of ROWS rows of RB bytes, as load_tile lays it out.
 template <int ROWS, int RB>
 __device__ __forceinline__ int tile_off(int r, int c) {
-#if MMA_PATH == 2  // knob MMA_PATH=2: the wgmma 128-byte swizzle. Columns go in panels of 64 fp16 (128-byte
+#if MMA_PATH >= 2  // knob MMA_PATH=2 or 3: the wgmma 128-byte swizzle. Columns go in panels of 64 fp16 (128-byte
                    // rows, ROWS * 128 bytes a panel); chunk c & 7 of row r sits at chunk (c & 7) ^ (r & 7).
                    // With HEAD_DIM=64 this is SWIZZLE=2's chunk_off; tiles start 1024-byte aligned.
   if (RB == 64)  // fp8 rows of HEAD_DIM=64: the 64-byte swizzle, chunk c of row r at c ^ ((r / 2) % 4)
@@ -418,7 +459,7 @@ __device__ __forceinline__ void copy16_full(unsigned char* dst, const unsigned c
 // Bytes between rows r and r + 8 of a tile, for every layout (the swizzles repeat every 8 rows).
 template <int RB>
 __device__ __forceinline__ constexpr int eight_rows_bytes() {
-  return 8 * (MMA_PATH == 2 ? (RB == 64 ? 64 : 128) : SWIZZLE == 1 ? RB + 16 : RB);
+  return 8 * (MMA_PATH >= 2 ? (RB == 64 ? 64 : 128) : SWIZZLE == 1 ? RB + 16 : RB);
 }
 
 // ROWS rows of RB bytes, contiguous in global memory -> a tile laid out by tile_off, by NTHR threads.
@@ -666,9 +707,9 @@ __device__ __forceinline__ void mma_pv(float (&c)[4], const unsigned (&a)[4], un
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-#if MMA_PATH == 2
+#if MMA_PATH >= 2
 // ---------------------------------------------------------------------------------------------
-// MMA_PATH=2: Hopper warpgroup MMA. Each product is issued, committed and waited for at once.
+// MMA_PATH=2 (and 3): Hopper warpgroup MMA. Each product is issued, committed and waited for at once.
 // Shared-memory operands are 64-column panels in the 128-byte swizzle (tile_off), described by
 //   bits [0,14) start address >> 4, [16,30) leading byte offset >> 4, [32,46) stride byte
 //   offset >> 4, [49,52) base offset (0: tiles are 1024-byte aligned), [62,64) 1 = 128-byte swizzle.
@@ -775,50 +816,59 @@ __device__ __forceinline__ void wg_ss(float (&d)[16][4], unsigned long long a, u
         "+f"(d[15][0]), "+f"(d[15][1]), "+f"(d[15][2]), "+f"(d[15][3])
       : "l"(a), "l"(b), "r"(scale_d));
 }
-// D(64x64) += A(registers, 4 x f16x2) . B(smem, MN-major: tnspB = 1): m64n64k16
-__device__ __forceinline__ void wg_rs(float (&d)[8][4], const unsigned (&a)[4], unsigned long long b) {
-  asm volatile(
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
-      "{%32, %33, %34, %35}, %36, 1, 1, 1, 1;\n"
-      : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),
-        "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]),
-        "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
-        "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]),
-        "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]),
-        "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),
-        "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]),
-        "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
-}
-// D(64x128) += A(registers, 4 x f16x2) . B(smem, MN-major: tnspB = 1): m64n128k16
-__device__ __forceinline__ void wg_rs(float (&d)[16][4], const unsigned (&a)[4], unsigned long long b) {
-  asm volatile(
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
-      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
-      "{%64, %65, %66, %67}, %68, 1, 1, 1, 1;\n"
-      : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),
-        "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]),
-        "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
-        "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]),
-        "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]),
-        "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),
-        "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]),
-        "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3]),
-        "+f"(d[8][0]), "+f"(d[8][1]), "+f"(d[8][2]), "+f"(d[8][3]),
-        "+f"(d[9][0]), "+f"(d[9][1]), "+f"(d[9][2]), "+f"(d[9][3]),
-        "+f"(d[10][0]), "+f"(d[10][1]), "+f"(d[10][2]), "+f"(d[10][3]),
-        "+f"(d[11][0]), "+f"(d[11][1]), "+f"(d[11][2]), "+f"(d[11][3]),
-        "+f"(d[12][0]), "+f"(d[12][1]), "+f"(d[12][2]), "+f"(d[12][3]),
-        "+f"(d[13][0]), "+f"(d[13][1]), "+f"(d[13][2]), "+f"(d[13][3]),
-        "+f"(d[14][0]), "+f"(d[14][1]), "+f"(d[14][2]), "+f"(d[14][3]),
-        "+f"(d[15][0]), "+f"(d[15][1]), "+f"(d[15][2]), "+f"(d[15][3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
-}
+// D(64xN) += A(registers) . B(smem): NAME(d, a, b) for N = 64 (d[8][4]) and 128 (d[16][4]). A is 4 registers:
+// fp16 (4 x f16x2, k = 16) with B MN-major (tnspB = 1: V for P·V), or knob PV_FP8=1 e4m3 (4 x e4m3x4,
+// k = 32) with B K-major (the transposed V: e4m3 wgmma reads no transposed operand).
+#define WG_RS_N64(NAME, TYPE, IMM)                                                                      \
+  __device__ __forceinline__ void NAME(float (&d)[8][4], const unsigned (&a)[4], unsigned long long b) { \
+    asm volatile(                                                                                       \
+        "wgmma.mma_async.sync.aligned.m64n64" TYPE " "                                                  \
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"                        \
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "             \
+        "{%32, %33, %34, %35}, %36, " IMM ";\n"                                                         \
+        : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),                                   \
+          "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]),                                   \
+          "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),                                   \
+          "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]),                                   \
+          "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]),                                   \
+          "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),                                   \
+          "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]),                                   \
+          "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3])                                    \
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));                                        \
+  }
+#define WG_RS_N128(NAME, TYPE, IMM)                                                                      \
+  __device__ __forceinline__ void NAME(float (&d)[16][4], const unsigned (&a)[4], unsigned long long b) { \
+    asm volatile(                                                                                        \
+        "wgmma.mma_async.sync.aligned.m64n128" TYPE " "                                                  \
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"                         \
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"                \
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"                \
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "              \
+        "{%64, %65, %66, %67}, %68, " IMM ";\n"                                                          \
+        : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),                                    \
+          "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]),                                    \
+          "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),                                    \
+          "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]),                                    \
+          "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]),                                    \
+          "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),                                    \
+          "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]),                                    \
+          "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3]),                                    \
+          "+f"(d[8][0]), "+f"(d[8][1]), "+f"(d[8][2]), "+f"(d[8][3]),                                    \
+          "+f"(d[9][0]), "+f"(d[9][1]), "+f"(d[9][2]), "+f"(d[9][3]),                                    \
+          "+f"(d[10][0]), "+f"(d[10][1]), "+f"(d[10][2]), "+f"(d[10][3]),                                \
+          "+f"(d[11][0]), "+f"(d[11][1]), "+f"(d[11][2]), "+f"(d[11][3]),                                \
+          "+f"(d[12][0]), "+f"(d[12][1]), "+f"(d[12][2]), "+f"(d[12][3]),                                \
+          "+f"(d[13][0]), "+f"(d[13][1]), "+f"(d[13][2]), "+f"(d[13][3]),                                \
+          "+f"(d[14][0]), "+f"(d[14][1]), "+f"(d[14][2]), "+f"(d[14][3]),                                \
+          "+f"(d[15][0]), "+f"(d[15][1]), "+f"(d[15][2]), "+f"(d[15][3])                                 \
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));                                         \
+  }
+WG_RS_N64(wg_rs, "k16.f32.f16.f16", "1, 1, 1, 1")      // scale-d, scale-a, scale-b, tnspB
+WG_RS_N128(wg_rs, "k16.f32.f16.f16", "1, 1, 1, 1")
+#if PV_FP8 && MMA_PATH == 3
+WG_RS_N64(wg_rs8, "k32.f32.e4m3.e4m3", "1, 1, 1")      // scale-d, scale-a, scale-b
+WG_RS_N128(wg_rs8, "k32.f32.e4m3.e4m3", "1, 1, 1")
+#endif
 
 template <int N>
 __device__ __forceinline__ void wg_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory"); }
@@ -863,14 +913,14 @@ __device__ __forceinline__ void wg_qk(float (&s)[NTN][4], const unsigned char* s
   wg_wait_all();
   wg_keep(s);
 }
-#endif  // MMA_PATH == 2
+#endif  // MMA_PATH >= 2
 
 struct WarpState {
   float o[MT][NTD][4];     // unnormalised output accumulator
   float m[MT][2];          // running max (log2 domain) of rows g, g+8
   float l[MT][2];          // running sum, this thread's columns only (quad-reduced at the end)
-#if WG_PIPE
-  float alpha[MT][2];      // WG_PIPE=1: this tile's rescale of O, applied once the previous P·V is done
+#if WG_PIPE || MMA_PATH == 3
+  float alpha[MT][2];      // WG_PIPE=1, MMA_PATH=3: this tile's rescale of O, applied once the previous P·V is done
 #endif
   unsigned qf[Q_IN_REGS ? MT : 1][Q_IN_REGS ? KS : 1][4];  // Q A-fragments
 };
@@ -886,6 +936,18 @@ __device__ __forceinline__ void load_q_frags(WarpState& ws, const unsigned char*
 }
 
 typedef float Scores[MT][NTN][4];  // one warp's score / probability tile, in registers
+constexpr int RS_WAYS = MMA_PATH == 3 ? 4 : 1;  // partial row sums of the probabilities
+// Max of columns e, e + 1 of every 8-key tile (one row of this thread's scores), as a tree.
+__device__ __forceinline__ float row_max_tree(const float (&t)[NTN][4], int e) {
+  float m[NTN];
+#pragma unroll
+  for (int i = 0; i < NTN; ++i) m[i] = fmaxf(t[i][e], t[i][e + 1]);
+#pragma unroll
+  for (int w = 1; w < NTN; w *= 2)
+#pragma unroll
+    for (int i = 0; i + w < NTN; i += 2 * w) m[i] = fmaxf(m[i], m[i + w]);
+  return m[0];
+}
 
 // First half of a K/V tile for one warp: S = Q·Kᵀ, mask, online softmax; s ends holding P.
 __device__ __forceinline__ void warp_scores(WarpState& ws, Scores& s, const unsigned char* sQ, const unsigned char* sK,
@@ -894,8 +956,8 @@ __device__ __forceinline__ void warp_scores(WarpState& ws, Scores& s, const unsi
   const int qw = w.q0 + wrow;  // global index of the warp's first row
 
   // A. S = Q·Kᵀ (raw products; scale applied in the softmax)
-#if MMA_PATH == 2 && (WG_PIPE || QK_HOISTED)  // s already holds Q·Kᵀ: knob WG_PIPE=1 (wg_pipe_issue),
-                     // or issued by block_mma for every warpgroup (QK_HOISTED)
+#if (MMA_PATH == 2 && (WG_PIPE || QK_HOISTED)) || MMA_PATH == 3  // s already holds Q·Kᵀ: knob WG_PIPE=1
+                     // (wg_pipe_issue), issued by block_mma for every warpgroup (QK_HOISTED), or MMA_PATH=3
 #elif MMA_PATH == 2  // knob MMA_PATH=2: one warpgroup MMA per 16 columns of HEAD_DIM (first one overwrites s)
   wg_qk(s[0], sQ, sK, wrow);
 #else              // knob MMA_PATH=1: mma.sync tiles, Q and K fragments through ldmatrix
@@ -947,9 +1009,13 @@ __device__ __forceinline__ void warp_scores(WarpState& ws, Scores& s, const unsi
   for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
+#if MMA_PATH == 3  // knob MMA_PATH=3: a tree (as a chain of NTN dependent steps it stalled fp8's softmax)
+      float mx = row_max_tree(s[mt], 2 * h);
+#else
       float mx = neg_inf();
 #pragma unroll
       for (int nt = 0; nt < NTN; ++nt) mx = fmaxf(mx, fmaxf(s[mt][nt][2 * h], s[mt][nt][2 * h + 1]));
+#endif
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));  // the 4 threads of a row
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
       const float m_new = fmaxf(ws.m[mt][h], mx * w.scale_log2);    // online softmax: running max
@@ -957,17 +1023,19 @@ __device__ __forceinline__ void warp_scores(WarpState& ws, Scores& s, const unsi
       const float alpha = fast_exp2(ws.m[mt][h] - m_use);            // rescale earlier tiles
       const float m_p = m_use - P_SHIFT;                              // PV_FP8: P scaled by 2^P_SHIFT
       ws.m[mt][h] = m_new;
-      float rs = 0.f;
+      float rs[RS_WAYS] = {};  // (MMA_PATH=3: independent partial sums, for the same reason)
 #pragma unroll
       for (int nt = 0; nt < NTN; ++nt)
 #pragma unroll
         for (int e = 2 * h; e < 2 * h + 2; ++e) {
           const float p = fast_exp2(fmaf(s[mt][nt][e], w.scale_log2, -m_p));  // this tile's probabilities
           s[mt][nt][e] = p;
-          rs += p;
+          rs[nt % RS_WAYS] += p;
         }
-      ws.l[mt][h] = ws.l[mt][h] * alpha + rs;                        // running sum
-#if WG_PIPE  // knob WG_PIPE=1: the previous tile's P·V may still be writing O: rescale later
+#pragma unroll
+      for (int i = 1; i < RS_WAYS; ++i) rs[0] += rs[i];
+      ws.l[mt][h] = ws.l[mt][h] * alpha + rs[0];                     // running sum
+#if WG_PIPE || MMA_PATH == 3  // knob WG_PIPE=1, MMA_PATH=3: the previous tile's P·V may still be writing O
       ws.alpha[mt][h] = alpha;
 #else
 #pragma unroll
@@ -1085,7 +1153,7 @@ __device__ __forceinline__ bool warp_active(const Work& w, int wrow, int kv0) {
 // Copies that landed (cp.async / plain stores: the generic proxy) -> visible to wgmma's operand reads
 // (the async proxy). Each thread fences its own copies before the barrier that publishes them.
 __device__ __forceinline__ void async_proxy_fence() {
-#if MMA_PATH == 2  // knob MMA_PATH=2
+#if MMA_PATH >= 2  // knob MMA_PATH=2 or 3
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 #endif
 }
@@ -1226,6 +1294,438 @@ __device__ __forceinline__ void split_exchange(WarpState& ws, unsigned char* sme
 }
 #endif
 
+// Normalise and store straight from registers (SPLIT_KV>1: the row tiles this block owns).
+__device__ __forceinline__ void store_o(const WarpState& ws, const Work& w, int wrow, int lane) {
+  const int g = lane >> 2, tq = lane & 3;
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt) {
+#if SPLIT_KV > 1
+    if (rt_owner(wrow / 16 + mt) != (int)blockIdx.z) continue;
+#endif
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      float l = ws.l[mt][h];
+      l += __shfl_xor_sync(0xffffffffu, l, 1);
+      l += __shfl_xor_sync(0xffffffffu, l, 2);
+      const float inv = l > 0.f ? w.v_descale / l : 0.f;
+      const int row = w.q0 + wrow + mt * 16 + g + 8 * h;
+      if (row < w.S) {
+        __half* out = w.O + (long long)row * HEAD_DIM;
+#if IN_FP8 && MMA_PATH == 1  // columns 16p + 4t .. +3 from tiles 2p (even columns) and 2p+1 (odd): see warp_pv
+#pragma unroll
+        for (int p = 0; p < NTD / 2; ++p)
+          *reinterpret_cast<uint2*>(out + 16 * p + 4 * tq) =
+              make_uint2(pack_h2(ws.o[mt][2 * p][2 * h] * inv, ws.o[mt][2 * p + 1][2 * h] * inv),
+                         pack_h2(ws.o[mt][2 * p][2 * h + 1] * inv, ws.o[mt][2 * p + 1][2 * h + 1] * inv));
+#else       // columns 8 dt + 2t, +1
+#pragma unroll
+        for (int dt = 0; dt < NTD; ++dt)
+          *reinterpret_cast<unsigned*>(out + dt * 8 + tq * 2) = pack_h2(ws.o[mt][dt][2 * h] * inv, ws.o[mt][dt][2 * h + 1] * inv);
+#endif
+      }
+    }
+  }
+}
+
+#if MMA_PATH == 3
+// =============================================================================================
+// MMA_PATH=3: FlashAttention-3 (Shah, Bikshandi, Zhang, Thakkar, Ramani, Dao, 2024).
+//
+// Warp specialisation. The last warpgroup is the producer: one thread issues the TMA loads of
+// K_j and V_j into a STAGES-deep ring; each stage has a FULL mbarrier (the TMA's bytes) and an
+// EMPTY one (an arrival per consumer warp once its product has read the stage). With fp8 inputs
+// the producer warpgroup also rewrites V_j for P·V into a ring of its own (FA3_X_FULL):
+//   knob PV_FP8=1: transposed (keys contiguous), so that P·V is an e4m3 wgmma (its B operand must
+//                  be K-major), with the key order of P's registers (transpose_v);
+//   knob PV_FP8=0: widened to fp16 (P·V in fp16, as the other paths' fp8 gate expects).
+// setmaxnreg hands the producer's registers to the consumers (REG_PRODUCER, REG_CONSUMER).
+//
+// Asynchrony. Each consumer warpgroup owns 64 query rows and, per key tile j,
+//     issue S_j = Q·K_jᵀ;  issue O += P_{j-1}·V_{j-1};                  (one turn: PINGPONG)
+//     WG_PIPE=1: wait for S_j; softmax_j under the P·V; wait for the P·V
+//     WG_PIPE=0: wait for both; softmax_j
+//     O *= alpha_j;  P_j = exp2(S_j - m_j) packed for the next P·V
+// and the last P·V after the loop. With two consumer warpgroups, PINGPONG=1 makes them take turns
+// at issuing (named barriers BAR_PP + warpgroup), so that one's softmax runs while the other's
+// products occupy the tensor cores.
+//
+// Work. A work item is one query tile of one (b, h). PERSIST=0: a block per item. PERSIST=1: a block
+// per SM takes items blockIdx.x, + gridDim.x, ...; the producer loads the next item's Q (into the
+// other of two Q buffers) and K/V while the consumers finish this one, so a block's start and its
+// epilogue no longer leave the tensor cores idle. The ring's position runs on across items.
+// Causal: an item's query tiles are taken last first (the most keys first, the fewest last).
+// =============================================================================================
+constexpr bool XFORM_V = IN_FP8;                 // the producer rewrites V (transposed or widened)
+// mbarriers, STAGES each: K landed, K free, V landed (TMA), V free (its P·V is done), X written;
+// then per Q buffer: Q landed (the producer warpgroup's cp.async), Q free (its last Q·Kᵀ is done)
+enum : int { FA3_K_FULL = 0, FA3_K_EMPTY = 1, FA3_V_FULL = 2, FA3_V_EMPTY = 3, FA3_X_FULL = 4 };
+static_assert(8 * (5 * STAGES + 4) <= 160, "MMA_PATH=3: the mbarriers must fit the 160 bytes they are given");
+__device__ __forceinline__ unsigned fa3_bar(const Work& w, int kind, int st) { return w.tma_bar + 8 * (kind * STAGES + st); }
+__device__ __forceinline__ unsigned q_full_bar(const Work& w, int b) { return w.tma_bar + 8 * (5 * STAGES + b); }
+__device__ __forceinline__ unsigned q_empty_bar(const Work& w, int b) { return w.tma_bar + 8 * (5 * STAGES + 2 + b); }
+__device__ __forceinline__ unsigned char* q_buf(unsigned char* smem, int b) { return smem + OFF_Q + b * TILE_M * RS_Q; }
+
+// What every item shares (the kernel's arguments), and item idx's Work. It lives in shared memory (after
+// the mbarriers): held in registers across the item loop it cost the producer and the consumers spills.
+struct Fa3Problem {
+  const unsigned char *Q, *K, *V;
+  __half* O;
+  int S, causal, n_q, items;        // query tiles per (b, h); items = n_q * B * H
+  float scale_log2, v_descale;
+  unsigned long long kmap, vmap;
+  unsigned bars;
+};
+__device__ __forceinline__ Work fa3_work(const Fa3Problem& P, int idx) {
+  Work w;
+  const int bh = idx / P.n_q, r = idx % P.n_q;
+  w.S = P.S;
+  w.causal = P.causal;
+  w.bh = bh;
+  w.q0 = (P.causal ? P.n_q - 1 - r : r) * TILE_M;
+  const long long head = (long long)bh * P.S * HEAD_DIM;
+  w.gQ = P.Q + (head + (long long)w.q0 * HEAD_DIM) * ESZ;
+  w.gK = P.K + head * ESZ;
+  w.gV = P.V + head * ESZ;
+  w.O = P.O + head;
+  w.scale_log2 = P.scale_log2;
+  w.v_descale = P.v_descale;
+  w.t_begin = 0;
+  w.n_tiles = ((P.causal ? min(P.S, w.q0 + TILE_M) : P.S) + TILE_N - 1) / TILE_N;
+  w.kmap = P.kmap;
+  w.vmap = P.vmap;
+  w.tma_bar = P.bars;
+  return w;
+}
+// This block's items: PERSIST=1 every gridDim.x-th from blockIdx.x; PERSIST=0 the one its grid cell names.
+__device__ __forceinline__ int fa3_first_item(const Fa3Problem& P) {
+  return PERSIST ? (int)blockIdx.x : (int)blockIdx.y * P.n_q + (int)blockIdx.x;
+}
+__device__ __forceinline__ int fa3_next_item(const Fa3Problem& P, int idx) { return PERSIST ? idx + (int)gridDim.x : P.items; }
+// Wait for phase (j / STAGES) of barrier kind at tile j's stage; for an EMPTY barrier pass the
+// tile whose stage is being refilled minus STAGES, i.e. wait for its release.
+__device__ __forceinline__ void fa3_wait(const Work& w, int kind, int j) {
+  mbar_wait(fa3_bar(w, kind, j % STAGES), (j / STAGES) & 1);
+}
+// A consumer warp is done with tile j's stage of kind (after its wgmma.wait covering the product).
+__device__ __forceinline__ void fa3_release(const Work& w, int kind, int j, int lane) {
+  if (lane == 0) mbar_arrive(fa3_bar(w, kind, j % STAGES));
+}
+
+// The stage that P·V reads for tile j: V itself (fp16), its widened copy, or its transpose.
+__device__ __forceinline__ const unsigned char* pv_stage(unsigned char* smem, int st) {
+#if PV_FP8
+  return smem + OFF_VT + st * TILE_N * RS_IN;
+#elif IN_FP8
+  return vh_buf(smem, st);
+#else
+  return v_stage(smem, st);
+#endif
+}
+
+#if PV_FP8
+// knob PV_FP8=1. P·V as e4m3: P's A operand (m64nNk32: lane (g, t) holds keys 4t .. 4t+3 and
+// 16 + 4t .. of a 32-key step, rows g and g + 8) is packed straight from the score registers, whose
+// columns are 2t, 2t+1 of each 8-key tile: k-slot 4t + i of a 16-key block holds key 2t, 2t+1, 8+2t,
+// 9+2t for i = 0..3. Summing over keys in any order is the same sum, so V's transpose puts key
+// (16b + {2t, 2t+1, 8+2t, 9+2t}) at k-slot 16b + 4t + {0..3} too, and nothing is shuffled.
+// P is scaled by 2^P_SHIFT (warp_scores) to keep small probabilities out of e4m3's subnormals.
+typedef unsigned PTile[TILE_N / 32][4];
+__device__ __forceinline__ void fa3_pack_p(PTile& a, const float (&p)[NTN][4]) {
+#pragma unroll
+  for (int q = 0; q < TILE_N / 32; ++q) {
+    a[q][0] = pack_e4m3x4(p[4 * q][0], p[4 * q][1], p[4 * q + 1][0], p[4 * q + 1][1]);
+    a[q][1] = pack_e4m3x4(p[4 * q][2], p[4 * q][3], p[4 * q + 1][2], p[4 * q + 1][3]);
+    a[q][2] = pack_e4m3x4(p[4 * q + 2][0], p[4 * q + 2][1], p[4 * q + 3][0], p[4 * q + 3][1]);
+    a[q][3] = pack_e4m3x4(p[4 * q + 2][2], p[4 * q + 2][3], p[4 * q + 3][2], p[4 * q + 3][3]);
+  }
+}
+// O += P·V: B is the transposed tile, HEAD_DIM rows of TILE_N keys (K-major, TILE_N-byte rows in the
+// 128- or 64-byte swizzle, like K's rows for Q·Kᵀ); one m64n{HEAD_DIM}k32 per 32 keys.
+__device__ __forceinline__ void fa3_pv_issue(float (&o)[NTD][4], const PTile& a, const unsigned char* sVt) {
+  constexpr unsigned ROWB = TILE_N, SBO = 8 * ROWB, LAYOUT = TILE_N == 64 ? 2 : 1;
+  const unsigned long long dv = wg_desc(sVt, 16, SBO, LAYOUT);
+#pragma unroll
+  for (int q = 0; q < TILE_N / 32; ++q) wg_rs8(o, a[q], dv + ((q * 32) >> 4));
+}
+__device__ __forceinline__ void stsm_x4(unsigned addr, unsigned r0, unsigned r1, unsigned r2, unsigned r3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n"
+               ::"r"(addr), "r"(r0), "r"(r1), "r"(r2), "r"(r3) : "memory");
+}
+// V (TILE_N keys x HEAD_DIM bytes, the TMA's swizzled rows) -> Vt (HEAD_DIM rows x TILE_N keys, in
+// tile_off's layout for TILE_N-byte rows), by the producer warpgroup's 4 warps. One step moves 16 keys
+// x 32 columns: ldmatrix.trans of four 8x8 b16 matrices (keys 0-7 / 8-15 of two 16-byte column chunks)
+// gives lane (g, t) the key pairs (2t, 2t+1) and (8+2t, 9+2t) of columns 2g, 2g+1; one byte permute
+// per column makes the 4 keys of that column in P's k-slot order; stmatrix writes them to rows 2g,
+// 2g+1 at k-slots 4t .. 4t+3 (FlashAttention-3's in-kernel transpose: LDSM.T, PRMT, STSM).
+__device__ __forceinline__ void transpose_v(unsigned char* vt, const unsigned char* v, int ptid) {
+  const int pw = ptid >> 5, lane = ptid & 31;
+  constexpr int KB = TILE_N / 16, CP = HEAD_DIM / 32;  // 16-key blocks, 32-column steps
+#pragma unroll 1  // (unrolled, its addresses need more registers than the producer keeps)
+  for (int u = pw; u < KB * CP; u += 4) {
+    const int b = u % KB, cp = u / KB;
+    unsigned r[4];
+    ldsm_x4_t(r, v + tile_off<TILE_N, RB_IN>(16 * b + 8 * ((lane >> 3) & 1) + (lane & 7), 2 * cp + (lane >> 4)));
+    const int d = 32 * cp + 16 * (lane >> 4) + 2 * (lane & 7) + ((lane >> 3) & 1);
+    stsm_x4(smem_u32(vt + tile_off<HEAD_DIM, TILE_N>(d, b)),
+            __byte_perm(r[0], r[1], 0x6420), __byte_perm(r[0], r[1], 0x7531),
+            __byte_perm(r[2], r[3], 0x6420), __byte_perm(r[2], r[3], 0x7531));
+  }
+}
+#else
+// knob PV_FP8=0: P·V in fp16, P packed as MMA_PATH=2 does, V (or its widened copy) MN-major.
+typedef unsigned PTile[TILE_N / 16][4];
+__device__ __forceinline__ void fa3_pack_p(PTile& a, const float (&p)[NTN][4]) { wg_pack_p(a, p); }
+__device__ __forceinline__ void fa3_pv_issue(float (&o)[NTD][4], const PTile& a, const unsigned char* sV) {
+  wg_pv_issue(o, a, sV);
+}
+#endif
+
+// Producer warpgroup. Per item: every thread copies its chunks of Q into the item's Q buffer once the
+// consumers are done with the item two back (cp.async, counted by Q_FULL as each thread's copies land);
+// thread 0 issues each K/V tile's TMA loads once its stages are free. With fp8 the whole warpgroup
+// rewrites V one tile behind (so the next tile's load is in flight meanwhile) once the consumers are
+// done with that X stage, fences it for wgmma's reads and publishes it. g counts tiles across items.
+__device__ __forceinline__ void fa3_rewrite_v(const Work& w, unsigned char* smem, int g, int ptid) {
+  const int st = g % STAGES;
+  fa3_wait(w, FA3_V_FULL, g);
+  if (g >= STAGES) fa3_wait(w, FA3_V_EMPTY, g - STAGES);
+#if PV_FP8  // knob PV_FP8=1: transpose
+  transpose_v(smem + OFF_VT + st * TILE_N * RS_IN, v_stage(smem, st), ptid);
+#else       // knob PV_FP8=0: widen
+  convert_tile<TILE_N>(vh_buf(smem, st), v_stage(smem, st), ptid, 128);
+#endif
+  async_proxy_fence();
+  named_sync(BAR_PRODUCER, 128);
+  if (ptid == 0) mbar_arrive(fa3_bar(w, FA3_X_FULL, st));
+}
+__device__ __forceinline__ void fa3_producer(const Fa3Problem& P, unsigned char* smem, int ptid) {
+  constexpr int PANEL = RB_IN < 128 ? RB_IN : 128;  // bytes of a row per TMA box
+  int g = 0;
+  for (int idx = fa3_first_item(P), k = 0; idx < P.items; idx = fa3_next_item(P, idx), ++k) {
+    const Work w = fa3_work(P, idx);
+    const int b = k & 1;
+    if (k >= 2) mbar_wait(q_empty_bar(w, b), ((k - 2) >> 1) & 1);
+    load_tile<TILE_M, RB_IN, 128>(q_buf(smem, b), w.gQ, min(TILE_M, P.S - w.q0), ptid);
+    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(q_full_bar(w, b)) : "memory");
+    for (int j = 0; j < w.n_tiles; ++j, ++g) {
+      if (ptid == 0) {
+        const int st = g % STAGES, kv0 = (w.t_begin + j) * TILE_N;
+        if (g >= STAGES) fa3_wait(w, FA3_K_EMPTY, g - STAGES);
+        mbar_expect_tx(fa3_bar(w, FA3_K_FULL, st), TILE_N * RB_IN);
+#pragma unroll
+        for (int p = 0; p < RB_IN / PANEL; ++p)
+          tma_load_3d(smem_u32(k_stage(smem, st)) + p * TILE_N * PANEL, w.kmap, p * PANEL / ESZ, kv0, w.bh,
+                      fa3_bar(w, FA3_K_FULL, st));
+        // fp16: the consumers read V's stage itself. fp8: its last reader was this warpgroup's rewrite
+        // of tile g - STAGES, finished (barrier BAR_PRODUCER) an iteration ago at the latest.
+        if (!XFORM_V && g >= STAGES) fa3_wait(w, FA3_V_EMPTY, g - STAGES);
+        mbar_expect_tx(fa3_bar(w, FA3_V_FULL, st), TILE_N * RB_IN);
+#pragma unroll
+        for (int p = 0; p < RB_IN / PANEL; ++p)
+          tma_load_3d(smem_u32(v_stage(smem, st)) + p * TILE_N * PANEL, w.vmap, p * PANEL / ESZ, kv0, w.bh,
+                      fa3_bar(w, FA3_V_FULL, st));
+      }
+      if (XFORM_V && g >= 1) fa3_rewrite_v(w, smem, g - 1, ptid);
+    }
+  }
+  if (XFORM_V && g >= 1) {
+    Work w;
+    w.tma_bar = P.bars;
+    fa3_rewrite_v(w, smem, g - 1, ptid);
+  }
+}
+
+// PINGPONG=1: wait for this warpgroup's turn to issue; pass the turn to the other. Each warpgroup
+// waits n + 1 times; warpgroup 1 gives warpgroup 0 its first turn, so it skips its last hand-over.
+__device__ __forceinline__ void pp_turn(int wg) {
+#if PINGPONG
+  named_sync(BAR_PP + wg, 2 * 128);
+#endif
+}
+__device__ __forceinline__ void pp_pass(int wg, bool last) {
+#if PINGPONG
+  if (!(last && wg == 1)) named_arrive(BAR_PP + (wg ^ 1), 2 * 128);
+#endif
+}
+
+// Consumer warpgroups: threads 0 .. NUM_WARPS*32 - 1, warp w owns rows 16w .. 16w + 15 of each item.
+// One item: tiles g .. g + n - 1 of the ring; `last` is this block's last item (PINGPONG's bookkeeping).
+__device__ __forceinline__ void fa3_item(const Work& w, unsigned char* smem, const unsigned char* sQ, int qb, int g,
+                                         bool last, int tid) {
+  const int warp = tid >> 5, lane = tid & 31, wrow = warp * 16, wg = warp >> 2;
+  const int vfull = XFORM_V ? FA3_X_FULL : FA3_V_FULL;
+  const int n = w.n_tiles;
+  WarpState ws;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) { ws.m[0][h] = neg_inf(); ws.l[0][h] = 0.f; }
+#pragma unroll
+  for (int dt = 0; dt < NTD; ++dt) ws.o[0][dt][0] = ws.o[0][dt][1] = ws.o[0][dt][2] = ws.o[0][dt][3] = 0.f;
+
+  Scores s;
+  PTile pa;
+  // tile 0: S_0 alone (O is still zero)
+  fa3_wait(w, FA3_K_FULL, g);
+  pp_turn(wg);
+  wg_fence();
+  wg_qk_issue(s[0], sQ, k_stage(smem, g % STAGES), wrow);
+  wg_commit();
+  pp_pass(wg, false);
+  wg_wait<0>();
+  wg_keep(s[0]);
+  fa3_release(w, FA3_K_EMPTY, g, lane);
+  if (n == 1 && lane == 0) mbar_arrive(q_empty_bar(w, qb));  // the item's last Q·Kᵀ is done
+  warp_scores(ws, s, sQ, nullptr, wrow, lane, w, w.t_begin * TILE_N);
+  fa3_pack_p(pa, s[0]);
+
+  for (int j = 1; j < n; ++j) {
+    const int gj = g + j;
+    fa3_wait(w, FA3_K_FULL, gj);
+    fa3_wait(w, vfull, gj - 1);  // both operands in before the turn: no wait between the two issues
+    pp_turn(wg);
+    wg_keep(pa);
+    wg_keep(ws.o[0]);
+    wg_fence();
+    wg_qk_issue(s[0], sQ, k_stage(smem, gj % STAGES), wrow);   // S_j
+    wg_commit();
+    fa3_pv_issue(ws.o[0], pa, pv_stage(smem, (gj - 1) % STAGES));  // O += P_{j-1} V_{j-1}
+    wg_commit();
+    pp_pass(wg, false);
+#if WG_PIPE  // knob WG_PIPE=1: softmax of tile j while P_{j-1}·V_{j-1} runs
+    wg_wait<1>();
+    wg_keep(s[0]);
+    fa3_release(w, FA3_K_EMPTY, gj, lane);
+    if (j == n - 1 && lane == 0) mbar_arrive(q_empty_bar(w, qb));
+    warp_scores(ws, s, sQ, nullptr, wrow, lane, w, (w.t_begin + j) * TILE_N);
+    wg_wait<0>();
+    wg_keep(ws.o[0]);
+    fa3_release(w, FA3_V_EMPTY, gj - 1, lane);
+#else        // knob WG_PIPE=0: both products first
+    wg_wait<0>();
+    wg_keep(s[0]);
+    wg_keep(ws.o[0]);
+    fa3_release(w, FA3_K_EMPTY, gj, lane);
+    fa3_release(w, FA3_V_EMPTY, gj - 1, lane);
+    if (j == n - 1 && lane == 0) mbar_arrive(q_empty_bar(w, qb));
+    warp_scores(ws, s, sQ, nullptr, wrow, lane, w, (w.t_begin + j) * TILE_N);
+#endif
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+      for (int dt = 0; dt < NTD; ++dt) {
+        ws.o[0][dt][2 * h] *= ws.alpha[0][h];
+        ws.o[0][dt][2 * h + 1] *= ws.alpha[0][h];
+      }
+    fa3_pack_p(pa, s[0]);
+  }
+  // the last P·V
+  fa3_wait(w, vfull, g + n - 1);
+  pp_turn(wg);
+  wg_keep(pa);
+  wg_keep(ws.o[0]);
+  wg_fence();
+  fa3_pv_issue(ws.o[0], pa, pv_stage(smem, (g + n - 1) % STAGES));
+  wg_commit();
+  pp_pass(wg, last);
+  wg_wait<0>();
+  wg_keep(ws.o[0]);
+  fa3_release(w, FA3_V_EMPTY, g + n - 1, lane);
+  store_o(ws, w, wrow, lane);
+}
+__device__ __forceinline__ void fa3_consumer(const Fa3Problem& P, unsigned char* smem, int tid) {
+#if PINGPONG  // knob PINGPONG=1: warpgroup 0 issues first
+  if ((tid >> 7) == 1) named_arrive(BAR_PP + 0, 2 * 128);
+#endif
+  int g = 0;
+  for (int idx = fa3_first_item(P), k = 0; idx < P.items; ++k) {
+    const Work w = fa3_work(P, idx);
+    const int qb = k & 1;
+    mbar_wait(q_full_bar(w, qb), (k >> 1) & 1);  // Q landed (the producer's cp.async: generic proxy)
+    async_proxy_fence();                         // ... and is visible to this thread's wgmma reads
+    idx = fa3_next_item(P, idx);
+    fa3_item(w, smem, q_buf(smem, qb), qb, g, idx >= P.items, tid);
+    g += w.n_tiles;
+  }
+}
+
+// setmaxnreg: a block of NT threads starts with REG_CAP registers a thread (__launch_bounds__(NT, 1));
+// the producer gives back REG_CAP - REG_PRODUCER a thread, and the consumers may take no more than that
+// between them (an increase the freed registers cannot cover waits forever). The producer keeps what
+// its loop needs without spilling (ptxas -v over the profiles): 24 (fp16), 40 with fp8's rewrite of V,
+// 16 more with PERSIST's item loop; the consumers get 240, 232 or 224.
+constexpr int REG_CAP = (65536 / NT) & ~7;
+constexpr int REG_PRODUCER = (XFORM_V ? 40 : 24) + (PERSIST ? 16 : 0);
+constexpr int REG_CONSUMER = (REG_CAP + (REG_CAP - REG_PRODUCER) * 128 / CT) & ~7;
+static_assert(NUM_WARPS != 8 || 128 * REG_PRODUCER + CT * REG_CONSUMER <= 128 * REG_CAP + CT * REG_CAP,
+              "MMA_PATH=3: the consumers take more registers than the producer frees");
+__device__ __forceinline__ void block_fa3(const Fa3Problem& P, unsigned char* smem) {
+  const int warp = threadIdx.x >> 5;
+  // One if / else, one role per warpgroup: what setmaxnreg needs to take effect.
+  if (warp >= NUM_WARPS) {
+#if NUM_WARPS == 8  // (one consumer warpgroup has its 255 registers already)
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(REG_PRODUCER));
+#endif
+    fa3_producer(P, smem, threadIdx.x - CT);
+  } else {
+#if NUM_WARPS == 8
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(REG_CONSUMER));
+#endif
+    fa3_consumer(P, smem, threadIdx.x);
+  }
+}
+
+__device__ __forceinline__ void fa3_kernel(unsigned char* smem, const IN_T* Q, const IN_T* K, const IN_T* V, __half* O,
+                                           float q_descale, float k_descale, float v_descale, float softmax_scale,
+                                           int B, int H, int S, int causal, unsigned long long kmap,
+                                           unsigned long long vmap) {
+  const int n_q = (S + TILE_M - 1) / TILE_M;
+  // A wrong launch is an error, never a wrong answer. PERSIST=1: any grid of at most one block per item.
+  unsigned dyn_smem;
+  asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dyn_smem));
+  if (dyn_smem < SMEM_BYTES || blockDim.x != NT || gridDim.z != 1 ||
+      (PERSIST ? gridDim.y != 1 || (int)gridDim.x > n_q * B * H : gridDim.y != B * H || (int)gridDim.x != n_q))
+    __trap();
+  unsigned char* base = smem + ((1024u - (smem_u32(smem) & 1023u)) & 1023u);  // the swizzle atoms' alignment
+  static_assert(sizeof(Fa3Problem) <= 96, "MMA_PATH=3: the problem must fit the 96 bytes after the mbarriers");
+  Fa3Problem& P = *reinterpret_cast<Fa3Problem*>(base + OFF_BAR + 160);
+  if (threadIdx.x == 0) {
+    P.n_q = n_q;
+    P.items = n_q * B * H;
+    P.Q = reinterpret_cast<const unsigned char*>(Q);
+    P.K = reinterpret_cast<const unsigned char*>(K);
+    P.V = reinterpret_cast<const unsigned char*>(V);
+    P.O = O;
+    P.S = S;
+    P.causal = causal;
+    P.scale_log2 = softmax_scale * q_descale * k_descale * LOG2E;
+    P.v_descale = v_descale;
+    P.kmap = kmap;
+    P.vmap = vmap;
+    P.bars = smem_u32(base + OFF_BAR);
+    Work w;
+    w.tma_bar = P.bars;
+#pragma unroll
+    for (int st = 0; st < STAGES; ++st) {
+      mbar_init_n(fa3_bar(w, FA3_K_FULL, st), 1);           // the producer's expect_tx
+      mbar_init_n(fa3_bar(w, FA3_V_FULL, st), 1);
+      mbar_init_n(fa3_bar(w, FA3_K_EMPTY, st), NUM_WARPS);  // one per consumer warp
+      mbar_init_n(fa3_bar(w, FA3_V_EMPTY, st), NUM_WARPS);
+      mbar_init_n(fa3_bar(w, FA3_X_FULL, st), 1);           // the producer's thread 0
+    }
+#pragma unroll
+    for (int b = 0; b < 2; ++b) {
+      mbar_init_n(q_full_bar(w, b), 128);                   // every producer thread's copies
+      mbar_init_n(q_empty_bar(w, b), NUM_WARPS);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"(kmap) : "memory");
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"(vmap) : "memory");
+  }
+  __syncthreads();
+  block_fa3(P, base);
+}
+#endif  // MMA_PATH == 3
+
+#if MMA_PATH != 3
 __device__ __forceinline__ void block_mma(const Work& w, unsigned char* smem) {
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const unsigned char* sQ = smem + OFF_Q;
@@ -1362,37 +1862,9 @@ __device__ __forceinline__ void block_mma(const Work& w, unsigned char* smem) {
   cp_async_wait<0>();  // a split with no tiles may still have its Q copy in flight
   split_exchange(ws, smem, wrow, lane);
 #endif
-  // normalise and store straight from registers (SPLIT_KV>1: the row tiles this block owns)
-  const int g = lane >> 2, tq = lane & 3;
-#pragma unroll
-  for (int mt = 0; mt < MT; ++mt) {
-#if SPLIT_KV > 1
-    if (rt_owner(wrow / 16 + mt) != (int)blockIdx.z) continue;
-#endif
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      float l = ws.l[mt][h];
-      l += __shfl_xor_sync(0xffffffffu, l, 1);
-      l += __shfl_xor_sync(0xffffffffu, l, 2);
-      const float inv = l > 0.f ? w.v_descale / l : 0.f;
-      const int row = w.q0 + wrow + mt * 16 + g + 8 * h;
-      if (row < w.S) {
-        __half* out = w.O + (long long)row * HEAD_DIM;
-#if IN_FP8 && MMA_PATH == 1  // columns 16p + 4t .. +3 from tiles 2p (even columns) and 2p+1 (odd): see warp_pv
-#pragma unroll
-        for (int p = 0; p < NTD / 2; ++p)
-          *reinterpret_cast<uint2*>(out + 16 * p + 4 * tq) =
-              make_uint2(pack_h2(ws.o[mt][2 * p][2 * h] * inv, ws.o[mt][2 * p + 1][2 * h] * inv),
-                         pack_h2(ws.o[mt][2 * p][2 * h + 1] * inv, ws.o[mt][2 * p + 1][2 * h + 1] * inv));
-#else       // columns 8 dt + 2t, +1
-#pragma unroll
-        for (int dt = 0; dt < NTD; ++dt)
-          *reinterpret_cast<unsigned*>(out + dt * 8 + tq * 2) = pack_h2(ws.o[mt][dt][2 * h] * inv, ws.o[mt][dt][2 * h + 1] * inv);
-#endif
-      }
-    }
-  }
+  store_o(ws, w, wrow, lane);
 }
+#endif  // MMA_PATH != 3
 
 #else  // MMA_PATH == 0
 // =============================================================================================
@@ -1617,7 +2089,7 @@ __device__ __forceinline__ void block_smem(const Work& w, unsigned char* smem) {
 #else
 #define SDPA_CLUSTER
 #endif
-extern "C" __global__ void __launch_bounds__((NUM_WARPS + WARP_SPEC) * 32, MIN_BLOCKS) SDPA_CLUSTER
+extern "C" __global__ void __launch_bounds__(sdpa::NT, MIN_BLOCKS) SDPA_CLUSTER
 sdpa_fwd(const IN_T* __restrict__ Q, const IN_T* __restrict__ K, const IN_T* __restrict__ V,
          __half* __restrict__ O, float* __restrict__ partial_o, float* __restrict__ partial_ml,
          int* __restrict__ split_counter, float q_descale, float k_descale, float v_descale,
@@ -1625,7 +2097,10 @@ sdpa_fwd(const IN_T* __restrict__ Q, const IN_T* __restrict__ K, const IN_T* __r
          const __grid_constant__ sdpa::TmaMap v_map) {
   using namespace sdpa;
   extern __shared__ __align__(128) unsigned char smem[];
-
+#if MMA_PATH == 3  // knob MMA_PATH=3: FlashAttention-3's blocks: their own launch check and work items
+  fa3_kernel(smem, Q, K, V, O, q_descale, k_descale, v_descale, softmax_scale, B, H, S, causal,
+             reinterpret_cast<unsigned long long>(&k_map), reinterpret_cast<unsigned long long>(&v_map));
+#else
   // A wrong launch is an error, never a wrong answer.
   unsigned dyn_smem;
   asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dyn_smem));
@@ -1652,7 +2127,7 @@ sdpa_fwd(const IN_T* __restrict__ Q, const IN_T* __restrict__ K, const IN_T* __r
   w.t_begin = min(tiles, (int)blockIdx.z * per_split);
   w.n_tiles = min(tiles, w.t_begin + per_split) - w.t_begin;
 
-#if MMA_PATH == 2  // knob MMA_PATH=2: wgmma; tiles need a 1024-byte aligned base (SMEM_BYTES has the slack)
+#if MMA_PATH >= 2  // knob MMA_PATH=2 or 3: wgmma; tiles need a 1024-byte aligned base (SMEM_BYTES has the slack)
   unsigned char* base = smem + ((1024u - (smem_u32(smem) & 1023u)) & 1023u);
 #else
   unsigned char* base = smem;
@@ -1679,4 +2154,5 @@ sdpa_fwd(const IN_T* __restrict__ Q, const IN_T* __restrict__ K, const IN_T* __r
 #else              // knob MMA_PATH=0: WMMA / scalar through shared memory
   block_smem(w, smem);
 #endif
+#endif  // MMA_PATH == 3
 }
