@@ -918,7 +918,7 @@ __device__ __forceinline__ float row_max_tree(const float (&t)[NTN][4], int e) {
 
 // First half of a K/V tile for one warp: S = Q·Kᵀ, mask, online softmax; s ends holding P.
 __device__ __forceinline__ void warp_scores(WarpState& ws, Scores& s, const unsigned char* sQ, const unsigned char* sK,
-                                            int wrow, int lane, const Work& w, int kv0) {
+                                            int wrow, int lane, const Work& w, int kv0, bool may_mask = true) {
   const int g = lane >> 2, tq = lane & 3;
   const int qw = w.q0 + wrow;  // global index of the warp's first row
 
@@ -958,7 +958,7 @@ __device__ __forceinline__ void warp_scores(WarpState& ws, Scores& s, const unsi
 #endif
 
   // B. mask keys past the end and (causal) keys after the query
-  if (kv0 + TILE_N > w.S || (w.causal && kv0 + TILE_N - 1 > qw)) {
+  if (may_mask && (kv0 + TILE_N > w.S || (w.causal && kv0 + TILE_N - 1 > qw))) {
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
@@ -1515,6 +1515,61 @@ __device__ __forceinline__ void pp_pass(int wg, bool last) {
 #endif
 }
 
+// The softmax's results (P in s, the running max and sum, alpha) exist at this point of the program,
+// before the wait for P·V: volatile asm statements keep their order, so nothing of the softmax may be
+// placed after the wait by the compiler's front end (measured: fp8pv long128 388 -> 369 us).
+__device__ __forceinline__ void fa3_softmax_done(WarpState& ws, float (&s)[NTN][4]) {
+  wg_keep(s);
+#pragma unroll
+  for (int h = 0; h < 2; ++h) asm volatile("" : "+f"(ws.m[0][h]), "+f"(ws.l[0][h]), "+f"(ws.alpha[0][h])::"memory");
+}
+// One key tile j of an item, after the first: Q·K_jᵀ and P_{j-1}·V_{j-1} in one turn, then softmax j.
+template <bool MASK>
+__device__ __forceinline__ void fa3_step(const Work& w, unsigned char* smem, const unsigned char* sQ, int qb, int g,
+                                         int j, WarpState& ws, Scores& s, PTile& pa, int tid) {
+  const int warp = tid >> 5, lane = tid & 31, wrow = warp * 16, wg = warp >> 2;
+  const int vfull = XFORM_V ? FA3_X_FULL : FA3_V_FULL;
+  const int n = w.n_tiles;
+  const int gj = g + j;
+  fa3_wait(w, FA3_K_FULL, gj);
+  fa3_wait(w, vfull, gj - 1);  // both operands in before the turn: no wait between the two issues
+  pp_turn(wg);
+  wg_keep(pa);
+  wg_keep(ws.o[0]);
+  wg_fence();
+  wg_qk_issue(s[0], sQ, k_stage(smem, gj % STAGES), wrow);   // S_j
+  wg_commit();
+  fa3_pv_issue(ws.o[0], pa, pv_stage(smem, (gj - 1) % STAGES));  // O += P_{j-1} V_{j-1}
+  wg_commit();
+  pp_pass(wg, false);
+#if WG_PIPE  // knob WG_PIPE=1: softmax of tile j while P_{j-1}·V_{j-1} runs
+  wg_wait<1>();
+  wg_keep(s[0]);
+  fa3_release(w, FA3_K_EMPTY, gj, lane);
+  if (j == n - 1 && lane == 0) mbar_arrive(q_empty_bar(w, qb));
+  warp_scores(ws, s, sQ, nullptr, wrow, lane, w, (w.t_begin + j) * TILE_N, MASK);
+  fa3_softmax_done(ws, s[0]);
+  wg_wait<0>();
+  wg_keep(ws.o[0]);
+  fa3_release(w, FA3_V_EMPTY, gj - 1, lane);
+#else        // knob WG_PIPE=0: both products first
+  wg_wait<0>();
+  wg_keep(s[0]);
+  wg_keep(ws.o[0]);
+  fa3_release(w, FA3_K_EMPTY, gj, lane);
+  fa3_release(w, FA3_V_EMPTY, gj - 1, lane);
+  if (j == n - 1 && lane == 0) mbar_arrive(q_empty_bar(w, qb));
+  warp_scores(ws, s, sQ, nullptr, wrow, lane, w, (w.t_begin + j) * TILE_N, MASK);
+#endif
+#pragma unroll
+  for (int h = 0; h < 2; ++h)
+#pragma unroll
+    for (int dt = 0; dt < NTD; ++dt) {
+      ws.o[0][dt][2 * h] *= ws.alpha[0][h];
+      ws.o[0][dt][2 * h + 1] *= ws.alpha[0][h];
+    }
+  fa3_pack_p(pa, s[0]);
+}
 // Consumer warpgroups: threads 0 .. NUM_WARPS*32 - 1, warp w owns rows 16w .. 16w + 15 of each item.
 // One item: tiles g .. g + n - 1 of the ring; `last` is this block's last item (PINGPONG's bookkeeping).
 __device__ __forceinline__ void fa3_item(const Work& w, unsigned char* smem, const unsigned char* sQ, int qb, int g,
@@ -1544,46 +1599,14 @@ __device__ __forceinline__ void fa3_item(const Work& w, unsigned char* smem, con
   warp_scores(ws, s, sQ, nullptr, wrow, lane, w, w.t_begin * TILE_N);
   fa3_pack_p(pa, s[0]);
 
-  for (int j = 1; j < n; ++j) {
-    const int gj = g + j;
-    fa3_wait(w, FA3_K_FULL, gj);
-    fa3_wait(w, vfull, gj - 1);  // both operands in before the turn: no wait between the two issues
-    pp_turn(wg);
-    wg_keep(pa);
-    wg_keep(ws.o[0]);
-    wg_fence();
-    wg_qk_issue(s[0], sQ, k_stage(smem, gj % STAGES), wrow);   // S_j
-    wg_commit();
-    fa3_pv_issue(ws.o[0], pa, pv_stage(smem, (gj - 1) % STAGES));  // O += P_{j-1} V_{j-1}
-    wg_commit();
-    pp_pass(wg, false);
-#if WG_PIPE  // knob WG_PIPE=1: softmax of tile j while P_{j-1}·V_{j-1} runs
-    wg_wait<1>();
-    wg_keep(s[0]);
-    fa3_release(w, FA3_K_EMPTY, gj, lane);
-    if (j == n - 1 && lane == 0) mbar_arrive(q_empty_bar(w, qb));
-    warp_scores(ws, s, sQ, nullptr, wrow, lane, w, (w.t_begin + j) * TILE_N);
-    wg_wait<0>();
-    wg_keep(ws.o[0]);
-    fa3_release(w, FA3_V_EMPTY, gj - 1, lane);
-#else        // knob WG_PIPE=0: both products first
-    wg_wait<0>();
-    wg_keep(s[0]);
-    wg_keep(ws.o[0]);
-    fa3_release(w, FA3_K_EMPTY, gj, lane);
-    fa3_release(w, FA3_V_EMPTY, gj - 1, lane);
-    if (j == n - 1 && lane == 0) mbar_arrive(q_empty_bar(w, qb));
-    warp_scores(ws, s, sQ, nullptr, wrow, lane, w, (w.t_begin + j) * TILE_N);
-#endif
-#pragma unroll
-    for (int h = 0; h < 2; ++h)
-#pragma unroll
-      for (int dt = 0; dt < NTD; ++dt) {
-        ws.o[0][dt][2 * h] *= ws.alpha[0][h];
-        ws.o[0][dt][2 * h + 1] *= ws.alpha[0][h];
-      }
-    fa3_pack_p(pa, s[0]);
-  }
+  // Tiles no row of this block masks (all keys < S, causal: before the first query row) take a softmax
+  // with no masking branch: in one loop with the masked ones, the branch's merge point let ptxas put
+  // the wait for P·V before the whole softmax (WARPGROUP.DEPBAR ahead of every MUFU.EX2 in the SASS),
+  // which undid WG_PIPE's overlap. FlashAttention-3 peels its masked iterations the same way.
+  const int kv_free = w.causal ? min(w.S, w.q0 + 1) : w.S;  // keys below this are never masked
+  const int n_free = max(1, min(n, kv_free / TILE_N));      // tiles 1 .. n_free - 1 need no mask
+  for (int j = 1; j < n_free; ++j) fa3_step<false>(w, smem, sQ, qb, g, j, ws, s, pa, tid);
+  for (int j = n_free; j < n; ++j) fa3_step<true>(w, smem, sQ, qb, g, j, ws, s, pa, tid);
   // the last P·V
   fa3_wait(w, vfull, g + n - 1);
   pp_turn(wg);
