@@ -59,7 +59,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(WorkerJob, profile_path, config,
                                                 host_reference, reference_cache, problems, seeds, trials, green, fast,
                                                 objective, metrics, metrics_max_p50_us)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(WorkerAnswer, outcome, message, step, reference_failed, green, fast,
-                                                metrics, seconds_green, seconds_fast, seconds_metrics)
+                                                metrics, seconds_green, seconds_fast, seconds_metrics, references_made,
+                                                references_read, warnings)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(DeviceInfo, present, ordinal, device_count, error, name, cc, sm_count,
                                                 l2_bytes, smem_per_block_optin, regs_per_sm, global_mem_bytes, driver,
                                                 runtime)
@@ -194,6 +195,10 @@ WorkerAnswer run_job(WorkerState& st, const WorkerJob& job, const Heartbeat& sen
       g.reference = rk;
       g.host_reference = job.host_reference && !prof.reference_is_kernel();
       g.reference_cache = job.reference_cache;
+      const DeviceInfo& d = st.probe();
+      g.device = d.name + " " + d.cc + " driver " + d.driver;
+      ReferenceTally tally;
+      g.tally = &tally;
       if (job.problems.empty()) {
         for (const auto& p : prof.problems) g.problems.push_back(&p);
       } else {
@@ -208,6 +213,9 @@ WorkerAnswer run_job(WorkerState& st, const WorkerJob& job, const Heartbeat& sen
       g.stream = st.stream;
       g.beat = beat;
       a.green = run_green(g);
+      a.references_made = tally.made;
+      a.references_read = tally.read;
+      a.warnings = tally.warnings;
       a.seconds_green = seconds_since(phase_start);
       phase_seconds = nullptr;
       if ((!g.reference.empty() || g.host_reference) && a.green.outcome != Outcome::Passed) return a;
