@@ -150,9 +150,10 @@ class GpuEvaluator : public Evaluator {
     } else {
       job.host_reference = true;
     }
-    // Shared by every worker of the host through the compile cache: the reference outputs, made
-    // once and read by the others.
+    // Shared by every worker of the host through the compile cache: the reference outputs (made
+    // once, read by the others) and the lock that keeps metrics passes from overlapping.
     job.reference_cache = (cache_.dir() / "reference").string();
+    job.metrics_lock = (cache_.dir() / "locks" / "metrics.lock").string();
     job.green = true;
     job.fast = true;
     job.metrics = metrics_on();

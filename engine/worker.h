@@ -47,6 +47,9 @@ struct WorkerJob {
   std::string objective;                         // FAST's and metrics' problem; "" = the profile's objective
   bool metrics = false;                          // CUPTI metrics on the objective problem
   double metrics_max_p50_us = 0;                 // > 0: metrics only when FAST's median is at most this
+  // Held (an flock) around the CUPTI metrics pass, so that no two workers naming the same file
+  // profile at the same moment ("" : none). The GPU evaluator names one in the compile cache.
+  std::string metrics_lock;
 };
 
 struct WorkerAnswer {

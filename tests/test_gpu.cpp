@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -25,6 +26,7 @@
 #include "engine/buffers.h"
 #include "engine/compiler.h"
 #include "engine/error.h"
+#include "engine/file_lock.h"
 #include "engine/gpu_evaluator.h"
 #include "engine/npy.h"
 #include "engine/profile.h"
@@ -504,7 +506,7 @@ TEST(GpuGates, DataReferenceProfilePassesOnItsFixedInputsAndCatchesAWrongOne) {
   EXPECT_NE(w.message.find("Y[7]"), std::string::npos) << w.message;
 }
 
-// ---- several workers on one host: the reference outputs made once ----
+// ---- several workers on one host: the reference outputs made once, metrics one at a time ----
 
 // A GREEN job for gemm_fp16's baseline against its reference kernel, built into `cache` (compiled
 // here: NVRTC only, the test process never initialises CUDA), keeping reference results in
@@ -586,6 +588,38 @@ TEST(GpuReferenceStore, TwoWorkersStartingAtOnceMakeEachTrialOnce) {
   EXPECT_EQ(b.references_made + b.references_read, n);
   std::cout << "[reference store] worker 0 made " << a.references_made << ", worker 1 made " << b.references_made
             << " of " << n << "\n";
+  fs::remove_all(cache);
+}
+
+// The metrics pass waits while another holds the host's metrics lock, and goes on once it is free.
+TEST(GpuReferenceStore, MetricsPassWaitsForTheLockAnotherWorkerHolds) {
+  REQUIRE_GPU();
+  const fs::path cache = temp_dir("evo-metrics-lock");
+  WorkerJob job = gemm_green_job(cache);
+  job.green = false;
+  job.fast = true;
+  job.metrics = true;
+  job.metrics_lock = (cache / "locks" / "metrics.lock").string();
+  WorkerClient w(evo_binary(), 0);
+  const WorkerAnswer free_run = w.run(job, 300);  // warm: context, modules, inputs
+  ASSERT_EQ(free_run.outcome, Outcome::Passed) << free_run.message;
+  if (free_run.metrics.outcome != Outcome::Passed) GTEST_SKIP() << "no metrics on this machine: " << free_run.metrics.reason;
+
+  auto held = FileLock::try_acquire(job.metrics_lock);
+  ASSERT_TRUE(held);
+  WorkerAnswer waited;
+  std::atomic<bool> done{false};
+  std::thread t([&] {
+    waited = w.run(job, 300);
+    done = true;
+  });
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  EXPECT_FALSE(done.load()) << "the metrics pass ran while the lock was held";
+  held.reset();
+  t.join();
+  ASSERT_EQ(waited.outcome, Outcome::Passed) << waited.message;
+  EXPECT_EQ(waited.metrics.outcome, Outcome::Passed) << waited.metrics.reason;
+  EXPECT_GE(waited.seconds_metrics, 1.5) << "the wait counts in the metrics seconds";
   fs::remove_all(cache);
 }
 
@@ -861,9 +895,14 @@ TEST(WorkerProtocol, JobsAnswersAndDevicesRoundTrip) {
   j.fast = true;
   j.metrics_max_p50_us = 11.5;
   j.reference_cache = "/cache/reference";
+  j.metrics_lock = "/cache/locks/metrics.lock";
   const WorkerJob k = job_from_json(job_to_json(j));
   EXPECT_DOUBLE_EQ(k.metrics_max_p50_us, 11.5);
   EXPECT_EQ(k.reference_cache, j.reference_cache);
+  EXPECT_EQ(k.metrics_lock, j.metrics_lock);
+  EXPECT_TRUE(job_from_json(R"({"profile_path":"p","config":{},"candidate_cubin":"c","candidate_name":"n"})")
+                  .metrics_lock.empty())
+      << "a job from an older coordinator profiles without the lock";
   EXPECT_EQ(k.config, j.config);
   EXPECT_EQ(k.seeds, j.seeds);
   EXPECT_EQ(k.trials, 3);
