@@ -13,9 +13,9 @@
 
 #include "engine/error.h"
 #include "engine/expr.h"
-#include "engine/launch.h"  // defines: tensor_map_layout
-#include "engine/hash.h"       // defines: xxh64
-#include "engine/reference.h"  // defines: data_input_bytes
+#include "engine/hash.h"         // defines: xxh64
+#include "engine/launch.h"       // defines: tensor_map_layout
+#include "engine/reference.h"    // defines: data_input_bytes
 #include "engine/trial_store.h"  // defines: TrialStore, fill_key
 
 namespace evo {
