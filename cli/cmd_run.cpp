@@ -146,8 +146,9 @@ void print_summary(const RunSummary& s, const std::string& problem, bool queued,
   const double pipe_wall = s.seconds - s.seconds_sanitize;
   if (!queued && pipe_wall > 0 && s.new_evaluations > 0 && s.bound_s() > 0)
     out << "pipeline: " << s.compile_slots << " compile workers busy "
-              << fmt_num(100 * s.seconds_compile / (pipe_wall * s.compile_slots), 0) << "%, GPU busy "
-              << fmt_num(100 * s.seconds_gpu / pipe_wall, 0) << "% (" << fmt_num(s.seconds_gpu, 1)
+              << fmt_num(100 * s.seconds_compile / (pipe_wall * s.compile_slots), 0) << "%, "
+              << (s.gpus > 1 ? std::to_string(s.gpus) + " GPUs" : std::string("GPU")) << " busy "
+              << fmt_num(100 * s.seconds_gpu / (pipe_wall * s.gpus), 0) << "% (" << fmt_num(s.seconds_gpu, 1)
               << " s); bound " << fmt_num(s.bound_s(), 1) << " s, wall " << fmt_num(pipe_wall, 1) << " s ("
               << fmt_num(pipe_wall / std::max(s.bound_s(), 1e-9), 2) << "x)"
               << (s.seconds_sanitize > 0 ? ", then memcheck " + fmt_num(s.seconds_sanitize, 1) + " s" : "") << "\n";

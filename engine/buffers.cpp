@@ -6,14 +6,17 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <random>
 
 #include "engine/error.h"
 #include "engine/expr.h"
-#include "engine/launch.h"  // defines: tensor_map_layout
-#include "engine/reference.h"  // defines: data_input_bytes
+#include "engine/hash.h"         // defines: xxh64
+#include "engine/launch.h"       // defines: tensor_map_layout
+#include "engine/reference.h"    // defines: data_input_bytes
+#include "engine/trial_store.h"  // defines: TrialStore, fill_key
 
 namespace evo {
 namespace {
@@ -199,24 +202,33 @@ namespace {
 
 // The worker evaluates candidate after candidate on the same (problem, seed, trial) inputs; drawing
 // and encoding millions of values costs far more than the kernels (the sdpa `long` problem draws
-// 25 M values per trial), so each encoded fill is kept for the worker's lifetime, up to a bound,
-// on the host and, once uploaded, in device memory too: a trial's inputs are then a
-// device-to-device copy (microseconds) instead of a PCIe upload (milliseconds).
+// 25 M values per trial, about two seconds of one core), so each encoded fill is kept for the
+// worker's lifetime, up to a bound, on the host and, once uploaded, in device memory too: a trial's
+// inputs are then a device-to-device copy (microseconds) instead of a PCIe upload (milliseconds).
+// A fill this worker has not made yet comes from the trial store when another worker of the host
+// (or this one before a restart) stored it; one drawn here is stored for them.
 struct EncodedFill {
   std::vector<std::uint8_t> bytes;
   float descale = 1;
+  std::uint64_t digest = 0;               // XXH64 of bytes
   std::shared_ptr<DeviceBuffer> device;  // the same bytes on the device, once uploaded
 };
 class FillMemo {
  public:
-  std::shared_ptr<EncodedFill> get(const BufferSpec& spec, std::int64_t n, std::uint64_t seed, int trial) {
-    const std::string key = spec.name + "|" + dtype_name(spec.dtype) + "|" + std::to_string(static_cast<int>(spec.init.kind)) +
-                            "|" + std::to_string(spec.init.a) + "|" + std::to_string(spec.init.b) + "|" +
-                            std::to_string(n) + "|" + std::to_string(seed) + "|" + std::to_string(trial) + "|" +
-                            (spec.scale_arg.empty() ? "" : "scaled");
+  std::shared_ptr<EncodedFill> get(const BufferSpec& spec, std::int64_t n, std::uint64_t seed, int trial,
+                                   const TrialStore* store) {
+    const std::string key = fill_key(spec, n, seed, trial);
     if (auto it = fills_.find(key); it != fills_.end()) return it->second;
     auto f = std::make_shared<EncodedFill>();
+    if (auto stored = store ? store->read_fill(key, spec.dtype, n) : std::nullopt) {
+      f->bytes = std::move(stored->bytes);
+      f->descale = stored->descale;
+      f->digest = stored->digest;
+      return keep(key, f);
+    }
     f->bytes = encode(spec.dtype, draw_values(spec.init, n, seed, trial, spec.name), !spec.scale_arg.empty(), &f->descale);
+    f->digest = digest_of(f->bytes);
+    if (store) store->write_fill(key, spec.dtype, StoredFill{f->bytes, f->descale, f->digest});
     return keep(key, f);
   }
   // A data reference's fixed input: the file, whatever the seed and trial.
@@ -226,10 +238,14 @@ class FillMemo {
     if (auto it = fills_.find(key); it != fills_.end()) return it->second;
     auto f = std::make_shared<EncodedFill>();
     f->bytes = data_input_bytes(spec, file, n, &f->descale);
+    f->digest = digest_of(f->bytes);
     return keep(key, f);
   }
 
  private:
+  static std::uint64_t digest_of(const std::vector<std::uint8_t>& b) {
+    return xxh64(std::string_view(reinterpret_cast<const char*>(b.data()), b.size()));
+  }
   std::shared_ptr<EncodedFill> keep(const std::string& key, std::shared_ptr<EncodedFill> f) {
     // Host and device copies count alike; callers hold shared_ptrs, so clearing frees nothing in use.
     if (bytes_ + 2 * f->bytes.size() > kLimit) fills_.clear(), bytes_ = 0;
@@ -249,7 +265,7 @@ FillMemo& fill_memo() {
 
 }  // namespace
 
-void BufferSet::fill_inputs(std::uint64_t seed, int trial, cudaStream_t s) {
+void BufferSet::fill_inputs(std::uint64_t seed, int trial, cudaStream_t s, const TrialStore* store) {
   for (auto& b : bufs_) {
     if (b.spec.role == BufferRole::Output) continue;
     if (b.spec.role == BufferRole::Scratch && scratch_filled_) continue;
@@ -260,8 +276,11 @@ void BufferSet::fill_inputs(std::uint64_t seed, int trial, cudaStream_t s) {
     std::shared_ptr<EncodedFill> f =
         data && data->inputs.count(b.spec.name)
             ? fill_memo().get_file(b.spec, n, data->inputs.at(b.spec.name))
-            : fill_memo().get(b.spec, n, seed, b.spec.role == BufferRole::Scratch ? 0 : trial);
+            : b.spec.role == BufferRole::Scratch
+                ? fill_memo().get(b.spec, n, seed, 0, nullptr)  // sized by knobs, often: not worth a file each
+                : fill_memo().get(b.spec, n, seed, trial, store);
     if (!b.spec.scale_arg.empty()) descales_[b.spec.scale_arg] = f->descale;
+    b.digest = f->digest;
     if (!b.spec.symbol.empty()) {
       b.host = f->bytes;  // __constant__ symbols are uploaded per module, from the host
       continue;
@@ -389,6 +408,17 @@ void LaunchSequence::pack(const BufferSet& bufs) {
 
 void LaunchSequence::launch(cudaStream_t stream) const {
   for (const auto& s : steps_) s.kernel.launch(s.geometry, const_cast<PackedArgs&>(s.args).get(), stream);
+}
+
+std::string BufferSet::inputs_digest() const {
+  std::string d;
+  for (const auto& b : bufs_)
+    if (b.spec.filled_per_trial()) {
+      char hex[17];
+      std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(b.digest));
+      d += b.spec.name + "=" + hex + ";";
+    }
+  return d;
 }
 
 std::vector<DeviceTensor> BufferSet::device_outputs() const {

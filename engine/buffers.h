@@ -22,6 +22,8 @@
 
 namespace evo {
 
+class TrialStore;  // engine/trial_store.h: fills shared on disk
+
 // ---- host side (no GPU needed) ----
 
 struct HostTensor {
@@ -78,8 +80,9 @@ class BufferSet {
   BufferSet(const Profile& profile, const Problem& p, const Config& c);
 
   // Fresh inputs for (seed, trial) (a data reference's: its files, whatever the seed and trial);
-  // scratch is filled on the first call only.
-  void fill_inputs(std::uint64_t seed, int trial, cudaStream_t s);
+  // scratch is filled on the first call only. A fill this process has not made yet is read from
+  // `store` when another process stored it, else drawn (and stored there).
+  void fill_inputs(std::uint64_t seed, int trial, cudaStream_t s, const TrialStore* store = nullptr);
   // Copies symbol buffers into `m`'s __constant__ symbols; a module lacking one throws UserError
   // if `required`, else that buffer is skipped (a reference, or a launch after the first, may not
   // need the table).
@@ -95,6 +98,10 @@ class BufferSet {
   PackedArgs pack(const KernelSpec& k) const;
   std::vector<DeviceTensor> device_outputs() const;  // the output and inout buffers, in profile order
 
+  // The XXH64 of every input and inout buffer's last fill, "name=digest;...": stored with outputs
+  // computed from them, and compared by whoever reads those back.
+  std::string inputs_digest() const;
+
   const Problem& problem() const { return problem_; }
 
  private:
@@ -104,6 +111,7 @@ class BufferSet {
     DeviceBuffer dev;
     std::vector<std::uint8_t> host;  // last fill (symbols are uploaded from here)
     std::shared_ptr<const DeviceBuffer> fill;  // last fill on the device (inout buffers refill from it)
+    std::uint64_t digest = 0;        // XXH64 of the last fill
   };
   const Profile& profile_;
   Problem problem_;

@@ -2,14 +2,11 @@
 // compile() in several processes is in compile_pool.cpp.
 #include "engine/compiler.h"
 
-#include <fcntl.h>
 #include <nvrtc.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cctype>
-#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -21,6 +18,7 @@
 
 #include "engine/error.h"
 #include "engine/evaluation_json.h"
+#include "engine/files.h"  // defines: read_file, write_atomic
 #include "engine/hash.h"
 
 namespace evo {
@@ -41,14 +39,6 @@ namespace {
 // with heavy headers can add it to compile_options; docs/results/compile-cache.md).
 const std::vector<std::string> kFixedOptions = {"-std=c++17", "-Xptxas=-v", "-lineinfo", "--no-cache"};
 constexpr int kKeyVersion = 1;
-
-std::optional<std::string> read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 fs::path cuda_home() {
   if (const char* e = std::getenv("CUDA_HOME"); e && *e) return e;
@@ -94,35 +84,6 @@ void hash_includes(const std::string& text, const fs::path& including_dir, const
       hash_includes(*header, canon.parent_path(), dirs, seen, out);
       break;
     }
-  }
-}
-
-// Writes `data` to `path` so that readers see the whole file or none: a private temporary file
-// in the same folder, then rename(2), which replaces atomically.
-void write_atomic(const fs::path& path, const std::string& data) {
-  static std::atomic<unsigned> counter{0};
-  const fs::path tmp = path.string() + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) throw UserError(tmp.string() + ": cannot write the compile cache: " + std::strerror(errno));
-  const char* p = data.data();
-  std::size_t left = data.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd, p, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int err = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      throw UserError(tmp.string() + ": cannot write the compile cache: " + std::strerror(err));
-    }
-    p += n;
-    left -= static_cast<std::size_t>(n);
-  }
-  ::close(fd);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    ::unlink(tmp.c_str());
-    throw UserError(path.string() + ": cannot write the compile cache: " + std::strerror(err));
   }
 }
 
@@ -460,11 +421,11 @@ Build CompileCache::store(Build b, const std::string& cubin) {
     // A cubin is an ELF file; anything else is PTX text (virtual arch).
     const bool elf = cubin.size() >= 4 && cubin.compare(0, 4, "\x7f" "ELF") == 0;
     const fs::path image = sub / (b.key + (elf ? ".cubin" : ".ptx"));
-    write_atomic(image, cubin);  // first the image, then the json that points at it
+    write_atomic(image, cubin, "the compile cache");  // first the image, then the json that points at it
     b.cubin_path = image.string();
     for (auto& k : b.kernels) k.cubin_path = b.cubin_path;
   }
-  write_atomic(sub / (b.key + ".json"), nlohmann::json(b).dump(1));
+  write_atomic(sub / (b.key + ".json"), nlohmann::json(b).dump(1), "the compile cache");
   return b;
 }
 

@@ -8,6 +8,7 @@
 // The coordinator never touches CUDA: the compile pool forks, and a dead context must not be ours.
 #include "engine/gpu_evaluator.h"
 
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -148,13 +149,17 @@ class GpuEvaluator : public Evaluator {
       job.reference_kernels = ref.kernels;
     } else {
       job.host_reference = true;
-      job.reference_cache = (cache_.dir() / "reference").string();
     }
+    // Shared by every worker of the host through the compile cache: the reference outputs (made
+    // once, read by the others) and the lock that keeps metrics passes from overlapping.
+    job.reference_cache = (cache_.dir() / "reference").string();
+    job.metrics_lock = (cache_.dir() / "locks" / "metrics.lock").string();
     job.green = true;
     job.fast = true;
     job.metrics = metrics_on();
     if (profile_.gates.metrics.thresholds.empty()) job.metrics_max_p50_us = metrics_max_p50_us_.load();
     WorkerAnswer a = lane.worker.run(job, 60 + profile_.gates.timeout_s);
+    for (const auto& w : a.warnings) spdlog::warn("GPU {}: {}", lane.device, w);
     // The command or data reference could not answer: the profile's problem, no verdict on this
     // candidate. Raised to the run (which stops, saying why), never recorded as a GREEN failure.
     if (a.reference_failed) throw ReferenceError(a.message);

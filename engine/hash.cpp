@@ -38,7 +38,63 @@ void compress(std::array<std::uint32_t, 8>& h, const unsigned char* block) {
   h[0] += a; h[1] += b; h[2] += c; h[3] += d; h[4] += e; h[5] += f; h[6] += g; h[7] += hh;
 }
 
+// XXH64's primes and steps (xxhash.h, XXH64_round / XXH64_mergeRound / XXH64_avalanche).
+constexpr std::uint64_t P1 = 0x9E3779B185EBCA87ULL, P2 = 0xC2B2AE3D27D4EB4FULL, P3 = 0x165667B19E3779F9ULL,
+                        P4 = 0x85EBCA77C2B2AE63ULL, P5 = 0x27D4EB2F165667C5ULL;
+
+inline std::uint64_t rotl64(std::uint64_t x, int n) { return (x << n) | (x >> (64 - n)); }
+inline std::uint64_t read64(const unsigned char* p) {
+  std::uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];  // little-endian, whatever the host
+  return v;
+}
+inline std::uint32_t read32(const unsigned char* p) {
+  return std::uint32_t(p[0]) | (std::uint32_t(p[1]) << 8) | (std::uint32_t(p[2]) << 16) | (std::uint32_t(p[3]) << 24);
+}
+inline std::uint64_t round64(std::uint64_t acc, std::uint64_t in) { return rotl64(acc + in * P2, 31) * P1; }
+inline std::uint64_t merge64(std::uint64_t acc, std::uint64_t v) { return (acc ^ round64(0, v)) * P1 + P4; }
+
 }  // namespace
+
+std::uint64_t xxh64(std::string_view data, std::uint64_t seed) {
+  const auto* p = reinterpret_cast<const unsigned char*>(data.data());
+  const std::size_t n = data.size();
+  const unsigned char* const end = p + n;
+  std::uint64_t h;
+  if (n >= 32) {
+    // Four lanes over 32-byte stripes: the loop that makes it fast.
+    std::uint64_t v1 = seed + P1 + P2, v2 = seed + P2, v3 = seed, v4 = seed - P1;
+    for (; p + 32 <= end; p += 32) {
+      v1 = round64(v1, read64(p));
+      v2 = round64(v2, read64(p + 8));
+      v3 = round64(v3, read64(p + 16));
+      v4 = round64(v4, read64(p + 24));
+    }
+    h = rotl64(v1, 1) + rotl64(v2, 7) + rotl64(v3, 12) + rotl64(v4, 18);
+    h = merge64(merge64(merge64(merge64(h, v1), v2), v3), v4);
+  } else {
+    h = seed + P5;
+  }
+  h += n;
+  for (; p + 8 <= end; p += 8) h = rotl64(h ^ round64(0, read64(p)), 27) * P1 + P4;
+  if (p + 4 <= end) {
+    h = rotl64(h ^ (std::uint64_t(read32(p)) * P1), 23) * P2 + P3;
+    p += 4;
+  }
+  for (; p < end; ++p) h = rotl64(h ^ (*p * P5), 11) * P1;
+  h ^= h >> 33;
+  h *= P2;
+  h ^= h >> 29;
+  h *= P3;
+  h ^= h >> 32;
+  return h;
+}
+
+std::string xxh64_hex(std::string_view data) {
+  char out[17];
+  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(xxh64(data)));
+  return out;
+}
 
 std::string sha256_hex(std::string_view data) {
   std::array<std::uint32_t, 8> h = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,

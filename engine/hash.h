@@ -1,6 +1,9 @@
-// Content hashes: SHA-256 (FIPS 180-4) for cache keys and config identities. Not in any of
-// evo's dependencies, and small enough to carry; checked against the FIPS test vectors.
+// Content hashes: SHA-256 (FIPS 180-4) for cache keys and config identities, and XXH64 for the
+// many megabytes of GREEN's stored inputs and outputs (a check that bytes are the ones written,
+// about thirty times SHA-256's speed; no defence against anyone). Neither is in evo's
+// dependencies, both are small enough to carry; checked against the FIPS and xxHash vectors.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -10,5 +13,8 @@ std::string sha256_hex(std::string_view data);            // 64 hex digits
 inline std::string short_hash(std::string_view data) {    // 16 hex digits, for ids users read
   return sha256_hex(data).substr(0, 16);
 }
+
+std::uint64_t xxh64(std::string_view data, std::uint64_t seed = 0);  // XXH64 (xxHash 0.8)
+std::string xxh64_hex(std::string_view data);                        // 16 hex digits
 
 }  // namespace evo

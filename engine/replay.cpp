@@ -218,6 +218,7 @@ ReplayEvaluator::ReplayEvaluator(const std::filesystem::path& path, ReplayCost c
       name_(path.stem().string()),
       cost_(cost) {
   if (cost_.jobs == 0) cost_.jobs = 1;
+  if (cost_.gpus == 0) cost_.gpus = 1;
   slot_free_.assign(cost_.jobs, 0.0);
   std::ifstream in(path, std::ios::binary);
   std::ostringstream text;
@@ -363,6 +364,7 @@ std::vector<Prepared> ReplayEvaluator::collect(double timeout_s) {
   return out;
 }
 
+// Called from each lane's thread at once: it only reads the candidate it is given.
 Evaluation ReplayEvaluator::measure(const Prepared& p, std::size_t) {
   if (cost_.gpu_s > 0) std::this_thread::sleep_for(std::chrono::duration<double>(cost_.gpu_s));
   return p.eval;

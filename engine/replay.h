@@ -58,12 +58,14 @@ Profile landscape_profile(const Landscape& l, const std::filesystem::path& path)
 
 // Simulated cost of a replayed candidate, so the run loop's pipeline can be watched and tested on
 // any machine: `jobs` simulated compile workers take `compile_s` per configuration (a compile
-// error too; < 0: the landscape's recorded compile seconds), then one simulated GPU takes `gpu_s`
-// per candidate that reaches it. All zero: a replay costs nothing and is measured in order.
+// error too; < 0: the landscape's recorded compile seconds), then one of `gpus` simulated GPUs
+// (lanes, as `--devices` gives) takes `gpu_s` per candidate that reaches it. All zero: a replay
+// costs nothing and is measured in order, on one.
 struct ReplayCost {
   double compile_s = 0;
   double gpu_s = 0;
   std::size_t jobs = 1;
+  std::size_t gpus = 1;
 };
 
 class ReplayEvaluator : public Evaluator {
@@ -82,6 +84,7 @@ class ReplayEvaluator : public Evaluator {
   std::vector<Prepared> collect(double timeout_s) override;
   Evaluation measure(const Prepared& p, std::size_t lane) override;
   std::size_t compile_slots() const override { return cost_.jobs; }
+  std::size_t lanes() const override { return measures_instantly() ? 1 : cost_.gpus; }
   bool measures_instantly() const override { return cost_.gpu_s <= 0; }
   Timing time_baseline(std::size_t lane = 0) override;  // the recorded baseline median
   SanitizeVerdict sanitize(const Candidate& c) override;  // the recorded verdict, or Skipped

@@ -4,9 +4,11 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <deque>
 #include <future>
+#include <mutex>
 #include <unordered_set>
 
 #include "engine/error.h"
@@ -33,6 +35,10 @@ std::string duration_text(double s) {
 constexpr double kPollWhileMeasuring_s = 0.002;
 // ... and while only compiles are under way (the stop flag and the time limit are read between).
 constexpr double kPollWhileCompiling_s = 0.1;
+// With nothing compiling, the loop sleeps until a GPU finishes (each lane's thread wakes it), this
+// long at most. It used to spin through the pool's empty collect(), taking a core from the
+// workers and, on a busy host, delaying the lane threads' own wake-ups by milliseconds.
+constexpr double kWaitForAGpu_s = 0.1;
 // The best is checked by compute-sanitizer before it is reported; when it fails, the next best,
 // this many times at most.
 constexpr int kSanitizeTries = 5;
@@ -43,6 +49,7 @@ class Loop {
       : profile_(profile), strategy_(strategy), ev_(evaluator), store_(store), o_(o), start_(Clock::now()) {
     s_.compile_slots = std::max<std::size_t>(1, ev_.compile_slots());
     lanes_.resize(std::max<std::size_t>(1, ev_.lanes()));
+    s_.gpus = lanes_.size();
     ahead_ = o_.ahead > 0               ? o_.ahead
              : ev_.measures_instantly() ? 1
                                         : 2 * s_.compile_slots + lanes_.size();
@@ -130,8 +137,9 @@ class Loop {
         if (s_.stop_reason.empty()) s_.stop_reason = "space exhausted";
         break;
       }
+      if (measuring() && compiling() == 0) wait_for_a_gpu(kWaitForAGpu_s);
       const double wait = measuring() ? kPollWhileMeasuring_s : kPollWhileCompiling_s;
-      for (auto& p : ev_.collect(wait)) {
+      for (auto& p : ev_.collect(compiling() == 0 ? 0 : wait)) {
         if (!p.needs_gpu) {
           record(p.candidate, std::move(p.eval), 0);
         } else if (ev_.measures_instantly()) {
@@ -151,6 +159,27 @@ class Loop {
     for (const auto& l : lanes_)
       if (l.busy.valid()) return true;
     return false;
+  }
+
+  // Candidates in the evaluator's CPU stages: in flight, and neither ready, on a GPU nor held.
+  std::size_t compiling() const {
+    std::size_t elsewhere = ready_.size() + held_.size();
+    for (const auto& l : lanes_) elsewhere += l.busy.valid();
+    return in_flight_.size() > elsewhere ? in_flight_.size() - elsewhere : 0;
+  }
+
+  // Sleeps until a lane's measurement ends (or timeout_s): the lane's thread counts it in `gpu_done_`.
+  void wait_for_a_gpu(double timeout_s) {
+    std::unique_lock<std::mutex> lock(done_m_);
+    done_cv_.wait_for(lock, std::chrono::duration<double>(timeout_s), [&] { return gpu_done_ != gpu_seen_; });
+    gpu_seen_ = gpu_done_;
+  }
+  void gpu_finished() {
+    {
+      std::lock_guard<std::mutex> lock(done_m_);
+      ++gpu_done_;
+    }
+    done_cv_.notify_all();
   }
 
   // Ask the strategy for enough proposals to keep `ahead` in flight, within the budget. An empty
@@ -195,7 +224,18 @@ class Loop {
       lane.measuring = std::move(*next);
       ready_.erase(next);
       lane.started = Clock::now();
-      lane.busy = std::async(std::launch::async, [this, i] { return ev_.measure(lanes_[i].measuring, i); });
+      // The result is set before the loop is woken (it may be asleep in wait_for_a_gpu), so a
+      // woken loop finds it ready; the task's own future only keeps the thread joined.
+      auto result = std::make_shared<std::promise<Evaluation>>();
+      lane.busy = result->get_future();
+      lane.thread = std::async(std::launch::async, [this, i, result] {
+        try {
+          result->set_value(ev_.measure(lanes_[i].measuring, i));
+        } catch (...) {
+          result->set_exception(std::current_exception());
+        }
+        gpu_finished();
+      });
     }
   }
 
@@ -383,11 +423,11 @@ class Loop {
     return fmt("%.2f us", s_.best->fast.p50_us) +
            (s_.best->speedup > 0 ? fmt(" (%.2fx)", s_.best->speedup) : std::string());
   }
-  // How busy the compile workers and the GPU have been so far.
+  // How busy the compile workers and the GPUs (on average) have been so far.
   std::string busy_text() const {
     const double wall = std::max(seconds(), 1e-9);
     return "cpu " + fmt("%.0f", 100 * s_.seconds_compile / (wall * s_.compile_slots)) + "% gpu " +
-           fmt("%.0f", 100 * s_.seconds_gpu / wall) + "%";
+           fmt("%.0f", 100 * s_.seconds_gpu / (wall * s_.gpus)) + "%";
   }
 
   void draw_progress() {
@@ -431,6 +471,7 @@ class Loop {
     double baseline_p50_us = 0;                // as re-timed on it in this run
     bool lost = false;                         // dropped: its worker cannot be started again
     bool retimed = false;                      // the baseline timed on it since it was recorded
+    std::future<void> thread;                  // the thread measuring on it; last: destroyed (joined) first
   };
   struct Held {                                // measured before the baseline was: recorded after it
     Candidate c;
@@ -439,6 +480,9 @@ class Loop {
   };
   std::vector<Held> held_;
   bool baseline_done_ = false;
+  std::mutex done_m_;                          // lanes' threads -> the loop: a measurement ended
+  std::condition_variable done_cv_;            // (before lanes_: outlives their threads)
+  std::uint64_t gpu_done_ = 0, gpu_seen_ = 0;
   std::vector<Lane> lanes_;
   std::vector<Measured> measured_;             // this session's and the resumed run's, for D
   std::int64_t new_at_start_ = 0;

@@ -64,11 +64,15 @@ struct RunSummary {
   double seconds = 0;              // wall time of this session
   double seconds_compile = 0, seconds_green = 0, seconds_fast = 0, seconds_metrics = 0;  // new evaluations
   // How busy the pipeline was: compile seconds are the compilers' own (CPU), GPU seconds the time
-  // the GPU stages held the device (worker restarts included); the bound is what no schedule beats.
+  // the GPU stages held a device (worker restarts included), summed over the `gpus` devices that
+  // measured side by side; the bound is what no schedule beats.
   std::size_t compile_slots = 1;
+  std::size_t gpus = 1;
   double seconds_gpu = 0;
   double seconds_sanitize = 0;     // the best's memcheck, after the pipeline
-  double bound_s() const { return std::max(seconds_compile / double(compile_slots ? compile_slots : 1), seconds_gpu); }
+  double bound_s() const {
+    return std::max(seconds_compile / double(compile_slots ? compile_slots : 1), seconds_gpu / double(gpus ? gpus : 1));
+  }
 };
 
 RunSummary run_search(const Profile& profile, Strategy& strategy, Evaluator& evaluator, Store& store,

@@ -36,7 +36,9 @@ struct WorkerJob {
   // the first launch's); empty for one launch.
   std::vector<LaunchKernel> candidate_kernels, reference_kernels;
   bool host_reference = false;   // GREEN compares against the profile's command or data reference
-  std::string reference_cache;   // where a command reference's results are kept on disk ("" : not kept)
+  // Where reference results are kept on disk, shared by every worker of the host ("" : not kept):
+  // a command's results, a kernel reference's outputs and the trials' inputs (gates/green.h).
+  std::string reference_cache;
   std::vector<std::string> problems;             // GREEN on these; empty = every problem
   std::vector<std::uint64_t> seeds;              // empty = the profile's
   int trials = 0;                                // 0 = the profile's
@@ -45,6 +47,9 @@ struct WorkerJob {
   std::string objective;                         // FAST's and metrics' problem; "" = the profile's objective
   bool metrics = false;                          // CUPTI metrics on the objective problem
   double metrics_max_p50_us = 0;                 // > 0: metrics only when FAST's median is at most this
+  // Held (an flock) around the CUPTI metrics pass, so that no two workers naming the same file
+  // profile at the same moment ("" : none). The GPU evaluator names one in the compile cache.
+  std::string metrics_lock;
 };
 
 struct WorkerAnswer {
@@ -56,6 +61,10 @@ struct WorkerAnswer {
   Timing fast;
   MetricsResult metrics;
   double seconds_green = 0, seconds_fast = 0, seconds_metrics = 0;
+  // GREEN's reference outputs: trials whose outputs this job made, and those it read from the
+  // reference cache (made by another worker); a line for each damaged file found there.
+  int references_made = 0, references_read = 0;
+  std::vector<std::string> warnings;
 };
 
 // ---- protocol (no GPU needed: tested on any machine) ----

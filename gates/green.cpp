@@ -4,9 +4,13 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
 
+#include "engine/files.h"  // defines: read_file
+#include "engine/hash.h"
 #include "engine/launch.h"
 #include "engine/reference.h"
+#include "engine/trial_store.h"
 
 namespace evo {
 namespace {
@@ -89,6 +93,150 @@ std::string reference_memo_key(const GreenRun& r, const Problem& p, std::uint64_
   return k + "|seed=" + std::to_string(seed) + "|trial=" + std::to_string(trial);
 }
 
+// A module's cubin, hashed once per process (its path in the compile cache is named by the key of
+// the template text, defines and options it was built from; the content is what runs).
+const std::string& module_digest(const Module& m) {
+  static auto* digests = new std::map<std::string, std::string>;
+  auto it = digests->find(m.path());
+  if (it == digests->end()) {
+    const std::optional<std::string> bytes = read_file(m.path());
+    it = digests->emplace(m.path(), bytes ? sha256_hex(*bytes) : "unreadable:" + m.path()).first;
+  }
+  return it->second;
+}
+
+// The key of a kernel reference's stored outputs for one trial (engine/trial_store.h).
+std::string stored_outputs_key(const GreenRun& r, const Problem& p, std::uint64_t seed, int trial) {
+  std::vector<std::string> modules, entries;
+  for (const Module* m : r.reference_modules)
+    modules.push_back(std::filesystem::path(m->path()).filename().string() + ":" + module_digest(*m));
+  for (const Kernel& k : r.reference) entries.push_back(k.name());
+  return reference_outputs_key(*r.profile, p, r.config, r.device, modules, entries, seed, trial);
+}
+
+// The output and inout buffers as stored: names, dtypes, shapes (and, downloaded, their bytes).
+std::vector<HostTensor> output_shapes(const BufferSet& bufs) {
+  std::vector<HostTensor> out;
+  for (const auto& t : bufs.device_outputs()) out.push_back(HostTensor{t.name, t.dtype, t.shape, {}});
+  return out;
+}
+std::vector<HostTensor> download_outputs(const BufferSet& bufs, cudaStream_t s) {
+  std::vector<HostTensor> out = output_shapes(bufs);
+  const auto dev = bufs.device_outputs();
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    out[i].bytes.resize(static_cast<std::size_t>(dev[i].elements) * dtype_bytes(dev[i].dtype));
+    EVO_CUDA(cudaMemcpyAsync(out[i].bytes.data(), dev[i].data, out[i].bytes.size(), cudaMemcpyDeviceToHost, s));
+  }
+  EVO_CUDA(cudaStreamSynchronize(s));
+  return out;
+}
+
+struct Trial {
+  std::uint64_t seed = 0;
+  int trial = 0;
+};
+std::string where_text(const Problem& p, const Trial& t) {
+  return "problem " + p.name + ", seed " + std::to_string(t.seed) + ", trial " + std::to_string(t.trial);
+}
+
+// Runs f; a CUDA failure in it says which step of which trial it was.
+template <class F>
+auto in_step(const std::string& what, const std::string& where, F f) {
+  try {
+    return f();
+  } catch (const CudaError& e) {
+    throw CudaError(e.code, e.call + " during " + what + " (" + where + ")", e.sticky);
+  }
+}
+
+// Where GREEN's expected outputs come from: the worker's memo (device memory); else the trial
+// store (another worker of the host made them); else made here, and stored for the others.
+class References {
+ public:
+  References(const GreenRun& r, const TrialStore* store, Heartbeat beat)
+      : r_(r), prof_(*r.profile), store_(store), beat_(std::move(beat)) {}
+
+  const ReferenceMemo::Outputs* find(const Problem& p, const Trial& t) const {
+    return reference_memo().find(reference_memo_key(r_, p, t.seed, t.trial));
+  }
+  bool all_found(const Problem& p, const std::vector<Trial>& ts) const {
+    return std::all_of(ts.begin(), ts.end(), [&](const Trial& t) { return find(p, t) != nullptr; });
+  }
+
+  // Every trial of `ts` into the memo, those another worker is making waited for. `bufs` and
+  // `ref` are problem p's, left filled for the trial handled last.
+  void get(const Problem& p, BufferSet& bufs, LaunchSequence& ref, const std::vector<Trial>& ts) {
+    std::vector<Trial> missing;
+    for (const auto& t : ts)
+      if (!find(p, t)) missing.push_back(t);
+    if (!store_) {
+      for (const auto& t : missing) make(p, bufs, ref, t, "");
+      return;
+    }
+    std::vector<std::string> keys;
+    for (const auto& t : missing)
+      keys.push_back(r_.host_reference ? "evo-command-claim/1|" + reference_key(prof_, p, t.seed, t.trial)
+                                       : stored_outputs_key(r_, p, t.seed, t.trial));
+    share_work(
+        *store_, keys, [&](std::size_t i) { return have(p, bufs, missing[i], keys[i]); },
+        [&](std::size_t i) { make(p, bufs, ref, missing[i], keys[i]); },
+        [&](std::size_t i) {
+          beat_("green: waiting for another worker's reference outputs (" + where_text(p, missing[i]) + ")",
+                60 + prof_.gates.timeout_s);
+        });
+  }
+
+ private:
+  // Stored by another worker: read back, checked against this worker's own inputs.
+  bool have(const Problem& p, BufferSet& bufs, const Trial& t, const std::string& key) {
+    if (find(p, t)) return true;
+    if (r_.host_reference || !store_->has_outputs(key)) return false;  // a command's results: its own cache
+    fill(p, bufs, t);
+    auto outs = store_->read_outputs(key, output_shapes(bufs), bufs.inputs_digest());
+    if (!outs) return false;
+    in_step("uploading stored reference outputs", where_text(p, t),
+            [&] { reference_memo().store_host(reference_memo_key(r_, p, t.seed, t.trial), *outs, r_.stream); });
+    if (r_.tally) ++r_.tally->read;
+    return true;
+  }
+
+  void make(const Problem& p, BufferSet& bufs, LaunchSequence& ref, const Trial& t, const std::string& key) {
+    const std::string memo_key = reference_memo_key(r_, p, t.seed, t.trial);
+    if (r_.host_reference) {
+      const double budget = 60 + (prof_.reference_command ? prof_.reference_command->timeout_s : prof_.gates.timeout_s);
+      beat_("green: reference " + std::string(prof_.reference_command ? "command" : "data") + " (" + where_text(p, t) + ")",
+            budget);
+      std::vector<HostTensor> outs = reference_outputs(prof_, p, t.seed, t.trial, r_.reference_cache);
+      in_step("reference", where_text(p, t), [&] { reference_memo().store_host(memo_key, outs, r_.stream); });
+    } else {
+      fill(p, bufs, t);
+      in_step("reference launch", where_text(p, t), [&] {
+        ref.pack(bufs);
+        for (const Module* m : r_.reference_modules) bufs.upload_symbols(*m, false, r_.stream);
+        bufs.poison_outputs(r_.stream);
+        beat_("green: reference launch (" + where_text(p, t) + ")", prof_.gates.timeout_s * ref.size());
+        ref.launch(r_.stream);
+        EVO_CUDA(cudaStreamSynchronize(r_.stream));
+        reference_memo().store(memo_key, bufs.device_outputs(), r_.stream);
+        if (store_ && !key.empty()) store_->write_outputs(key, download_outputs(bufs, r_.stream), bufs.inputs_digest());
+      });
+    }
+    if (r_.tally) ++r_.tally->made;
+  }
+
+  void fill(const Problem& p, BufferSet& bufs, const Trial& t) {
+    in_step("filling inputs", where_text(p, t), [&] {
+      beat_("green: inputs (" + where_text(p, t) + ")", 60 + prof_.gates.timeout_s);
+      bufs.fill_inputs(t.seed, t.trial, r_.stream, store_);
+    });
+  }
+
+  const GreenRun& r_;
+  const Profile& prof_;
+  const TrialStore* store_;
+  Heartbeat beat_;
+};
+
 }  // namespace
 
 GreenVerdict run_green(const GreenRun& r) {
@@ -101,10 +249,29 @@ GreenVerdict run_green(const GreenRun& r) {
   const bool compares = !r.reference.empty() || r.host_reference;
   // Stored data has fixed inputs: every seed and trial would be the same one.
   const bool fixed = r.host_reference && prof.reference_data;
-  const std::vector<std::uint64_t> seeds = fixed ? std::vector<std::uint64_t>{r.seeds.front()} : r.seeds;
-  const int trials = fixed ? 1 : r.trials;
-  const double host_budget = 60 + (prof.reference_command ? prof.reference_command->timeout_s : timeout);
+  std::vector<Trial> all;
+  for (std::uint64_t seed : fixed ? std::vector<std::uint64_t>{r.seeds.front()} : r.seeds)
+    for (int trial = 0; trial < (fixed ? 1 : r.trials); ++trial) all.push_back({seed, trial});
 
+  // A. Every trial's reference outputs before the first candidate launch, shared with the other
+  // workers of the host through the trial store: a trial another worker is making is left to it
+  // and read back afterwards. Stored data has nothing to share.
+  std::optional<TrialStore> store;
+  if (compares && !fixed && !r.reference_cache.empty())
+    store.emplace(r.reference_cache, [&](const std::string& w) {
+      if (r.tally) r.tally->warnings.push_back(w);
+    });
+  References refs(r, store ? &*store : nullptr, beat);
+  if (store)
+    for (const Problem* p : r.problems) {
+      if (refs.all_found(*p, all)) continue;  // every candidate after the first
+      BufferSet bufs(prof, *p, r.config);
+      LaunchSequence ref(r.reference.empty() ? std::vector<const KernelSpec*>{} : prof.reference_launches(),
+                         r.reference, *p, {});
+      refs.get(*p, bufs, ref, all);
+    }
+
+  // B. The candidate on every problem, seed and trial, against those outputs.
   for (const Problem* p : r.problems) {
     GreenResult res;
     res.problem = p->name;
@@ -114,70 +281,54 @@ GreenVerdict run_green(const GreenRun& r) {
     LaunchSequence ref(r.reference.empty() ? std::vector<const KernelSpec*>{} : prof.reference_launches(), r.reference,
                        *p, {});
 
-    for (std::size_t si = 0; si < seeds.size() && res.outcome == Outcome::Passed; ++si) {
-      for (int trial = 0; trial < trials && res.outcome == Outcome::Passed; ++trial) {
-        const std::string where =
-            "problem " + p->name + ", seed " + std::to_string(seeds[si]) + ", trial " + std::to_string(trial);
-        std::string step;
-        try {
-          step = "filling inputs";
-          beat("green: inputs (" + where + ")", 60 + timeout);
-          bufs.fill_inputs(seeds[si], trial, r.stream);
-          // Packed after the fill: an fp8 tensor's descale argument is this trial's scale.
-          cand.pack(bufs);
-          ref.pack(bufs);
-          for (std::size_t m = 0; m < r.candidate_modules.size(); ++m)
-            bufs.upload_symbols(*r.candidate_modules[m], m == 0, r.stream);
-          const std::string ref_key = compares ? reference_memo_key(r, *p, seeds[si], trial) : "";
-          const ReferenceMemo::Outputs* ref_out = compares ? reference_memo().find(ref_key) : nullptr;
-          if (compares && !ref_out && r.host_reference) {
-            step = "reference";
-            beat("green: reference " + std::string(prof.reference_command ? "command" : "data") + " (" + where + ")",
-                 host_budget);
-            ref_out = &reference_memo().store_host(
-                ref_key, reference_outputs(prof, *p, seeds[si], trial, r.reference_cache), r.stream);
-          } else if (compares && !ref_out) {
-            for (const Module* m : r.reference_modules) bufs.upload_symbols(*m, false, r.stream);
-            bufs.poison_outputs(r.stream);
-            step = "reference launch";
-            beat("green: reference launch (" + where + ")", timeout * ref.size());
-            ref.launch(r.stream);
-            EVO_CUDA(cudaStreamSynchronize(r.stream));
-            ref_out = &reference_memo().store(ref_key, bufs.device_outputs(), r.stream);
-          }
-          bufs.poison_outputs(r.stream);
-          bufs.refill_inouts(true, r.stream);  // the reference accumulated into them
-          step = "candidate launch";
-          beat("green: candidate launch (" + where + ")", timeout * cand.size());
-          auto t0 = std::chrono::steady_clock::now();
-          cand.launch(r.stream);
-          EVO_CUDA(cudaStreamSynchronize(r.stream));
-          if (r.max_candidate_launch_s) *r.max_candidate_launch_s = std::max(*r.max_candidate_launch_s, seconds_since(t0));
-          ++res.trials_run;
-          if (!compares) continue;
-          step = "comparing outputs";
-          beat("green: compare (" + where + ")", 60 + timeout);
-          const std::vector<DeviceTensor> cand_out = bufs.device_outputs();
-          for (std::size_t i = 0; i < cand_out.size(); ++i) {
-            DeviceTensor ref_t = cand_out[i];
-            ref_t.data = (*ref_out)[i]->get();
-            const GreenThresholds bt = green_thresholds(th, *prof.find_buffer(cand_out[i].name));
-            OutputCompare o = compare_output_on_device(cand_out[i], ref_t, bt, r.stream);
-            res.max_abs = std::max(res.max_abs, o.max_abs);
-            res.mean_abs = std::max(res.mean_abs, o.mean_abs);
-            res.rel_l2 = std::max(res.rel_l2, o.rel_l2);
-            res.bad_pct = std::max(res.bad_pct, o.bad_pct);
-            res.nan_count = std::max(res.nan_count, o.nan);
-            res.inf_count = std::max(res.inf_count, o.inf);
-            res.unwritten = std::max(res.unwritten, o.unwritten);
-            if (o.failure.empty() || res.outcome != Outcome::Passed) continue;
-            res.outcome = o.reference_bad ? Outcome::Skipped : Outcome::Rejected;
-            res.reason = (o.reference_bad ? "" : cand_out[i].name + ": ") + o.failure + " (" + where + ")";
-          }
-        } catch (const CudaError& e) {
-          throw CudaError(e.code, e.call + " during " + step + " (" + where + ")", e.sticky);
-        }
+    for (std::size_t i = 0; i < all.size() && res.outcome == Outcome::Passed; ++i) {
+      const Trial& t = all[i];
+      const std::string where = where_text(*p, t);
+      in_step("filling inputs", where, [&] {
+        beat("green: inputs (" + where + ")", 60 + timeout);
+        bufs.fill_inputs(t.seed, t.trial, r.stream, store ? &*store : nullptr);
+        // Packed after the fill: an fp8 tensor's descale argument is this trial's scale.
+        cand.pack(bufs);
+        for (std::size_t m = 0; m < r.candidate_modules.size(); ++m)
+          bufs.upload_symbols(*r.candidate_modules[m], m == 0, r.stream);
+      });
+      const ReferenceMemo::Outputs* ref_out = compares ? refs.find(*p, t) : nullptr;
+      if (compares && !ref_out) {
+        refs.get(*p, bufs, ref, {t});  // not had in A (no store, or the memo's bound): now
+        ref_out = refs.find(*p, t);
+        if (!ref_out) throw UserError("GREEN: the reference outputs of " + where + " were not kept");
       }
+      in_step("candidate launch", where, [&] {
+        bufs.poison_outputs(r.stream);
+        bufs.refill_inouts(true, r.stream);  // the reference accumulated into them
+        beat("green: candidate launch (" + where + ")", timeout * cand.size());
+        auto t0 = std::chrono::steady_clock::now();
+        cand.launch(r.stream);
+        EVO_CUDA(cudaStreamSynchronize(r.stream));
+        if (r.max_candidate_launch_s) *r.max_candidate_launch_s = std::max(*r.max_candidate_launch_s, seconds_since(t0));
+      });
+      ++res.trials_run;
+      if (!compares) continue;
+      in_step("comparing outputs", where, [&] {
+        beat("green: compare (" + where + ")", 60 + timeout);
+        const std::vector<DeviceTensor> cand_out = bufs.device_outputs();
+        for (std::size_t o = 0; o < cand_out.size(); ++o) {
+          DeviceTensor ref_t = cand_out[o];
+          ref_t.data = (*ref_out)[o]->get();
+          const GreenThresholds bt = green_thresholds(th, *prof.find_buffer(cand_out[o].name));
+          OutputCompare c = compare_output_on_device(cand_out[o], ref_t, bt, r.stream);
+          res.max_abs = std::max(res.max_abs, c.max_abs);
+          res.mean_abs = std::max(res.mean_abs, c.mean_abs);
+          res.rel_l2 = std::max(res.rel_l2, c.rel_l2);
+          res.bad_pct = std::max(res.bad_pct, c.bad_pct);
+          res.nan_count = std::max(res.nan_count, c.nan);
+          res.inf_count = std::max(res.inf_count, c.inf);
+          res.unwritten = std::max(res.unwritten, c.unwritten);
+          if (c.failure.empty() || res.outcome != Outcome::Passed) continue;
+          res.outcome = c.reference_bad ? Outcome::Skipped : Outcome::Rejected;
+          res.reason = (c.reference_bad ? "" : cand_out[o].name + ": ") + c.failure + " (" + where + ")";
+        }
+      });
     }
     if (!compares) {
       res.outcome = Outcome::Skipped;

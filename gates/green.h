@@ -18,6 +18,14 @@
 // instead: a command run for the trial's inputs, or stored data (one trial then: its inputs are
 // fixed). When it cannot (the command fails, writes the wrong shape or dtype, or nothing) GREEN
 // throws ReferenceError: that is no verdict on the candidate.
+//
+// With a reference cache (the worker's: the compile cache's `reference` folder), the reference
+// outputs of every trial are had before the first candidate launch, each made once per host: the
+// trials' inputs and a kernel reference's outputs are stored there (engine/trial_store.h, keyed by
+// everything that determines them, the device model included), a command's results as
+// engine/reference.h keeps them. Workers starting at once split the trials between them (each
+// makes those nobody has claimed, then reads the others'); a worker that finds a trial stored
+// reads it instead of drawing the inputs and launching the reference, a restarted one too.
 #pragma once
 #include <cuda_runtime_api.h>
 
@@ -33,6 +41,15 @@
 
 namespace evo {
 
+// How a GREEN run had its reference outputs (the worker's answer carries it): trials whose outputs
+// it made (launched the reference kernel; ran the command, or read the command's own cache) and
+// trials it read from the trial store (another worker's, or its own before a restart); a warning
+// line for each damaged file it found there.
+struct ReferenceTally {
+  int made = 0, read = 0;
+  std::vector<std::string> warnings;
+};
+
 struct GreenRun {
   const Profile* profile = nullptr;
   Config config;
@@ -45,13 +62,17 @@ struct GreenRun {
   std::vector<const Module*> reference_modules;
   std::vector<Kernel> reference;
   bool host_reference = false;           // compare against the profile's command or data reference
-  std::filesystem::path reference_cache; // where a command's results are kept on disk ("" : not kept)
+  // Where reference results are kept on disk for every worker of the host ("" : not kept, none
+  // shared): a command's, and a kernel reference's outputs with the trials' inputs.
+  std::filesystem::path reference_cache;
+  std::string device;                    // the device model ("NVIDIA H200 sm_90 driver 580.159"): part of a stored output's key
   std::vector<const Problem*> problems;
   std::vector<std::uint64_t> seeds;  // from the profile unless overridden
   int trials = 1;
   cudaStream_t stream = nullptr;
   Heartbeat beat;
   double* max_candidate_launch_s = nullptr;  // out: slowest candidate launch + sync seen
+  ReferenceTally* tally = nullptr;           // out: how the reference outputs were had
 };
 // Throws CudaError (with the step in its text) when a launch fails, ReferenceError when a command
 // or data reference cannot answer; a wrong answer is a verdict.

@@ -2,8 +2,10 @@
 # Runs on a machine with several GPUs (device tool kind nvidia-h200-x2, carry ["bundle"], from the
 # repository root; scripts/bundle.sh here first): the same exhaustive sweep of one profile measured
 # on one GPU and on every GPU (`--devices all`), from fresh databases over a warm compile cache, so
-# the comparison is of the measuring side alone. Then the two runs' verdicts and medians are
-# compared configuration by configuration.
+# the comparison is of the measuring side alone. Each run starts without stored reference outputs
+# (the cache's reference/ folder is emptied first), so each pays GREEN's fixed part once, shared by
+# its workers. Prints each run's evaluations per second and their ratio (issue 20: >= 1.8), then
+# compares the two runs' verdicts and medians configuration by configuration.
 #   scripts/gpu-devices.sh [PROFILE] [BUDGET]        # default sdpa_fp8, its whole space
 set -uo pipefail
 OUT="${OUT:-/tmp/evo-out}"
@@ -14,14 +16,21 @@ log() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$OUT/session.log"; }
 log "gpus: $(nvidia-smi --query-gpu=index,name --format=csv,noheader | paste -sd';')"
 t0=$(date +%s%N); bundle/evo compile "$prof" --all >"$OUT/compile.txt" 2>&1
 log "warm compile cache: $(( ($(date +%s%N) - t0) / 1000000 )) ms, $(tail -n 1 "$OUT/compile.txt")"
+declare -A rate
 for d in 0 all; do
   rm -f "d_$d.db"*
+  rm -rf "$EVO_CACHE/reference"
   t0=$(date +%s%N)
   bundle/evo --db "d_$d.db" run --profile "$prof" --strategy exhaustive --budget "$budget" --devices "$d" \
     --no-sanitize -q >"$OUT/run_$d.txt" 2>&1
-  log "devices $d: rc=$? wall=$(( ($(date +%s%N) - t0) / 1000000 )) ms; $(grep -E '^run|^pipeline' "$OUT/run_$d.txt" | paste -sd' ')"
+  rc=$? ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  new=$(grep -oE '^run [0-9]+ [a-z]+ \([^)]*\): [0-9]+ new' "$OUT/run_$d.txt" | grep -oE '[0-9]+ new' | grep -oE '[0-9]+')
+  rate[$d]=$(awk -v n="${new:-0}" -v ms="$ms" 'BEGIN { printf "%.3f", (ms > 0 ? 1000 * n / ms : 0) }')
+  log "devices $d: rc=$rc wall=$ms ms, ${new:-0} new, ${rate[$d]} evaluations/s; $(grep -E '^run|^pipeline|^time' "$OUT/run_$d.txt" | paste -sd' ')"
+  log "devices $d: reference store $(find "$EVO_CACHE/reference" -name '*.out' 2>/dev/null | wc -l) outputs, $(find "$EVO_CACHE/reference" -name '*.fill' 2>/dev/null | wc -l) fills, $(du -sh "$EVO_CACHE/reference" 2>/dev/null | cut -f1); warnings: $(grep -c 'trial store' "$OUT/run_$d.txt")"
   bundle/evo --db "d_$d.db" export-landscape 1 --to "$OUT/landscape_$d.json" >/dev/null 2>&1
 done
+log "evaluations/s: one GPU ${rate[0]}, all GPUs ${rate[all]}, ratio $(awk -v a="${rate[0]}" -v b="${rate[all]}" 'BEGIN { printf "%.2f", (a > 0 ? b / a : 0) }')x (target >= 1.8)"
 python3 - "$OUT/landscape_0.json" "$OUT/landscape_all.json" <<'PY' | tee -a "$OUT/session.log"
 import json, statistics, sys
 a, b = (json.load(open(f)) for f in sys.argv[1:3])

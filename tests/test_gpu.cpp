@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -25,6 +26,7 @@
 #include "engine/buffers.h"
 #include "engine/compiler.h"
 #include "engine/error.h"
+#include "engine/file_lock.h"
 #include "engine/gpu_evaluator.h"
 #include "engine/npy.h"
 #include "engine/profile.h"
@@ -504,6 +506,123 @@ TEST(GpuGates, DataReferenceProfilePassesOnItsFixedInputsAndCatchesAWrongOne) {
   EXPECT_NE(w.message.find("Y[7]"), std::string::npos) << w.message;
 }
 
+// ---- several workers on one host: the reference outputs made once, metrics one at a time ----
+
+// A GREEN job for gemm_fp16's baseline against its reference kernel, built into `cache` (compiled
+// here: NVRTC only, the test process never initialises CUDA), keeping reference results in
+// `cache`/reference as the GPU evaluator's jobs do.
+WorkerJob gemm_green_job(const fs::path& cache) {
+  const Profile p = load_profile(repo("profiles/gemm_fp16.json"));
+  const std::string arch = p.arch.rfind(device().cc, 0) == 0 ? p.arch : device().cc;
+  CompileCache cc(cache);
+  const Config c(p.baseline.begin(), p.baseline.end());
+  const Build cand = compile(candidate_request(p, c, arch), cc), ref = compile(reference_request(p, arch), cc);
+  EXPECT_TRUE(cand.ok && ref.ok) << cand.log << ref.log;
+  WorkerJob job;
+  job.profile_path = p.path.string();
+  job.config = c;
+  job.candidate_cubin = cand.cubin_path;
+  job.candidate_name = cand.lowered_name;
+  job.reference_cubin = ref.cubin_path;
+  job.reference_name = ref.lowered_name;
+  job.reference_cache = (cache / "reference").string();
+  job.green = true;
+  return job;
+}
+int gemm_trials() {
+  const Profile p = load_profile(repo("profiles/gemm_fp16.json"));
+  return static_cast<int>(p.problems.size() * p.gates.green.seeds.size()) * p.gates.green.trials;
+}
+
+// A second worker of the run (another GPU's, or this one's restarted after a crash) reads the
+// reference outputs the first stored instead of drawing the inputs and launching the reference,
+// and judges the candidate exactly as the first did.
+TEST(GpuReferenceStore, ASecondWorkerReadsTheReferenceOutputsInsteadOfMakingThem) {
+  REQUIRE_GPU();
+  const fs::path cache = temp_dir("evo-refstore");
+  const WorkerJob job = gemm_green_job(cache);
+  const int n = gemm_trials();
+  WorkerClient first(evo_binary(), 0);
+  const WorkerAnswer a = first.run(job, 300);
+  ASSERT_EQ(a.outcome, Outcome::Passed) << a.message;
+  ASSERT_EQ(a.green.outcome, Outcome::Passed) << a.green.reason;
+  EXPECT_EQ(a.references_made, n) << "a fresh cache: the first worker makes every trial";
+  EXPECT_EQ(a.references_read, 0);
+  EXPECT_TRUE(a.warnings.empty());
+
+  WorkerClient second(evo_binary(), 0);  // another process, nothing in memory
+  const WorkerAnswer b = second.run(job, 300);
+  ASSERT_EQ(b.outcome, Outcome::Passed) << b.message;
+  ASSERT_EQ(b.green.outcome, Outcome::Passed) << b.green.reason;
+  EXPECT_EQ(b.references_made, 0) << "the second worker launched the reference again";
+  EXPECT_EQ(b.references_read, n);
+  ASSERT_EQ(b.green.problems.size(), a.green.problems.size());
+  for (std::size_t i = 0; i < a.green.problems.size(); ++i) {
+    EXPECT_EQ(b.green.problems[i].max_abs, a.green.problems[i].max_abs) << a.green.problems[i].problem;
+    EXPECT_EQ(b.green.problems[i].mean_abs, a.green.problems[i].mean_abs) << a.green.problems[i].problem;
+  }
+
+  const WorkerAnswer c = first.run(job, 300);  // the worker's own memory first
+  EXPECT_EQ(c.references_made + c.references_read, 0);
+  fs::remove_all(cache);
+}
+
+// Two workers starting the same run at once: every trial's reference outputs are made once in all,
+// and each worker has all of them (made or read).
+TEST(GpuReferenceStore, TwoWorkersStartingAtOnceMakeEachTrialOnce) {
+  REQUIRE_GPU();
+  const fs::path cache = temp_dir("evo-refstore");
+  const WorkerJob job = gemm_green_job(cache);
+  const int n = gemm_trials();
+  WorkerClient w0(evo_binary(), 0), w1(evo_binary(), 0);
+  EXPECT_TRUE(w0.probe().present && w1.probe().present);  // both started before either job
+  WorkerAnswer a, b;
+  std::thread t0([&] { a = w0.run(job, 300); }), t1([&] { b = w1.run(job, 300); });
+  t0.join(), t1.join();
+  ASSERT_EQ(a.outcome, Outcome::Passed) << a.message;
+  ASSERT_EQ(b.outcome, Outcome::Passed) << b.message;
+  EXPECT_EQ(a.green.outcome, Outcome::Passed) << a.green.reason;
+  EXPECT_EQ(b.green.outcome, Outcome::Passed) << b.green.reason;
+  EXPECT_EQ(a.references_made + b.references_made, n) << "made " << a.references_made << " + " << b.references_made;
+  EXPECT_EQ(a.references_made + a.references_read, n);
+  EXPECT_EQ(b.references_made + b.references_read, n);
+  std::cout << "[reference store] worker 0 made " << a.references_made << ", worker 1 made " << b.references_made
+            << " of " << n << "\n";
+  fs::remove_all(cache);
+}
+
+// The metrics pass waits while another holds the host's metrics lock, and goes on once it is free.
+TEST(GpuReferenceStore, MetricsPassWaitsForTheLockAnotherWorkerHolds) {
+  REQUIRE_GPU();
+  const fs::path cache = temp_dir("evo-metrics-lock");
+  WorkerJob job = gemm_green_job(cache);
+  job.green = false;
+  job.fast = true;
+  job.metrics = true;
+  job.metrics_lock = (cache / "locks" / "metrics.lock").string();
+  WorkerClient w(evo_binary(), 0);
+  const WorkerAnswer free_run = w.run(job, 300);  // warm: context, modules, inputs
+  ASSERT_EQ(free_run.outcome, Outcome::Passed) << free_run.message;
+  if (free_run.metrics.outcome != Outcome::Passed) GTEST_SKIP() << "no metrics on this machine: " << free_run.metrics.reason;
+
+  auto held = FileLock::try_acquire(job.metrics_lock);
+  ASSERT_TRUE(held);
+  WorkerAnswer waited;
+  std::atomic<bool> done{false};
+  std::thread t([&] {
+    waited = w.run(job, 300);
+    done = true;
+  });
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  EXPECT_FALSE(done.load()) << "the metrics pass ran while the lock was held";
+  held.reset();
+  t.join();
+  ASSERT_EQ(waited.outcome, Outcome::Passed) << waited.message;
+  EXPECT_EQ(waited.metrics.outcome, Outcome::Passed) << waited.metrics.reason;
+  EXPECT_GE(waited.seconds_metrics, 1.5) << "the wait counts in the metrics seconds";
+  fs::remove_all(cache);
+}
+
 TEST(GpuCli, EvaluationSurvivesKillRightAfterTheWorkerReports) {
   REQUIRE_GPU();
   const fs::path dir = temp_dir("evo-kill");
@@ -775,8 +894,15 @@ TEST(WorkerProtocol, JobsAnswersAndDevicesRoundTrip) {
   j.trials = 3;
   j.fast = true;
   j.metrics_max_p50_us = 11.5;
+  j.reference_cache = "/cache/reference";
+  j.metrics_lock = "/cache/locks/metrics.lock";
   const WorkerJob k = job_from_json(job_to_json(j));
   EXPECT_DOUBLE_EQ(k.metrics_max_p50_us, 11.5);
+  EXPECT_EQ(k.reference_cache, j.reference_cache);
+  EXPECT_EQ(k.metrics_lock, j.metrics_lock);
+  EXPECT_TRUE(job_from_json(R"({"profile_path":"p","config":{},"candidate_cubin":"c","candidate_name":"n"})")
+                  .metrics_lock.empty())
+      << "a job from an older coordinator profiles without the lock";
   EXPECT_EQ(k.config, j.config);
   EXPECT_EQ(k.seeds, j.seeds);
   EXPECT_EQ(k.trials, 3);
@@ -794,7 +920,13 @@ TEST(WorkerProtocol, JobsAnswersAndDevicesRoundTrip) {
   g.outcome = Outcome::Rejected;
   g.max_abs = 0.5;
   a.green.problems.push_back(g);
+  a.references_made = 4;
+  a.references_read = 38;
+  a.warnings = {"trial store: /c/ab/ab12.out is damaged (checksum differs): removed, made again"};
   const WorkerAnswer b = answer_from_json(answer_to_json(a));
+  EXPECT_EQ(b.references_made, 4);
+  EXPECT_EQ(b.references_read, 38);
+  EXPECT_EQ(b.warnings, a.warnings);
   EXPECT_EQ(b.outcome, Outcome::Crashed);
   EXPECT_EQ(b.message, a.message);
   EXPECT_EQ(b.fast.p50_us, 12.5);

@@ -47,15 +47,15 @@ struct PipelineRun {
   std::size_t max_pending = 0;
 };
 
-PipelineRun run_with_cost(ReplayCost cost, std::int64_t budget) {
+PipelineRun run_with_cost(ReplayCost cost, std::int64_t budget, const std::string& strategy_name = "random") {
   test::TempDir dir;
   ReplayEvaluator ev(kLandscape, cost);
   KnobSpace space(ev.profile());
   StrategyContext ctx{ev.profile(), space, 7, {}, "", ""};
-  Watching strategy(make_strategy("random", ctx));
+  Watching strategy(make_strategy(strategy_name, ctx));
   Store store(dir.path / "evo.db");
   RunOptions o;
-  o.strategy = "random";
+  o.strategy = strategy_name;
   o.budget = budget;
   o.sanitize_elites = false;
   const auto t0 = std::chrono::steady_clock::now();
@@ -89,6 +89,26 @@ TEST(Pipeline, GpuBoundRunStaysWithinFifteenPercentOfTheBound) {
   EXPECT_LE(r.wall_s, 1.15 * bound) << "wall " << r.wall_s << " s against the bound " << bound << " s";
   EXPECT_LE(r.summary.seconds_gpu, r.wall_s);
   EXPECT_GE(r.summary.seconds_gpu / r.wall_s, 0.85) << "the GPU is kept busy";
+}
+
+// Several GPUs (`--devices all`) measure side by side, each from its own thread, fed by one compile
+// pool and one loop that records every result. With compiles far from the bound, two simulated
+// GPUs measure at least 1.8 times as many candidates a second as one, and the pipeline's bound
+// is the GPU seconds over the two.
+TEST(Pipeline, TwoGpusMeasureAtLeast1_8TimesAsManyCandidatesASecondAsOne) {
+  ReplayCost cost{0.002, 0.04, 4, 1};  // compile 100 x 0.002 / 4 = 0.05 s; GPU 0.04 s a valid candidate
+  const PipelineRun one = run_with_cost(cost, 100, "exhaustive");
+  cost.gpus = 2;
+  const PipelineRun two = run_with_cost(cost, 100, "exhaustive");
+  ASSERT_EQ(one.summary.measured, two.summary.measured) << "the same candidates, in the same order";
+  const double gpu_s = one.summary.seconds_green;  // the GPU seconds the candidates reported
+  ASSERT_GT(gpu_s, 10 * one.summary.seconds_compile / cost.jobs) << "not compile-bound, by construction";
+  const double rate_one = one.summary.new_evaluations / one.wall_s, rate_two = two.summary.new_evaluations / two.wall_s;
+  EXPECT_GE(rate_two / rate_one, 1.8) << "one GPU " << one.wall_s << " s, two " << two.wall_s << " s";
+  EXPECT_EQ(one.summary.gpus, 1u);
+  EXPECT_EQ(two.summary.gpus, 2u);
+  EXPECT_NEAR(two.summary.bound_s(), two.summary.seconds_gpu / 2, 1e-9) << "the bound divides the GPU seconds";
+  EXPECT_LE(two.wall_s, 1.15 * two.summary.bound_s()) << "each GPU kept busy";
 }
 
 TEST(Pipeline, InstantReplayIsTheSameRunEveryTime) {

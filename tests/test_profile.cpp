@@ -76,6 +76,18 @@ TEST(Hash, Sha256MatchesFipsVectors) {
             "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 }
 
+// Vectors from libxxhash 0.8.1 (XXH64, seed 0): the short paths, and the four-lane one (192 bytes).
+TEST(Hash, Xxh64MatchesXxhashVectors) {
+  EXPECT_EQ(evo::xxh64(""), 0xef46db3751d8e999ULL);
+  EXPECT_EQ(evo::xxh64("a"), 0xd24ec4f1a98c6e5bULL);
+  EXPECT_EQ(evo::xxh64("abc"), 0x44bc2cf5ad770999ULL);
+  std::string long_text;
+  for (int i = 0; i < 3; ++i) long_text += "evo: reference outputs, computed once and shared by every worker";
+  ASSERT_EQ(long_text.size(), 192u);
+  EXPECT_EQ(evo::xxh64(long_text), 0x667937353ba1a050ULL);
+  EXPECT_EQ(evo::xxh64_hex("abc"), "44bc2cf5ad770999");
+}
+
 TEST(Expr, EvaluatesModuloCdivAndComparisons) {
   evo::Vars v{{"M", 250}, {"T", 64}};
   EXPECT_DOUBLE_EQ(evo::eval_expr("cdiv(M, T)", v), 4);
