@@ -101,7 +101,7 @@ nlohmann::json options_json(const RunArgs& a, const std::string& objective) {
 RunArgs resumed_args(const Store& store, const RunArgs& given, std::string& profile_path) {
   auto info = store.run(*given.resume);
   if (!info)
-    throw UserError("--resume " + std::to_string(*given.resume) + ": no such run in " + store.path().string() +
+    throw UserError("--resume " + std::to_string(*given.resume) + ": no such run in " + store.name() +
                     " (see `evo runs`)");
   if (info->status == "finished")
     throw UserError("--resume " + std::to_string(info->id) + ": the run is finished (start a new one with `evo run`)");
@@ -162,8 +162,6 @@ constexpr std::size_t kQueueSlots = 8;
 int cmd_run(const Globals& g, const RunArgs& given) {
   if (given.budget <= 0) throw UserError("--budget " + std::to_string(given.budget) + ": must be at least 1");
   if (given.time_limit_s < 0) throw UserError("--time-limit: must not be negative");
-  if (given.resume && !std::filesystem::exists(g.db))
-    throw UserError(g.db + ": no such database, nothing to resume (pass --db)");
   find_strategy(given.strategy);  // an unknown strategy fails before anything is opened
   if (!given.queue.empty() && !pg::is_url(given.queue))
     throw UserError("--queue " + given.queue + ": not a postgresql:// URL (the work queue lives in PostgreSQL; the run's "
@@ -178,7 +176,7 @@ int cmd_run(const Globals& g, const RunArgs& given) {
   RunArgs a = given;
   std::string profile_path;
   if (given.resume) {
-    store = std::make_unique<Store>(g.db);
+    store = std::make_unique<Store>(g.db, Store::Open::Existing);
     a = resumed_args(*store, given, profile_path);
   }
   if (!a.replay.empty()) a.replay = std::filesystem::absolute(a.replay).string();  // resumable from anywhere
@@ -307,7 +305,7 @@ int cmd_run(const Globals& g, const RunArgs& given) {
     done.push_back({objectives[i], s});
     if (s.status == "interrupted") {
       // Resumed, it opens a new queue run (this one is finished as evo exits): workers start anew.
-      std::cout << "resume with: evo --db " << g.db << " run --resume " << s.run_id
+      std::cout << "resume with: evo --db " << store->name() << " run --resume " << s.run_id
                 << (given.queue.empty() ? "" : " --queue " + pg::redact(given.queue)) << "\n";
       if (i + 1 < objectives.size()) {
         std::string rest;

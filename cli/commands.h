@@ -9,7 +9,7 @@
 namespace evo::cli {
 
 struct Globals {
-  std::string db = "evo.db";
+  std::string db = "evo.db";  // --db: a SQLite file, or postgresql://user@host/database
   std::string cache;        // compile cache dir; "" = default_cache_dir()
   int jobs = 0;             // compile workers; 0 = cores
   int device = 0;           // GPU ordinal for the worker

@@ -8,7 +8,7 @@
 
 #include "cli/commands.h"
 #include "engine/error.h"
-#include "population/postgres.h"  // defines: pg::is_url, pg::redact
+#include "population/postgres.h"  // defines: pg::is_url
 
 int main(int argc, char** argv) {
   using namespace evo::cli;
@@ -21,7 +21,8 @@ int main(int argc, char** argv) {
   app.fallthrough();  // subcommands inherit it: `evo compile X --jobs 2` works as `evo --jobs 2 compile X`
   app.set_version_flag("--version", std::string("evo ") + EVO_VERSION);
   Globals g;
-  app.add_option("--db", g.db, "population database (SQLite)")->capture_default_str();
+  app.add_option("--db", g.db, "population database: a SQLite file, or postgresql://user@host/database")
+      ->capture_default_str();
   app.add_option("--cache", g.cache, "compile cache folder (default $EVO_CACHE or ~/.cache/evo/compile)");
   app.add_option("-j,--jobs", g.jobs, "compile-worker processes (default: CPU cores)");
   app.add_option("--device", g.device, "CUDA device ordinal")->capture_default_str();
@@ -179,11 +180,6 @@ int main(int argc, char** argv) {
       }
       return cmd_worker(worker_device, one_shot);
     }
-    // The store is a SQLite file; PostgreSQL serves the work queue only (docs/guide.md).
-    if (evo::pg::is_url(g.db))
-      throw evo::UserError("--db " + evo::pg::redact(g.db) + ": the population store is a SQLite file; a PostgreSQL server "
-                           "holds the work queue of a run spread over hosts: evo run --queue URL, evo worker --queue URL "
-                           "--run N");
     if (*run) {
       if (!resume_text.empty()) {
         try {

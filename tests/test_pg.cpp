@@ -1,14 +1,11 @@
-// The PostgreSQL path (issue 20): libpq's errors as one line, and the work queue's promise that
-// workers on many hosts evaluate every candidate exactly once, a worker killed mid-candidate
-// included. Each suite starts a throwaway server (Debian's postgresql package: initdb and pg_ctl
-// in a temporary folder, as an unprivileged user when the tests run as root, since PostgreSQL
-// refuses to run as root); where it cannot start, the tests skip and say why.
-#include <arpa/inet.h>
+// The PostgreSQL path (issue 20): libpq's errors as one line, the store on PostgreSQL (what only
+// that backend has: evo_meta, the mapped schema, its integrity check; the behaviour both backends
+// share is tests/test_store.cpp's), and the work queue's promise that workers on many hosts
+// evaluate every candidate exactly once, a worker killed mid-candidate included. The tests share a
+// throwaway server
+// (tests/pg_server.h); where it cannot start, they skip and say why.
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <pwd.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -28,113 +25,25 @@
 #include "population/postgres.h"
 #include "population/queue.h"
 #include "population/queue_evaluator.h"
+#include "population/schema.h"
+#include "population/sql.h"
 #include "population/store.h"
 #include "support.h"
+#include "tests/pg_server.h"
 
 namespace evo {
 namespace {
 
 namespace fs = std::filesystem;
 
-// A port nothing listens on now (the kernel's pick for a socket bound to port 0).
-int free_port() {
-  const int s = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = 0;
-  socklen_t len = sizeof a;
-  int port = 0;
-  if (bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 && getsockname(s, reinterpret_cast<sockaddr*>(&a), &len) == 0)
-    port = ntohs(a.sin_port);
-  close(s);
-  return port;
-}
-
-std::string tail_of(const fs::path& p) {
-  std::ifstream in(p);
-  std::string line, last;
-  while (std::getline(in, line))
-    if (!line.empty()) last = line;
-  return last;
-}
-
-// One throwaway cluster: initdb into a temporary folder, pg_ctl start on a free port (TCP on
-// 127.0.0.1 only, the socket in the same folder), superuser "evo" with trust authentication.
-class PgServer {
- public:
-  PgServer() {
-    std::vector<fs::path> bins;
-    std::error_code ec;
-    for (const auto& v : fs::directory_iterator("/usr/lib/postgresql", ec))
-      if (fs::exists(v.path() / "bin" / "initdb")) bins.push_back(v.path() / "bin");
-    if (bins.empty()) {
-      skip_ = "no PostgreSQL server: no /usr/lib/postgresql/*/bin/initdb (scripts/install-deps.sh installs postgresql)";
-      return;
-    }
-    std::sort(bins.begin(), bins.end());
-    bin_ = bins.back();
-    std::string tmpl = (fs::temp_directory_path() / "evo-pg-XXXXXX").string();
-    if (!mkdtemp(tmpl.data())) {
-      skip_ = "cannot make a temporary folder for the PostgreSQL server";
-      return;
-    }
-    dir_ = tmpl;
-    if (geteuid() == 0) {
-      // PostgreSQL refuses to run as root: the server runs as nobody, in a folder nobody owns.
-      const passwd* pw = getpwnam("nobody");
-      if (!pw || chown(dir_.c_str(), pw->pw_uid, pw->pw_gid) != 0) {
-        skip_ = "running as root, and cannot hand " + dir_.string() + " to user nobody for the PostgreSQL server";
-        return;
-      }
-      as_ = "runuser -u nobody -- ";
-    }
-    port_ = free_port();
-    const std::string data = (dir_ / "data").string(), log = (dir_ / "server.log").string();
-    if (!sh(bin("initdb") + " -D " + data + " -U evo --auth=trust -E UTF8 --no-sync", "initdb.log")) {
-      skip_ = "initdb failed: " + tail_of(dir_ / "initdb.log");
-      return;
-    }
-    if (!sh(bin("pg_ctl") + " -D " + data + " -l " + log + " -w -t 30 -o '-p " + std::to_string(port_) + " -k " +
-                dir_.string() + " -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=50' start",
-            "pg_ctl.log")) {
-      skip_ = "pg_ctl start failed: " + tail_of(dir_ / "server.log");
-      return;
-    }
-    started_ = true;
-    url_ = "postgresql://evo@127.0.0.1:" + std::to_string(port_) + "/postgres";
-  }
-  ~PgServer() {
-    if (started_) sh(bin("pg_ctl") + " -D " + (dir_ / "data").string() + " -m immediate -w stop", "stop.log");
-    std::error_code ec;
-    if (!dir_.empty()) fs::remove_all(dir_, ec);
-  }
-  const std::string& skip_reason() const { return skip_; }
-  const std::string& url() const { return url_; }
-  int port() const { return port_; }
-
- private:
-  std::string bin(const char* name) const { return (bin_ / name).string(); }
-  // Runs in the server's folder (nobody cannot enter root's working directory), output to a log there.
-  bool sh(const std::string& cmd, const char* log) const {
-    const std::string line = "cd " + dir_.string() + " && " + as_ + cmd + " > " + (dir_ / log).string() + " 2>&1";
-    return std::system(line.c_str()) == 0;
-  }
-  fs::path bin_, dir_;
-  std::string as_, skip_, url_;
-  int port_ = 0;
-  bool started_ = false;
-};
+using test::free_port;
+using test::PgServer;
 
 PgServer* server = nullptr;
 
 class Pg : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() { server = new PgServer(); }
-  static void TearDownTestSuite() {
-    delete server;
-    server = nullptr;
-  }
+  static void SetUpTestSuite() { server = &test::pg_server(); }
   void SetUp() override {
     if (!server->skip_reason().empty()) GTEST_SKIP() << server->skip_reason();
   }
@@ -742,8 +651,225 @@ TEST_F(Pg, EvoWorkerForAnUnknownOrFinishedRunAndAWrongUrlSayOneLineAndExitNonZer
   one_line(with(run, {"--queue", unreachable}), "cannot connect");
   one_line(with(run, {"--queue", "mysql://h/db"}), "not a postgresql:// URL");
   one_line(with(run, {"--queue", server->url(), "--devices", "all"}), "start an `evo worker --queue` per GPU");
-  one_line({"--db", fresh, "runs"}, "the population store is a SQLite file");
+  one_line({"--db", fresh, "runs"}, "no evo population here yet");
   EXPECT_FALSE(fs::exists(db)) << "a run whose queue cannot be used wrote its database";
+}
+
+// One line "evo: ... <want> ...", exit 2.
+void expect_one_line(const fs::path& dir, const std::vector<std::string>& args, const std::string& want) {
+  const fs::path out = dir / "out.txt";
+  std::string shown;
+  for (const auto& x : args) shown += " " + x;
+  EXPECT_EQ(run_evo_cli(args, out), 2) << "evo" << shown;
+  const std::string text = file_text(out);
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << "evo" << shown << "\n" << text;
+  EXPECT_EQ(text.rfind("evo: ", 0), 0u) << text;
+  EXPECT_NE(text.find(want), std::string::npos) << "evo" << shown << "\n" << text;
+}
+
+// The tables in a database's public schema, by name.
+std::vector<std::string> tables_of(const std::string& url) {
+  pg::Conn c(url);
+  auto r = c.exec("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1",
+                  "list tables");
+  std::vector<std::string> out;
+  for (int i = 0; i < r.rows(); ++i) out.push_back(r.get_str(i, 0));
+  return out;
+}
+
+// The store on PostgreSQL: each bad input is one line naming the database (its password as ***),
+// exit 2, and nothing is written there.
+TEST_F(Pg, EvoDbPostgresBadInputIsOneLineAndWritesNothing) {
+  test::TempDir dir;
+  auto one_line = [&](const std::vector<std::string>& args, const std::string& want) {
+    expect_one_line(dir.path, args, want);
+  };
+  const std::vector<std::string> search{"run", "--replay", kLandscape.string(), "--budget", "3", "--no-sanitize", "-q"};
+
+  // Not PostgreSQL; no server there; no such database; no such user.
+  one_line(with({"--db", "mysql://u:secret@h/db"}, search), "mysql://u:***@h/db: not a postgresql:// URL");
+  one_line({"--db", "mysql://h/db", "runs"}, "mysql://h/db: not a postgresql:// URL");
+  const std::string unreachable = "postgresql://evo:secret@127.0.0.1:" + std::to_string(free_port()) + "/evo";
+  one_line(with({"--db", unreachable}, search), "postgresql://evo:***@127.0.0.1:");
+  one_line({"--db", unreachable, "db", "check"}, ": cannot connect (");
+  one_line(with({"--db", server->database_url("no_such_db")}, search), "no_such_db: cannot connect (");
+  one_line(with({"--db", "postgresql://nobody_here@127.0.0.1:" + std::to_string(server->port()) + "/postgres"}, search),
+           "role \"nobody_here\" does not exist");
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(fs::current_path(), ec))
+    EXPECT_EQ(e.path().filename().string().find("mysql"), std::string::npos) << "a SQLite file was made of a URL";
+
+  // A database of another program, and one of a newer evo: refused before anything is written.
+  const std::string other = server->fresh_database();
+  {
+    pg::Conn c(other);
+    c.exec("CREATE TABLE bookmarks (url TEXT)", "setup");
+  }
+  one_line(with({"--db", other}, search),
+           other + ": not an evo database (a database of another program: 1 tables, no evo_meta)");
+  one_line({"--db", other, "runs"}, other + ": not an evo database");
+  EXPECT_EQ(tables_of(other), std::vector<std::string>{"bookmarks"});
+
+  const std::string newer = server->fresh_database();
+  { Store s(newer); }
+  {
+    pg::Conn c(newer);
+    c.exec("UPDATE evo_meta SET schema_version = 3", "setup");
+  }
+  const auto newer_tables = tables_of(newer);
+  one_line(with({"--db", newer}, search), newer + ": database schema v3 is newer than this evo (v2); upgrade evo");
+  one_line({"--db", newer, "db", "check"}, "is newer than this evo");
+  EXPECT_EQ(tables_of(newer), newer_tables);
+
+  // Reading commands on an empty database create nothing.
+  const std::string empty = server->fresh_database();
+  one_line({"--db", empty, "runs"}, empty + ": no evo population here yet (run `evo run` first, or pass --db)");
+  one_line({"--db", empty, "show-elites"}, "no evo population here yet");
+  one_line({"--db", empty, "report"}, "no evo population here yet");
+  one_line({"--db", empty, "run", "--resume", "1"}, "no evo population here yet");
+  EXPECT_TRUE(tables_of(empty).empty());
+
+}
+
+// ---- The store on PostgreSQL: what only that backend has (the rest: tests/test_store.cpp, StoreOn).
+
+// Column names and types of each evo table, as "table.column type", in the order declared.
+std::vector<std::string> columns_of_sqlite(const std::string& file) {
+  auto c = sql::open(file, false);
+  std::vector<std::string> out;
+  for (const char* t : {"runs", "candidates", "builds", "evaluations", "metrics", "lineage"})
+    for (auto q = c->query("SELECT name, type FROM pragma_table_info($1) ORDER BY cid", {t}, "columns"); q.next();)
+      out.push_back(std::string(t) + "." + q.get_str(0) + " " + q.get_str(1));
+  return out;
+}
+
+std::vector<std::string> columns_of_postgres(const std::string& url) {
+  auto c = sql::open(url, false);
+  std::vector<std::string> out;
+  for (const char* t : {"runs", "candidates", "builds", "evaluations", "metrics", "lineage"})
+    for (auto q = c->query("SELECT column_name, data_type FROM information_schema.columns WHERE table_name = $1"
+                           " AND table_schema = current_schema() ORDER BY ordinal_position",
+                           {t}, "columns");
+         q.next();)
+      out.push_back(std::string(t) + "." + q.get_str(0) + " " + q.get_str(1));
+  return out;
+}
+
+TEST_F(Pg, StoreOnPostgresHasTheSqliteSchemaWithPostgresTypes) {
+  test::TempDir dir;
+  const std::string file = (dir.path / "evo.db").string(), url = server->fresh_database();
+  { Store a(file), b(url); }
+  // SQLite's INTEGER is 64-bit and its REAL double: PostgreSQL's bigint and double precision.
+  std::vector<std::string> want;
+  for (auto col : columns_of_sqlite(file)) {
+    for (auto [from, to] : {std::pair<std::string, std::string>{" INTEGER", " bigint"}, {" REAL", " double precision"},
+                            {" TEXT", " text"}})
+      if (col.size() > from.size() && col.compare(col.size() - from.size(), from.size(), from) == 0)
+        col.replace(col.size() - from.size(), from.size(), to);
+    want.push_back(col);
+  }
+  EXPECT_EQ(want.size(), 70u);
+  EXPECT_EQ(columns_of_postgres(url), want);
+  auto c = sql::open(url, false);
+  auto meta = c->query("SELECT application_id, schema_version FROM evo_meta", {}, "meta");
+  ASSERT_EQ(meta.rows.size(), 1u);
+  meta.next();
+  EXPECT_EQ(meta.get_int(0), schema::kApplicationId);
+  EXPECT_EQ(meta.get_int(1), Store::schema_version());
+  EXPECT_TRUE(Store(url).check().ok);
+}
+
+TEST_F(Pg, StoreRunsAndQueueRunsInOneDatabaseShareOneNumbering) {
+  const std::string url = server->fresh_database();
+  Store s(url);
+  RunInfo info;
+  info.profile = "p";
+  const auto first = s.begin_run(info);
+  pg::Conn c(url);
+  const auto queued = WorkQueue(c).create_run("{}");  // a SQLite store's coordinator, --queue here
+  const auto second = s.begin_run(info);
+  EXPECT_LT(first, queued);
+  EXPECT_LT(queued, second);
+  info.id = queued + 100;  // a coordinator whose store is here: its queue run's number
+  EXPECT_EQ(s.begin_run(info), queued + 100);
+  EXPECT_TRUE(s.run(queued + 100));
+}
+
+TEST_F(Pg, AnOlderStoreOnPostgresIsMigratedForward) {
+  const std::string url = server->fresh_database();
+  std::int64_t old_id = 0;
+  {
+    Store s(url);
+    RunInfo info;
+    info.profile = "p";
+    Evaluation e;
+    e.config = {{"X", 1}};
+    old_id = s.record(s.begin_run(info), {"p", "b", "d", "q"}, e, false);
+  }
+  {  // what a v1 evo wrote: no commit clock
+    pg::Conn c(url);
+    c.exec("ALTER TABLE evaluations DROP COLUMN recorded_unix; ALTER TABLE runs DROP COLUMN started_unix;"
+           " UPDATE evo_meta SET schema_version = 1",
+           "setup");
+  }
+  Store s(url);
+  auto c = sql::open(url, false);
+  auto v = c->query("SELECT schema_version FROM evo_meta", {}, "version");
+  v.next();
+  EXPECT_EQ(v.get_int(0), 2);
+  ASSERT_TRUE(s.evaluation(old_id));
+  EXPECT_FALSE(s.evaluation(old_id)->elapsed_s);  // unknown, not zero
+  RunInfo info;
+  info.profile = "p";
+  Evaluation e;
+  e.config = {{"X", 2}};
+  const auto id = s.record(s.begin_run(info), {"p", "b", "d", "q"}, e, false);
+  ASSERT_TRUE(s.evaluation(id)->elapsed_s);
+  EXPECT_LT(*s.evaluation(id)->elapsed_s, 60.0);
+}
+
+// What SQLite's integrity_check finds in a damaged file, PostgreSQL's keys keep out while they
+// stand: db check says when one was dropped, not validated or not enforced, and what got in.
+TEST_F(Pg, DbCheckOnPostgresSaysWhichKeysNoLongerKeepOutOrphansAndDuplicates) {
+  test::TempDir dir;
+  const std::string url = server->fresh_database();
+  {
+    Store s(url);
+    RunInfo info;
+    info.profile = "p";
+    const auto run = s.begin_run(info);
+    Evaluation e;
+    e.config = {{"X", 1}};
+    e.origin.parents = {"0123456789abcdef"};
+    s.record(run, {"p", "b", "d", "q"}, e, false);
+    s.set_run_status(run, "finished");
+    EXPECT_TRUE(s.check().ok);
+  }
+  EXPECT_EQ(run_evo_cli({"--db", url, "db", "check"}, dir.path / "clean.txt"), 0) << file_text(dir.path / "clean.txt");
+  EXPECT_EQ(file_text(dir.path / "clean.txt"), url + ": ok (schema v2, 1 runs)\n");
+  {
+    pg::Conn c(url);
+    c.exec("ALTER TABLE builds DROP CONSTRAINT builds_pkey CASCADE;"  // and evaluations' key to it
+           " INSERT INTO builds SELECT * FROM builds;"
+           " ALTER TABLE lineage DISABLE TRIGGER ALL;"
+           " INSERT INTO lineage VALUES (99, 0, 'fedcba9876543210');"
+           " INSERT INTO evo_meta SELECT * FROM evo_meta",
+           "damage");
+  }
+  const DbCheck check = Store(url).check();
+  EXPECT_FALSE(check.ok);
+  const std::vector<std::string> want{
+      "evo_meta holds 2 rows (one expected: application id and schema version)",
+      "builds: its primary key (build_key) is missing",
+      "builds: 1 primary keys (build_key) held by more than one row",
+      "evaluations: 2 foreign keys, 3 expected",
+      "lineage: its foreign keys are not enforced (triggers disabled)",
+      "lineage row (99, 0): evaluation 99 is missing"};
+  EXPECT_EQ(check.problems, want);
+  EXPECT_EQ(run_evo_cli({"--db", url, "db", "check"}, dir.path / "damaged.txt"), 1);
+  const std::string text = file_text(dir.path / "damaged.txt");
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), static_cast<long>(want.size())) << text;
+  EXPECT_NE(text.find(url + ": builds: its primary key (build_key) is missing\n"), std::string::npos) << text;
 }
 
 }  // namespace
