@@ -64,12 +64,12 @@ int main(int argc, char** argv) {
   std::string one_shot;
   QueueWorkerArgs qa;
   auto* worker = app.add_subcommand(
-      "worker", "serve a run spread over hosts: evo worker --queue postgresql://... --run N (without --queue: the "
-                "per-GPU process evo starts itself)");
+      "worker", "serve a run spread over hosts: evo --db postgresql://... worker --run N, or --queue postgresql://... "
+                "--run N for a coordinator with a SQLite store (without either: the per-GPU process evo starts itself)");
   auto* worker_device_opt = worker->add_option("--device", worker_device, "CUDA device ordinal");
   worker->add_option("--one-shot", one_shot, "run one job file and exit (used under compute-sanitizer)")->group("");
   worker->add_option("--queue", qa.queue, "the PostgreSQL work queue `evo run --queue` was given");
-  worker->add_option("--run", qa.run, "the queue run `evo run --queue` printed");
+  worker->add_option("--run", qa.run, "the run `evo run` printed (--db postgresql://...) or its queue run (--queue)");
   worker->add_option("--lease", qa.lease_s, "seconds a claim holds without renewal (renewed while evaluating)")
       ->capture_default_str();
   worker->add_option("--name", qa.name, "this worker's name in the queue (default: host:pid)");
@@ -104,8 +104,9 @@ int main(int argc, char** argv) {
   run->add_flag("--no-sanitize", no_sanitize, "do not run compute-sanitizer on the run's best");
   run->add_flag("-q,--quiet", ra.quiet, "no progress line");
   run->add_option("--queue", ra.queue,
-                  "postgresql://...: enqueue candidates for `evo worker --queue` processes on any host; results are "
-                  "recorded in --db as usual (docs/guide.md)");
+                  "postgresql://...: with a SQLite --db, enqueue candidates for `evo worker --queue` processes on any "
+                  "host; results are recorded in --db as usual (with --db postgresql://... the queue is in that "
+                  "database; docs/guide.md)");
 
   auto* runs = app.add_subcommand("runs", "list the runs in the database");
   runs->add_flag("--json", g.json, "machine-readable output");

@@ -82,6 +82,17 @@ std::int64_t WorkQueue::create_run(const std::string& spec) {
   return r.get_int(0, 0);
 }
 
+void WorkQueue::reopen_run(std::int64_t run, const std::string& spec) {
+  pg::Txn txn(c_, "cannot reopen run in the work queue");
+  c_.exec("INSERT INTO work_runs (run_id, spec) VALUES ($1, $2)"
+          " ON CONFLICT (run_id) DO UPDATE SET finished = false, spec = excluded.spec",
+          {std::to_string(run), spec}, "cannot reopen run in the work queue");
+  // A worker still holding one of these finds its claim gone and counts it lost.
+  c_.exec("DELETE FROM work_queue WHERE run_id = $1 AND NOT collected", {std::to_string(run)},
+          "cannot reopen run in the work queue");
+  txn.commit();
+}
+
 std::optional<std::string> WorkQueue::run_spec(std::int64_t run) {
   auto r = c_.exec("SELECT spec FROM work_runs WHERE run_id = $1 AND spec IS NOT NULL", {std::to_string(run)},
                    "cannot read run from the work queue");
