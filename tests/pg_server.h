@@ -2,7 +2,8 @@
 // tests on both backends in tests/test_store.cpp): Debian's postgresql package, initdb and pg_ctl
 // in a temporary folder, as user nobody when the tests run as root (PostgreSQL refuses root).
 // One server per test process, started on first use and stopped at exit; where it cannot start,
-// skip_reason() says why and the tests that need it skip.
+// skip_reason() says why and the tests that need it skip, unless EVO_REQUIRE_POSTGRES=1 (CI: .ci/run)
+// makes that a failure.
 #pragma once
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -52,9 +53,10 @@ class PgServer {
     }
     std::sort(bins.begin(), bins.end());
     bin_ = bins.back();
-    std::string tmpl = (fs::temp_directory_path() / "evo-pg-XXXXXX").string();
-    if (!mkdtemp(tmpl.data())) {
-      skip_ = "cannot make a temporary folder for the PostgreSQL server";
+    const fs::path tmp = fs::temp_directory_path(ec);
+    std::string tmpl = (tmp / "evo-pg-XXXXXX").string();
+    if (ec || !mkdtemp(tmpl.data())) {
+      skip_ = "cannot make a temporary folder for the PostgreSQL server in " + tmp.string();
       return;
     }
     dir_ = tmpl;
@@ -129,6 +131,12 @@ class PgServer {
 inline PgServer& pg_server() {
   static PgServer server;
   return server;
+}
+
+// Where CI says the server must start (EVO_REQUIRE_POSTGRES=1), a test may not skip for want of it.
+inline bool postgres_required() {
+  const char* e = std::getenv("EVO_REQUIRE_POSTGRES");
+  return e && std::string(e) == "1";
 }
 
 }  // namespace evo::test

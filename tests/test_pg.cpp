@@ -46,7 +46,9 @@ class Pg : public ::testing::Test {
  protected:
   static void SetUpTestSuite() { server = &test::pg_server(); }
   void SetUp() override {
-    if (!server->skip_reason().empty()) GTEST_SKIP() << server->skip_reason();
+    if (server->skip_reason().empty()) return;
+    if (test::postgres_required()) FAIL() << "EVO_REQUIRE_POSTGRES=1, but " << server->skip_reason();
+    GTEST_SKIP() << server->skip_reason();
   }
 };
 

@@ -216,7 +216,10 @@ class StoreOn : public ::testing::TestWithParam<const char*> {
   void SetUp() override {
     if (on_postgres()) {
       auto& server = test::pg_server();
-      if (!server.skip_reason().empty()) GTEST_SKIP() << server.skip_reason();
+      if (!server.skip_reason().empty()) {
+        if (test::postgres_required()) FAIL() << "EVO_REQUIRE_POSTGRES=1, but " << server.skip_reason();
+        GTEST_SKIP() << server.skip_reason();
+      }
       db = server.fresh_database();
     } else {
       db = (dir.path / "evo.db").string();
