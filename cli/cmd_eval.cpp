@@ -142,7 +142,7 @@ int cmd_eval(const Globals& g, const EvalArgs& a) {
                      .dump(2)
               << '\n';
   } else {
-    print_evaluation(e, baseline, ev->device(), run, id, g.db);
+    print_evaluation(e, baseline, ev->device(), run, id, store.name());
   }
   return e.status == Status::Measured ? 0 : 1;
 }

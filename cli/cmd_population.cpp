@@ -51,11 +51,6 @@ std::string list(const std::vector<T>& xs) {
 // The suffix of a CU_TENSOR_MAP_SWIZZLE_ or _L2_PROMOTION_ enumerator: "128B", or "NONE" for 0.
 std::string bytes_enum(int bytes) { return bytes ? std::to_string(bytes) + "B" : "NONE"; }
 
-// Reading commands must not create an empty database where the user mistyped a path.
-void require_db(const Globals& g) {
-  if (!fs::exists(g.db)) throw UserError(g.db + ": no such database (run `evo run` first, or pass --db)");
-}
-
 double metric(const Evaluation& e, const std::string& name) {
   auto it = e.metrics.values.find(name);
   return it == e.metrics.values.end() ? NAN : it->second;
@@ -72,7 +67,7 @@ std::string origin_text(const Origin& o) { return o.rule.empty() ? o.kind : o.ki
 // Newest run's profile, for commands given no --profile.
 std::string default_profile(const Store& s) {
   auto runs = s.runs();
-  if (runs.empty()) throw UserError(s.path().string() + ": no runs yet (run `evo run` first)");
+  if (runs.empty()) throw UserError(s.name() + ": no runs yet (run `evo run` first)");
   return runs.back().profile;
 }
 
@@ -118,8 +113,7 @@ void write_atomically(const fs::path& path, const std::string& text) {
 }  // namespace
 
 int cmd_runs(const Globals& g) {
-  require_db(g);
-  Store s(g.db);
+  Store s(g.db, Store::Open::Existing);  // reading commands create nothing
   auto runs = s.runs();
   if (g.json) {
     nlohmann::json out = nlohmann::json::array();
@@ -151,13 +145,12 @@ int cmd_runs(const Globals& g) {
 }
 
 int cmd_compare(const Globals& g, std::int64_t a, std::int64_t b) {
-  require_db(g);
-  Store s(g.db);
+  Store s(g.db, Store::Open::Existing);  // reading commands create nothing
   std::vector<RunInfo> info;
   std::vector<std::vector<StoredEvaluation>> evals;
   for (auto id : {a, b}) {
     auto r = s.run(id);
-    if (!r) throw UserError("no run " + std::to_string(id) + " in " + g.db + " (see `evo runs`)");
+    if (!r) throw UserError("no run " + std::to_string(id) + " in " + s.name() + " (see `evo runs`)");
     info.push_back(*r);
     evals.push_back(s.evaluations_of_run(id));
   }
@@ -192,8 +185,7 @@ int cmd_compare(const Globals& g, std::int64_t a, std::int64_t b) {
 }
 
 int cmd_show_elites(const Globals& g, const ElitesArgs& a) {
-  require_db(g);
-  Store s(g.db);
+  Store s(g.db, Store::Open::Existing);  // reading commands create nothing
   const std::string profile = a.profile.empty() ? default_profile(s) : a.profile;
   // A kernel per shape: the best of each (problem, device), ranked apart (timings of different
   // problems or GPUs are not comparable), groups in the order their fastest appears.
@@ -716,8 +708,7 @@ void write_dispatch(const Profile& p, const std::vector<ExportedKernel>& ks, con
 }  // namespace
 
 int cmd_export(const Globals& g, const ExportArgs& a) {
-  require_db(g);
-  Store s(g.db);
+  Store s(g.db, Store::Open::Existing);  // reading commands create nothing
   // --torch copies the module evo ships: a missing one is said before anything is written.
   if (a.torch && !fs::is_regular_file(torch_module()))
     throw UserError(torch_module().string() + ": the PyTorch module is not installed beside evo (reinstall, or pass --data-dir)");
@@ -735,7 +726,7 @@ int cmd_export(const Globals& g, const ExportArgs& a) {
       throw UserError("export: '" + a.what + "' is neither 'best' nor an evaluation id");
     }
     auto pick = s.evaluation(id);
-    if (!pick) throw UserError("no evaluation " + a.what + " in " + g.db);
+    if (!pick) throw UserError("no evaluation " + a.what + " in " + s.name());
     if (!pick->eval.measured()) throw UserError("evaluation " + a.what + " is " + status_name(pick->eval.status) + ", not a measured kernel");
     ExportedKernel k = export_kernel(s, *pick, a.profile, a.to, xo);
     if (a.torch) write_dispatch(profile_for_export(s.run(pick->run_id), *pick, a.profile), {k}, a.to, true);
@@ -745,7 +736,7 @@ int cmd_export(const Globals& g, const ExportArgs& a) {
   const std::string profile = a.profile.empty() ? default_profile(s) : profile_name(a.profile);
   auto all = s.elites(profile, a.problem, 0);
   if (all.empty())
-    throw UserError("no elites for profile " + profile + (a.problem.empty() ? "" : " problem " + a.problem) + " in " + g.db +
+    throw UserError("no elites for profile " + profile + (a.problem.empty() ? "" : " problem " + a.problem) + " in " + s.name() +
                     ": nothing measured passed GREEN and FAST yet");
   // Timings are compared within one device only: the newest run's, where several measured.
   std::string device = all.front().key.device;
@@ -798,23 +789,21 @@ int cmd_export(const Globals& g, const ExportArgs& a) {
 }
 
 int cmd_export_landscape(const Globals& g, std::int64_t run, const std::string& to) {
-  require_db(g);
-  Store s(g.db);
-  if (!s.run(run)) throw UserError("no run " + std::to_string(run) + " in " + g.db);
+  Store s(g.db, Store::Open::Existing);  // reading commands create nothing
+  if (!s.run(run)) throw UserError("no run " + std::to_string(run) + " in " + s.name());
   write_landscape(s, run, to);
   std::cout << "wrote " << to << "\n";
   return 0;
 }
 
 int cmd_db_check(const Globals& g) {
-  require_db(g);
-  Store s(g.db);
+  Store s(g.db, Store::Open::Existing);  // reading commands create nothing
   DbCheck c = s.check();
   if (c.ok) {
-    std::cout << g.db << ": ok (schema v" << Store::schema_version() << ", " << s.runs().size() << " runs)\n";
+    std::cout << s.name() << ": ok (schema v" << Store::schema_version() << ", " << s.runs().size() << " runs)\n";
     return 0;
   }
-  for (const auto& p : c.problems) std::cout << g.db << ": " << p << "\n";
+  for (const auto& p : c.problems) std::cout << s.name() << ": " << p << "\n";
   return 1;
 }
 

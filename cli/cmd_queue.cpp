@@ -1,7 +1,8 @@
-// evo worker --queue URL --run N: one worker of a run spread over hosts (docs/guide.md, "Many GPUs
-// and many hosts"). It reads the run's spec from the queue, builds the evaluator the coordinator
-// described (a replay, or the GPU evaluator on --device), and serves until the coordinator
-// finishes the run or a signal stops it.
+// evo worker --db URL --run N (or --queue URL --run N): one worker of a run spread over hosts
+// (docs/guide.md, "Many GPUs and many hosts"). It reads the run's spec from the work queue, in the
+// store's PostgreSQL database or on the server a SQLite store's coordinator was given, builds the
+// evaluator the coordinator described (a replay, or the GPU evaluator on --device), and serves
+// until the coordinator finishes the run or a signal stops it. It never opens the store.
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -64,11 +65,14 @@ std::string queue_spec_text(const QueueRunSpec& s) {
 }
 
 int cmd_queue_worker(const Globals& g, const QueueWorkerArgs& a) {
-  const std::string url = !a.queue.empty() ? a.queue : pg::is_url(g.db) ? g.db : "";
-  if (url.empty()) throw UserError("evo worker --run: give --queue postgresql://..., the server `evo run --queue` was given");
-  if (!pg::is_url(url))
-    throw UserError("evo worker --queue " + url + ": not a postgresql:// URL (give the server `evo run --queue` was given)");
-  if (a.run <= 0) throw UserError("evo worker: give --run N, the queue run `evo run --queue` printed");
+  if (!a.queue.empty() && !pg::is_url(a.queue))
+    throw UserError("evo worker --queue " + pg::redact(a.queue) +
+                    ": not a postgresql:// URL (give the server `evo run --queue` was given)");
+  if (a.queue.empty() && !pg::is_url(g.db))
+    throw UserError("evo worker --db " + pg::redact(g.db) + ": not a postgresql:// URL (give the store `evo run --db "
+                    "postgresql://...` was given, or --queue and the server of a coordinator with a SQLite store)");
+  const std::string url = !a.queue.empty() ? a.queue : g.db;
+  if (a.run <= 0) throw UserError("evo worker: give --run N, the run `evo run` printed");
   if (!(a.lease_s > 0)) throw UserError("--lease: must be more than 0 seconds");
 
   // A. The run as the queue knows it: nothing is claimed before the evaluator is up.
@@ -78,7 +82,9 @@ int cmd_queue_worker(const Globals& g, const QueueWorkerArgs& a) {
     require_open_run(conn, a.run);
     const std::string run = "run " + std::to_string(a.run);
     const auto text = WorkQueue(conn, WorkQueue::Schema::Existing).run_spec(a.run);
-    if (!text) throw UserError(conn.name() + ": " + run + " has no spec: it was not opened by `evo run --queue`");
+    if (!text)
+      throw UserError(conn.name() + ": " + run + " has no spec: it was not opened by `evo run` (--db postgresql://... "
+                      "or --queue)");
     spec = parse_spec(*text, conn.name() + ": " + run);
   }
 

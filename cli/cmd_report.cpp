@@ -319,13 +319,12 @@ th{background:#f5f7fa}td.lin{min-width:190px}td.n{text-align:right;font-variant-
 }  // namespace
 
 int cmd_report(const Globals& g, std::optional<std::int64_t> run_id, const std::string& to) {
-  if (!fs::exists(g.db)) throw UserError(g.db + ": no such database (run `evo run` first, or pass --db)");
-  Store store(g.db);
+  Store store(g.db, Store::Open::Existing);  // reading commands create nothing
   const auto all_runs = store.runs();
-  if (all_runs.empty()) throw UserError(g.db + ": no runs to report (run `evo run` first)");
+  if (all_runs.empty()) throw UserError(store.name() + ": no runs to report (run `evo run` first)");
   const std::int64_t id = run_id.value_or(all_runs.back().id);
   const auto run = store.run(id);
-  if (!run) throw UserError("no run " + std::to_string(id) + " in " + g.db + " (see `evo runs`)");
+  if (!run) throw UserError("no run " + std::to_string(id) + " in " + store.name() + " (see `evo runs`)");
   const auto rows = store.evaluations_of_run(id);
 
   // A. Best-so-far, this run and the others of the same profile, on one time axis for all.
@@ -461,7 +460,7 @@ int cmd_report(const Globals& g, std::optional<std::int64_t> run_id, const std::
                   {"metrics", share(t_metrics), "#6a1b9a", t_metrics}});
   h << "<p class=note>Summed over the " << rows.size() - reused
     << " evaluations measured in this run; compiles overlap the GPU's work, so the sum can exceed the wall time.</p>";
-  h << "<p class=note>evo " << EVO_VERSION << ", database " << esc(fs::absolute(g.db).string()) << "</p>";
+  h << "<p class=note>evo " << EVO_VERSION << ", database " << esc(fs::exists(g.db) ? fs::absolute(g.db).string() : store.name()) << "</p>";
   h << "</body></html>\n";
 
   const fs::path out(to);

@@ -101,7 +101,7 @@ nlohmann::json options_json(const RunArgs& a, const std::string& objective) {
 RunArgs resumed_args(const Store& store, const RunArgs& given, std::string& profile_path) {
   auto info = store.run(*given.resume);
   if (!info)
-    throw UserError("--resume " + std::to_string(*given.resume) + ": no such run in " + store.path().string() +
+    throw UserError("--resume " + std::to_string(*given.resume) + ": no such run in " + store.name() +
                     " (see `evo runs`)");
   if (info->status == "finished")
     throw UserError("--resume " + std::to_string(info->id) + ": the run is finished (start a new one with `evo run`)");
@@ -163,23 +163,29 @@ constexpr std::size_t kQueueSlots = 8;
 int cmd_run(const Globals& g, const RunArgs& given) {
   if (given.budget <= 0) throw UserError("--budget " + std::to_string(given.budget) + ": must be at least 1");
   if (given.time_limit_s < 0) throw UserError("--time-limit: must not be negative");
-  if (given.resume && !std::filesystem::exists(g.db))
-    throw UserError(g.db + ": no such database, nothing to resume (pass --db)");
   find_strategy(given.strategy);  // an unknown strategy fails before anything is opened
+  // Many hosts: a store on PostgreSQL holds its runs' work queue in the same database; a SQLite
+  // store's run is spread through the server --queue names.
+  const bool queue_in_store = pg::is_url(g.db);
+  if (queue_in_store && !given.queue.empty())
+    throw UserError("--queue " + pg::redact(given.queue) + " with --db " + pg::redact(g.db) +
+                    ": a store on PostgreSQL holds its runs' work queue itself; drop --queue");
   if (!given.queue.empty() && !pg::is_url(given.queue))
-    throw UserError("--queue " + given.queue + ": not a postgresql:// URL (the work queue lives in PostgreSQL; the run's "
-                    "store stays the SQLite file --db)");
+    throw UserError("--queue " + pg::redact(given.queue) + ": not a postgresql:// URL (the work queue lives in "
+                    "PostgreSQL; the run's store stays the SQLite file --db)");
+  const std::string queue_url = queue_in_store ? g.db : given.queue;
   const std::vector<int> devices = parse_devices(given.devices, g.device);
-  if (!given.queue.empty() && !given.devices.empty())
-    throw UserError("--queue with --devices " + given.devices + ": the workers measure, the coordinator only names "
-                    "the GPU model on --device; start an `evo worker --queue` per GPU instead");
+  if (!queue_url.empty() && !given.devices.empty())
+    throw UserError("--devices " + given.devices + " with a work queue (" + pg::redact(queue_url) +
+                    "): the workers measure, the coordinator only names the GPU model on --device; start an "
+                    "`evo worker` per GPU instead");
 
   // A. The evaluator and the profile: a replay's profile is the landscape's own knob space.
   std::unique_ptr<Store> store;
   RunArgs a = given;
   std::string profile_path;
   if (given.resume) {
-    store = std::make_unique<Store>(g.db);
+    store = std::make_unique<Store>(g.db, Store::Open::Existing);
     a = resumed_args(*store, given, profile_path);
   }
   if (!a.replay.empty()) a.replay = std::filesystem::absolute(a.replay).string();  // resumable from anywhere
@@ -245,11 +251,13 @@ int cmd_run(const Globals& g, const RunArgs& given) {
     }
     if (objectives.size() > 1) spdlog::info("objective {} of {}: problem {}", i + 1, objectives.size(), objectives[i]);
 
-    // Many hosts: the candidates go to `evo worker --queue` processes through PostgreSQL; this
-    // process proposes and records, its own evaluator naming the device and timing the baseline.
-    // Connecting comes before the store: a wrong URL writes nothing.
+    // Many hosts: the candidates go to `evo worker` processes through PostgreSQL; this process
+    // proposes and records, its own evaluator naming the device and timing the baseline.
+    // Connecting comes before the store, and the store before the queue's first write: a wrong URL
+    // writes nothing, nor does a database of another program or a newer evo's.
     std::unique_ptr<Evaluator> queued;
-    if (!given.queue.empty()) {
+    std::optional<std::int64_t> run_id;
+    if (!queue_url.empty()) {
       QueueRunSpec spec;
       spec.profile = prof.name;
       spec.profile_path = std::filesystem::absolute(profile_path).string();
@@ -261,13 +269,26 @@ int cmd_run(const Globals& g, const RunArgs& given) {
       spec.metrics = !a.no_metrics;
       std::int64_t queue_run = 0;
       {
-        pg::Conn conn(given.queue);
-        queue_run = WorkQueue(conn).create_run(queue_spec_text(spec));
+        pg::Conn conn(queue_url);
+        if (!store) store = std::make_unique<Store>(g.db);
+        WorkQueue queue(conn);
+        // In the store's database the run is its queue run, under one number (a resumed one too).
+        if (queue_in_store && a.resume) {
+          queue_run = *a.resume;
+          queue.reopen_run(queue_run, queue_spec_text(spec));
+        } else {
+          queue_run = queue.create_run(queue_spec_text(spec));
+        }
+        if (queue_in_store) run_id = queue_run;
       }
-      queued = std::make_unique<QueueEvaluator>(given.queue, queue_run, *evaluator, kQueueSlots);
-      std::cout << "queue run " << queue_run << " on " << pg::redact(given.queue)
-                << ": start workers with  evo worker --queue " << pg::redact(given.queue) << " --run " << queue_run
-                << std::endl;
+      queued = std::make_unique<QueueEvaluator>(queue_url, queue_run, *evaluator, kQueueSlots);
+      if (queue_in_store)
+        std::cout << "run " << queue_run << " in " << store->name() << ": start workers with  evo worker --db "
+                  << store->name() << " --run " << queue_run << std::endl;
+      else
+        std::cout << "queue run " << queue_run << " on " << pg::redact(given.queue)
+                  << ": start workers with  evo worker --queue " << pg::redact(given.queue) << " --run " << queue_run
+                  << std::endl;
     }
     Evaluator& measure = queued ? *queued : *evaluator;
 
@@ -284,6 +305,7 @@ int cmd_run(const Globals& g, const RunArgs& given) {
     ro.time_limit_s = a.time_limit_s;
     ro.seed = a.seed;
     ro.resume = a.resume;
+    ro.run_id = run_id;
     ro.ahead = a.ahead;
     ro.sanitize_elites = a.sanitize_elites;
     ro.metrics_near_best = a.metrics_all ? 0 : RunOptions{}.metrics_near_best;
@@ -308,7 +330,7 @@ int cmd_run(const Globals& g, const RunArgs& given) {
     done.push_back({objectives[i], s});
     if (s.status == "interrupted") {
       // Resumed, it opens a new queue run (this one is finished as evo exits): workers start anew.
-      std::cout << "resume with: evo --db " << g.db << " run --resume " << s.run_id
+      std::cout << "resume with: evo --db " << store->name() << " run --resume " << s.run_id
                 << (given.queue.empty() ? "" : " --queue " + pg::redact(given.queue)) << "\n";
       if (i + 1 < objectives.size()) {
         std::string rest;

@@ -39,11 +39,9 @@ nlohmann::json number_or_string(double v) {
 }  // namespace
 
 int cmd_export_t4(const Globals& g, std::int64_t run_id, const std::string& to) {
-  namespace fs = std::filesystem;
-  if (!fs::exists(g.db)) throw UserError(g.db + ": no such database (run `evo run` first, or pass --db)");
-  Store store(g.db);
+  Store store(g.db, Store::Open::Existing);  // reading commands create nothing
   const auto run = store.run(run_id);
-  if (!run) throw UserError("no run " + std::to_string(run_id) + " in " + g.db + " (see `evo runs`)");
+  if (!run) throw UserError("no run " + std::to_string(run_id) + " in " + store.name() + " (see `evo runs`)");
 
   nlohmann::json results = nlohmann::json::array();
   for (const auto& r : store.evaluations_of_run(run_id)) {

@@ -9,7 +9,7 @@
 namespace evo::cli {
 
 struct Globals {
-  std::string db = "evo.db";
+  std::string db = "evo.db";  // --db: a SQLite file, or postgresql://user@host/database
   std::string cache;        // compile cache dir; "" = default_cache_dir()
   int jobs = 0;             // compile workers; 0 = cores
   int device = 0;           // GPU ordinal for the worker
@@ -46,15 +46,16 @@ struct RunArgs {
   std::string devices;                // --devices: "all" or "0,1,..."; "" = --device
   std::string objective;              // --objective: "all" or "a,b,..." (one run each); "" = the profile's
   double replay_compile_s = 0, replay_gpu_s = 0;  // simulated cost of a replayed candidate
-  std::string queue;                  // --queue postgresql://...: workers on any host evaluate (issue 20)
+  std::string queue;                  // --queue postgresql://...: workers on any host evaluate, the store stays --db
   bool sanitize_elites = true, no_metrics = false, metrics_all = false, quiet = false;
 };
 int cmd_run(const Globals& g, const RunArgs& a);
 
-// Many hosts (docs/guide.md): `evo run --queue URL` enqueues its candidates in PostgreSQL and
-// records the results in its own store; `evo worker --queue URL --run N` on any host claims them
-// and posts each evaluation. The spec is what a worker needs to evaluate as the coordinator
-// would, kept with the queue run. cli/cmd_queue.cpp
+// Many hosts (docs/guide.md): `evo --db postgresql://... run` (or `evo run --queue URL` beside a
+// SQLite store) enqueues its candidates in PostgreSQL and records the results in its store;
+// `evo worker --db URL --run N` (or `--queue URL`) on any host claims them and posts each
+// evaluation. The spec is what a worker needs to evaluate as the coordinator would, kept with the
+// queue run. cli/cmd_queue.cpp
 struct QueueRunSpec {
   std::string profile, profile_path;  // the name, and the file the coordinator loaded
   std::string objective;              // the problem FAST times
@@ -67,7 +68,7 @@ std::string queue_spec_text(const QueueRunSpec& s);
 
 struct QueueWorkerArgs {
   std::string queue;     // postgresql://... ("" = --db when that is one)
-  std::int64_t run = 0;  // the queue run, as `evo run --queue` printed it
+  std::int64_t run = 0;  // the run `evo run` printed for its workers
   double lease_s = 30;   // a claim not renewed for this long is another worker's
   std::string name;      // in the queue's claimed_by ("" = host:pid)
   int device = 0;

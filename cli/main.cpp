@@ -8,7 +8,7 @@
 
 #include "cli/commands.h"
 #include "engine/error.h"
-#include "population/postgres.h"  // defines: pg::is_url, pg::redact
+#include "population/postgres.h"  // defines: pg::is_url
 
 int main(int argc, char** argv) {
   using namespace evo::cli;
@@ -21,7 +21,8 @@ int main(int argc, char** argv) {
   app.fallthrough();  // subcommands inherit it: `evo compile X --jobs 2` works as `evo --jobs 2 compile X`
   app.set_version_flag("--version", std::string("evo ") + EVO_VERSION);
   Globals g;
-  app.add_option("--db", g.db, "population database (SQLite)")->capture_default_str();
+  app.add_option("--db", g.db, "population database: a SQLite file, or postgresql://user@host/database")
+      ->capture_default_str();
   app.add_option("--cache", g.cache, "compile cache folder (default $EVO_CACHE or ~/.cache/evo/compile)");
   app.add_option("-j,--jobs", g.jobs, "compile-worker processes (default: CPU cores)");
   app.add_option("--device", g.device, "CUDA device ordinal")->capture_default_str();
@@ -63,12 +64,12 @@ int main(int argc, char** argv) {
   std::string one_shot;
   QueueWorkerArgs qa;
   auto* worker = app.add_subcommand(
-      "worker", "serve a run spread over hosts: evo worker --queue postgresql://... --run N (without --queue: the "
-                "per-GPU process evo starts itself)");
+      "worker", "serve a run spread over hosts: evo --db postgresql://... worker --run N, or --queue postgresql://... "
+                "--run N for a coordinator with a SQLite store (without either: the per-GPU process evo starts itself)");
   auto* worker_device_opt = worker->add_option("--device", worker_device, "CUDA device ordinal");
   worker->add_option("--one-shot", one_shot, "run one job file and exit (used under compute-sanitizer)")->group("");
   worker->add_option("--queue", qa.queue, "the PostgreSQL work queue `evo run --queue` was given");
-  worker->add_option("--run", qa.run, "the queue run `evo run --queue` printed");
+  worker->add_option("--run", qa.run, "the run `evo run` printed (--db postgresql://...) or its queue run (--queue)");
   worker->add_option("--lease", qa.lease_s, "seconds a claim holds without renewal (renewed while evaluating)")
       ->capture_default_str();
   worker->add_option("--name", qa.name, "this worker's name in the queue (default: host:pid)");
@@ -103,8 +104,9 @@ int main(int argc, char** argv) {
   run->add_flag("--no-sanitize", no_sanitize, "do not run compute-sanitizer on the run's best");
   run->add_flag("-q,--quiet", ra.quiet, "no progress line");
   run->add_option("--queue", ra.queue,
-                  "postgresql://...: enqueue candidates for `evo worker --queue` processes on any host; results are "
-                  "recorded in --db as usual (docs/guide.md)");
+                  "postgresql://...: with a SQLite --db, enqueue candidates for `evo worker --queue` processes on any "
+                  "host; results are recorded in --db as usual (with --db postgresql://... the queue is in that "
+                  "database; docs/guide.md)");
 
   auto* runs = app.add_subcommand("runs", "list the runs in the database");
   runs->add_flag("--json", g.json, "machine-readable output");
@@ -179,11 +181,6 @@ int main(int argc, char** argv) {
       }
       return cmd_worker(worker_device, one_shot);
     }
-    // The store is a SQLite file; PostgreSQL serves the work queue only (docs/guide.md).
-    if (evo::pg::is_url(g.db))
-      throw evo::UserError("--db " + evo::pg::redact(g.db) + ": the population store is a SQLite file; a PostgreSQL server "
-                           "holds the work queue of a run spread over hosts: evo run --queue URL, evo worker --queue URL "
-                           "--run N");
     if (*run) {
       if (!resume_text.empty()) {
         try {

@@ -80,6 +80,7 @@ class Loop {
       info.budget = o_.budget;
       info.seed = o_.seed;
       info.options_json = o_.options_json;
+      info.id = o_.run_id.value_or(0);
       s_.run_id = store_.begin_run(info);
     }
     new_at_start_ = s_.new_evaluations;

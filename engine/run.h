@@ -31,6 +31,9 @@ struct RunOptions {
   double time_limit_s = 0;        // 0 = none; checked between candidates
   std::uint64_t seed = 0;
   std::optional<std::int64_t> resume;  // continue this run (cli checks it exists and is not finished)
+  // The id a new run takes; none: the store's next. A run whose store and work queue share a
+  // PostgreSQL database takes its queue run's number, so `evo runs` and `evo worker --run` agree.
+  std::optional<std::int64_t> run_id;
   // Candidates in flight (proposed, not yet recorded). 0 = auto: twice the compile workers plus
   // one on a GPU, so the pool never idles while something could be compiled; one for a replay that
   // costs nothing (proposing later only ever informs a strategy better).

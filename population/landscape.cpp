@@ -13,7 +13,7 @@ namespace evo {
 
 void write_landscape(const Store& store, std::int64_t run, const std::filesystem::path& path) {
   auto info = store.run(run);
-  if (!info) throw UserError("no run " + std::to_string(run) + " in " + store.path().string() + " (see `evo runs`)");
+  if (!info) throw UserError("no run " + std::to_string(run) + " in " + store.name() + " (see `evo runs`)");
   auto evals = store.evaluations_of_run(run);
   if (evals.empty()) throw UserError("run " + std::to_string(run) + " has no evaluations to export");
 

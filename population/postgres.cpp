@@ -41,6 +41,7 @@ Result::~Result() {
   if (r_) PQclear(r_);
 }
 int Result::rows() const { return PQntuples(r_); }
+int Result::columns() const { return PQnfields(r_); }
 std::int64_t Result::affected() const {
   const char* n = PQcmdTuples(r_);
   return n && *n ? std::strtoll(n, nullptr, 10) : 0;
@@ -92,7 +93,7 @@ Result Conn::exec(std::string_view sql, const std::vector<Param>& params, std::s
   throw PgError(name_ + ": " + std::string(doing) + " (" + why + ")", code ? code : "");
 }
 
-Txn::Txn(Conn& c, std::string_view doing) : c_(c), doing_(doing) { c_.exec("BEGIN", doing_); }
+Txn::Txn(Conn& c, std::string_view doing, std::string_view begin) : c_(c), doing_(doing) { c_.exec(begin, doing_); }
 
 Txn::~Txn() {
   if (!active_) return;

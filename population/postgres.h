@@ -38,6 +38,7 @@ class Result {
   Result& operator=(Result&&) = delete;
   ~Result();
   int rows() const;
+  int columns() const;
   std::int64_t affected() const;            // rows an INSERT/UPDATE/DELETE touched
   bool is_null(int row, int col) const;
   std::string get_str(int row, int col) const;   // NULL reads as ""
@@ -66,11 +67,12 @@ class Conn {
   std::string name_;
 };
 
-// BEGIN on construction, ROLLBACK on destruction unless commit() ran. READ COMMITTED: rows are
-// claimed with SELECT ... FOR UPDATE SKIP LOCKED, which needs no stricter isolation.
+// BEGIN on construction, ROLLBACK on destruction unless commit() ran. READ COMMITTED unless
+// `begin` says otherwise: rows are claimed with SELECT ... FOR UPDATE SKIP LOCKED, which needs no
+// stricter isolation (a reading store asks for one snapshot: population/sql_postgres.cpp).
 class Txn {
  public:
-  Txn(Conn& c, std::string_view doing);
+  Txn(Conn& c, std::string_view doing, std::string_view begin = "BEGIN");
   ~Txn();
   Txn(const Txn&) = delete;
   Txn& operator=(const Txn&) = delete;

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "population/schema.h"  // defines: kPgSchemaLock
+
 namespace evo {
 
 namespace {
@@ -36,8 +38,6 @@ CREATE SEQUENCE IF NOT EXISTS work_run_ids;
 CREATE INDEX IF NOT EXISTS work_queue_open ON work_queue (run_id, state, id);
 )sql";
 
-// Any fixed number: the advisory lock that serialises creating the schema.
-constexpr const char* kSchemaLock = "SELECT pg_advisory_xact_lock(6573766)";
 
 std::string num(double v) {
   char buf[64];
@@ -53,7 +53,7 @@ WorkQueue::WorkQueue(pg::Conn& conn, Schema schema) : c_(conn) {
   // worker joining late would deadlock with the others' claims, which read both tables.
   if (schema == Schema::Existing || exists(c_)) return;
   pg::Txn txn(c_, "cannot create the work queue");
-  c_.exec(kSchemaLock, "cannot create the work queue");
+  c_.exec("SELECT pg_advisory_xact_lock($1)", {std::to_string(schema::kPgSchemaLock)}, "cannot create the work queue");
   if (!exists(c_)) c_.exec(kQueueSchema, "cannot create the work queue");  // or another process just did
   txn.commit();
 }
@@ -80,6 +80,17 @@ std::int64_t WorkQueue::create_run(const std::string& spec) {
   auto r = c_.exec("INSERT INTO work_runs (run_id, spec) VALUES (nextval('work_run_ids'), $1) RETURNING run_id", {spec},
                    "cannot open a run in the work queue");
   return r.get_int(0, 0);
+}
+
+void WorkQueue::reopen_run(std::int64_t run, const std::string& spec) {
+  pg::Txn txn(c_, "cannot reopen run in the work queue");
+  c_.exec("INSERT INTO work_runs (run_id, spec) VALUES ($1, $2)"
+          " ON CONFLICT (run_id) DO UPDATE SET finished = false, spec = excluded.spec",
+          {std::to_string(run), spec}, "cannot reopen run in the work queue");
+  // A worker still holding one of these finds its claim gone and counts it lost.
+  c_.exec("DELETE FROM work_queue WHERE run_id = $1 AND NOT collected", {std::to_string(run)},
+          "cannot reopen run in the work queue");
+  txn.commit();
 }
 
 std::optional<std::string> WorkQueue::run_spec(std::int64_t run) {

@@ -4,7 +4,8 @@
 // a lease and a token. A worker killed mid-candidate stops renewing; when its lease ends the
 // candidate is claimable again, under a new token. Completing a claim is conditional on the token,
 // so a worker whose claim was taken over cannot post its result as well: every candidate is done
-// exactly once. Schema: kQueueSchema in queue.cpp (PostgreSQL only; the SQLite store needs no queue).
+// exactly once. Schema: kQueueSchema in queue.cpp (PostgreSQL only: in the store's own database when
+// the store is on PostgreSQL, else on the server a SQLite store's coordinator was given).
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -48,6 +49,10 @@ class WorkQueue {
   // create_run numbers a new run from the queue's own sequence and keeps `spec` (what a worker
   // needs to evaluate its candidates; cli/cmd_queue.cpp); open_run opens one under a given id.
   std::int64_t create_run(const std::string& spec);
+  // A resumed run keeps its number (a store in the same database numbers its runs from the queue's
+  // sequence): open again with this session's spec. What the session before left uncollected,
+  // pending, claimed or posted, is dropped: the resumed run proposes anew, as a run on one host does.
+  void reopen_run(std::int64_t run, const std::string& spec);
   std::optional<std::string> run_spec(std::int64_t run);
   void open_run(std::int64_t run);
   void finish_run(std::int64_t run);

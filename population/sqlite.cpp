@@ -106,6 +106,17 @@ bool Stmt::Use::next() {
   s_->db_.fail(s_->doing_, rc);
 }
 
+int Stmt::Use::columns() const { return sqlite3_column_count(s_->stmt_); }
+
+Stmt::Use::Type Stmt::Use::type(int col) const {
+  switch (sqlite3_column_type(s_->stmt_, col)) {
+    case SQLITE_NULL: return Type::Null;
+    case SQLITE_INTEGER: return Type::Integer;
+    case SQLITE_FLOAT: return Type::Real;
+    default: return Type::Text;
+  }
+}
+
 bool Stmt::Use::is_null(int col) const { return sqlite3_column_type(s_->stmt_, col) == SQLITE_NULL; }
 
 std::int64_t Stmt::Use::get_int(int col) const { return sqlite3_column_int64(s_->stmt_, col); }

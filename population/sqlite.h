@@ -86,6 +86,9 @@ class Stmt {
     void exec();   // runs to completion, ignoring any rows
     bool next();   // steps; true while there is a row
 
+    enum class Type { Null, Integer, Real, Text };  // a BLOB reads as text
+    int columns() const;
+    Type type(int col) const;
     bool is_null(int col) const;
     std::int64_t get_int(int col) const;
     double get_double(int col) const;        // NULL reads as NaN

@@ -1,5 +1,6 @@
-// The population store over SQLite (population/sqlite.h). Reading order:
-//   A. opening: refuse what is not ours, migrate forward, WAL and foreign keys on
+// The population store over a SQL connection (population/sql.h): a SQLite file or a PostgreSQL
+// database, one copy of every query. Reading order:
+//   A. opening: refuse what is not ours, migrate forward, then configure for writing
 //   B. runs
 //   C. record: one transaction per evaluation
 //   D. reading evaluations back (lookup, evaluations_of_run, evaluation, elites)
@@ -16,14 +17,15 @@
 #include "engine/space.h"      // config_text, config_hash
 #include "population/json_text.h"
 #include "population/schema.h"
-#include "population/sqlite.h"
+#include "population/sql.h"
 
 namespace evo {
 
 using nlohmann::json;
-using sqlite::Db;
-using sqlite::Stmt;
-using sqlite::Txn;
+using sql::Rows;
+using sql::Txn;
+using sql::TxnKind;
+using sql::Value;
 
 namespace {
 
@@ -36,7 +38,7 @@ std::string to_json_text(const T& v) {
 
 // The "json" is this database's own column: a failure here is a damaged or foreign row.
 template <class T>
-T from_json_text(const Db& db, std::int64_t id, const char* column, const std::string& text) {
+T from_json_text(const sql::Conn& db, std::int64_t id, const char* column, const std::string& text) {
   try {
     const json j = json::parse(text);
     try {
@@ -45,7 +47,7 @@ T from_json_text(const Db& db, std::int64_t id, const char* column, const std::s
       return text_to_nonfinite(j).get<T>();
     }
   } catch (const json::exception& e) {
-    throw UserError(db.path().string() + ": evaluation " + std::to_string(id) + ": " + column + ": " + e.what());
+    throw UserError(db.name() + ": evaluation " + std::to_string(id) + ": " + column + ": " + e.what());
   }
 }
 
@@ -53,67 +55,34 @@ std::optional<double> positive_or_null(double v) { return v > 0 ? std::optional<
 
 // --- A. opening ---------------------------------------------------------------------------------
 
-struct FileState {
-  std::int64_t application_id = 0, version = 0, objects = 0;
-};
-
-FileState read_state(Db& db) {
-  // The first read of the file: this is where SQLite notices a file that is not a database
-  // (SQLITE_NOTADB) or a truncated one (SQLITE_CORRUPT), and says so through Db::fail.
-  Stmt q(db, "SELECT (SELECT application_id FROM pragma_application_id),"
-             "       (SELECT user_version FROM pragma_user_version),"
-             "       (SELECT count(*) FROM sqlite_master)",
-         "cannot read database");
-  auto u = q.use();
-  u.next();
-  return {u.get_int(0), u.get_int(1), u.get_int(2)};
-}
-
-// Throws unless the file is empty or evo's at a version this binary can use.
-void refuse_foreign_or_newer(const Db& db, const FileState& s) {
-  const std::string where = db.path().string() + ": ";
-  const bool empty = s.application_id == 0 && s.version == 0 && s.objects == 0;
-  if (!empty && s.application_id != schema::kApplicationId)
-    throw UserError(where + "not an evo database (a SQLite file of another program: " +
-                    std::to_string(s.objects) + " tables or indices, no evo application id)");
+// Throws unless the database is empty or evo's at a version this binary can use.
+void refuse_foreign_or_newer(const sql::Conn& db, const sql::DbState& s) {
+  const std::string where = db.name() + ": ";
+  if (!s.empty() && s.application_id != schema::kApplicationId)
+    throw UserError(where + "not an evo database (" + s.foreign + ")");
   if (s.version > schema::version())
     throw UserError(where + "database schema v" + std::to_string(s.version) + " is newer than this evo (v" +
                     std::to_string(schema::version()) + "); upgrade evo");
 }
 
-void open_schema(Db& db) {
-  FileState s = read_state(db);
-  refuse_foreign_or_newer(db, s);  // before anything is written: a foreign file stays as it was
+bool open_schema(sql::Conn& db, Store::Open open) {
+  sql::DbState s = db.read_state();
+  refuse_foreign_or_newer(db, s);  // before anything is written: a foreign database stays as it was
+  if (open == Store::Open::Existing && s.empty())
+    throw UserError(db.name() + ": no evo population here yet (run `evo run` first, or pass --db)");
+  db.prepare_to_write();
+  if (s.version == schema::version()) return true;
 
-  // WAL: one writer and any number of readers at once (evo show-elites during evo run).
-  // NORMAL sync in WAL mode loses no committed transaction when the process dies; only a power
-  // cut can take back the last few, and never leaves the file inconsistent.
-  {
-    Stmt wal(db, "PRAGMA journal_mode = WAL", "cannot switch the database to WAL mode");
-    auto u = wal.use();
-    if (!u.next() || u.get_str(0) != "wal")
-      throw UserError(db.path().string() + ": cannot switch the database to WAL mode (journal mode stays " +
-                      u.get_str(0) + ")");
-  }
-  db.exec("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL", "cannot configure database");
-
-  if (s.version == schema::version()) return;
-  Txn txn(db, Txn::Write, "cannot upgrade database schema");
-  s = read_state(db);  // another process may have migrated it while we waited for the lock
+  Txn txn(db, TxnKind::Schema, "cannot upgrade database schema");
+  s = db.read_state();  // another process may have migrated it while we waited for the lock
   refuse_foreign_or_newer(db, s);
-  if (s.version == schema::version()) return;
+  if (s.version == schema::version()) return true;
   const auto steps = schema::migrations();
   for (auto v = s.version; v < schema::version(); ++v)
-    db.exec(steps[v], "cannot upgrade database schema from v" + std::to_string(v) + " to v" + std::to_string(v + 1));
-  // PRAGMAs take no bound parameters; both values are this binary's own constants.
-  db.exec("PRAGMA application_id = " + std::to_string(schema::kApplicationId) +
-              "; PRAGMA user_version = " + std::to_string(schema::version()),
-          "cannot set the database schema version");
+    db.exec_script(db.schema_sql(steps[v]),
+                   "cannot upgrade database schema from v" + std::to_string(v) + " to v" + std::to_string(v + 1));
+  db.write_state(schema::version());
   txn.commit();
-}
-
-bool open_and_migrate(Db& db) {
-  open_schema(db);
   return true;
 }
 
@@ -140,10 +109,10 @@ constexpr const char* kRunColumns =
     "SELECT r.id, r.profile, r.profile_path, r.strategy, r.device, r.driver, r.arch, r.budget, r.seed,"
     " r.options_json, r.status, r.started_at, r.finished_at, r.baseline_p50_us,"
     " (SELECT count(*) FROM evaluations e WHERE e.run_id = r.id),"
-    " (SELECT count(*) FROM evaluations e WHERE e.run_id = r.id AND NOT e.reused)"
+    " (SELECT count(*) FROM evaluations e WHERE e.run_id = r.id AND e.reused = 0)"
     " FROM runs r";
 
-RunInfo read_run(const Stmt::Use& q) {
+RunInfo read_run(const Rows& q) {
   RunInfo r;
   r.id = q.get_int(0);
   r.profile = q.get_str(1);
@@ -164,169 +133,162 @@ RunInfo read_run(const Stmt::Use& q) {
   return r;
 }
 
+// Reusable: a measurement that FAST passed, or a definitive failure (compile error, static
+// rejection, wrong results, crash, hang, sanitizer or metric rejection). Only a 'measured' row
+// whose timing did not pass is measured again. The first original measurement wins.
+const std::string kSelectReusable =
+    select_evaluations(std::string("evaluations e") + kEvalJoins +
+                       " WHERE e.profile = $1 AND e.config_hash = $2 AND e.build_key = $3"
+                       " AND e.device = $4 AND e.problem = $5"
+                       " AND (e.status <> 'measured' OR e.fast_outcome = 'passed')"
+                       " ORDER BY e.status = 'measured' DESC, e.reused, e.id LIMIT 1");
+const std::string kSelectById = select_evaluations(std::string("evaluations e") + kEvalJoins + " WHERE e.id = $1");
+const std::string kSelectByRun =
+    select_evaluations(std::string("evaluations e") + kEvalJoins + " WHERE e.run_id = $1 ORDER BY e.id");
+
+constexpr const char* kInsertEvaluation =
+    "INSERT INTO evaluations (run_id, profile, config_hash, build_key, device, problem, status, message, reused,"
+    " origin_kind, origin_rule, fast_outcome, p50_us, p90_us, mean_us, std_us, cv, min_us, speedup,"
+    " static_json, green_json, fast_json, metrics_json, metric_gate_json, sanitize_json, build_from_cache,"
+    " seconds_compile, seconds_green, seconds_fast, seconds_metrics, recorded_unix)"
+    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,"
+    " $23, $24, $25, $26, $27, $28, $29, $30, ";  // + now_unix) RETURNING id
+
 }  // namespace
 
-// Statements are prepared once, after the schema exists: members initialise in this order.
+// The statements whose text depends on the dialect are put together once, when the store opens.
 struct Store::Impl {
-  explicit Impl(const std::filesystem::path& path) : db(path, !std::filesystem::exists(path)) {}
+  Impl(const std::string& db_name, Open open)
+      : db(sql::open(db_name, open == Open::Create)), ready(open_schema(*db, open)) {}
 
-  Db db;
-  bool ready = open_and_migrate(db);
+  std::unique_ptr<sql::Conn> db;
+  bool ready;  // the schema is there: the members below may ask the dialect
 
-  Stmt insert_run{db,
-                  "INSERT INTO runs (profile, profile_path, strategy, device, driver, arch, budget, seed,"
-                  " options_json, status, started_at, finished_at, baseline_p50_us, started_unix) VALUES (?, ?, ?, ?, ?, ?,"
-                  " ?, ?, ?, coalesce(nullif(?, ''), 'running'), coalesce(nullif(?, ''),"
-                  " strftime('%Y-%m-%dT%H:%M:%SZ', 'now')), nullif(?, ''), ?, (julianday('now') - 2440587.5) * 86400.0)",
-                  "cannot start run"};
-  Stmt update_run_status{db,
-                         "UPDATE runs SET status = ?1, finished_at = CASE WHEN ?1 = 'running' THEN NULL"
-                         " ELSE strftime('%Y-%m-%dT%H:%M:%SZ', 'now') END WHERE id = ?2",
-                         "cannot set run status"};
-  Stmt update_run_baseline{db, "UPDATE runs SET baseline_p50_us = ? WHERE id = ?", "cannot set run baseline"};
-  Stmt update_sanitize{db, "UPDATE evaluations SET sanitize_json = ?, status = ?, message = ? WHERE id = ?",
-                       "cannot record the memcheck verdict"};
-  Stmt select_run{db, std::string(kRunColumns) + " WHERE r.id = ?", "cannot read run"};
-  Stmt select_runs{db, std::string(kRunColumns) + " ORDER BY r.id", "cannot read runs"};
+  const std::string insert_run =
+      "INSERT INTO runs (id, profile, profile_path, strategy, device, driver, arch, budget, seed, options_json,"
+      " status, started_at, finished_at, baseline_p50_us, started_unix) VALUES (coalesce($1, " +
+      std::string(db->next_run_id()) + "), $2, $3, $4, $5, $6, $7, $8, $9, $10, coalesce(nullif($11, ''), 'running'),"
+      " coalesce(nullif($12, ''), " + std::string(db->now_text()) + "), nullif($13, ''), $14, " +
+      std::string(db->now_unix()) + ") RETURNING id";
+  const std::string update_run_status =
+      "UPDATE runs SET status = $1, finished_at = CASE WHEN $1 = 'running' THEN NULL ELSE " +
+      std::string(db->now_text()) + " END WHERE id = $2";
+  const std::string insert_evaluation = kInsertEvaluation + std::string(db->now_unix()) + ") RETURNING id";
 
-  Stmt insert_candidate{db,
-                        "INSERT INTO candidates (profile, config_hash, config_text, config_json) VALUES (?, ?, ?, ?)"
-                        " ON CONFLICT DO NOTHING",
-                        "cannot record candidate"};
-  Stmt insert_build{db,
-                    "INSERT INTO builds (build_key, ok, lowered_name, cubin_path, registers, spill_stores,"
-                    " spill_loads, stack_bytes, static_smem, barriers, compile_ms, log)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                    "cannot record build"};
-  Stmt insert_evaluation{
-      db,
-      "INSERT INTO evaluations (run_id, profile, config_hash, build_key, device, problem, status, message, reused,"
-      " origin_kind, origin_rule, fast_outcome, p50_us, p90_us, mean_us, std_us, cv, min_us, speedup,"
-      " static_json, green_json, fast_json, metrics_json, metric_gate_json, sanitize_json, build_from_cache,"
-      " seconds_compile, seconds_green, seconds_fast, seconds_metrics, recorded_unix)"
-      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
-      " (julianday('now') - 2440587.5) * 86400.0)",
-      "cannot record evaluation"};
-  Stmt insert_metric{db, "INSERT INTO metrics (evaluation_id, name, value) VALUES (?, ?, ?)",
-                     "cannot record metric"};
-  Stmt insert_parent{db, "INSERT INTO lineage (evaluation_id, position, parent_hash) VALUES (?, ?, ?)",
-                     "cannot record lineage"};
-
-  Stmt select_by_id{db, select_evaluations(std::string("evaluations e") + kEvalJoins + " WHERE e.id = ?"),
-                    "cannot read evaluation"};
-  Stmt select_by_run{db,
-                     select_evaluations(std::string("evaluations e") + kEvalJoins +
-                                        " WHERE e.run_id = ? ORDER BY e.id"),
-                     "cannot read evaluations"};
-  // Reusable: a measurement that FAST passed, or a definitive failure (compile error, static
-  // rejection, wrong results, crash, hang, sanitizer or metric rejection). Only a 'measured' row
-  // whose timing did not pass is measured again. The first original measurement wins.
-  Stmt select_reusable{db,
-                       select_evaluations(std::string("evaluations e") + kEvalJoins +
-                                          " WHERE e.profile = ? AND e.config_hash = ? AND e.build_key = ?"
-                                          " AND e.device = ? AND e.problem = ?"
-                                          " AND (e.status <> 'measured' OR e.fast_outcome = 'passed')"
-                                          " ORDER BY e.status = 'measured' DESC, e.reused, e.id LIMIT 1"),
-                       "cannot look up earlier evaluations"};
-  Stmt select_metrics{db, "SELECT name, value FROM metrics WHERE evaluation_id = ? ORDER BY name",
-                      "cannot read metrics"};
-  Stmt select_parents{db, "SELECT parent_hash FROM lineage WHERE evaluation_id = ? ORDER BY position",
-                      "cannot read lineage"};
-
-  StoredEvaluation read_row(const Stmt::Use& q);
-  std::vector<StoredEvaluation> read_all(Stmt::Use& q) {
+  StoredEvaluation read_row(const Rows& q);
+  std::vector<StoredEvaluation> read_all(Rows q) {
     std::vector<StoredEvaluation> out;
     while (q.next()) out.push_back(read_row(q));
     return out;
   }
-  std::optional<StoredEvaluation> read_one(Stmt::Use& q) {
+  std::optional<StoredEvaluation> read_one(Rows q) {
     if (!q.next()) return std::nullopt;
     return read_row(q);
   }
 };
 
-Store::Store(const std::filesystem::path& path) : impl_(std::make_unique<Impl>(path)) {}
+Store::Store(const std::string& db, Open open) : impl_(std::make_unique<Impl>(db, open)) {}
 Store::~Store() = default;
 
 int Store::schema_version() { return schema::version(); }
-const std::filesystem::path& Store::path() const { return impl_->db.path(); }
+const std::string& Store::name() const { return impl_->db->name(); }
 
 // --- B. runs ------------------------------------------------------------------------------------
 
 std::int64_t Store::begin_run(RunInfo info) {
   if (!info.status.empty() && !kRunStatuses.count(info.status))
     throw std::invalid_argument("begin_run: unknown run status '" + info.status + "'");
-  impl_->insert_run.use()(info.profile)(info.profile_path)(info.strategy)(info.device)(info.driver)(info.arch)(
-      info.budget)(std::to_string(info.seed))(info.options_json)(info.status)(info.started_at)(info.finished_at)(
-      positive_or_null(info.baseline_p50_us))
-      .exec();
-  return impl_->db.last_insert_id();
+  auto q = impl_->db->query(impl_->insert_run,
+                            {info.id > 0 ? Value(info.id) : Value(std::nullopt), info.profile, info.profile_path,
+                             info.strategy, info.device, info.driver, info.arch, info.budget, std::to_string(info.seed),
+                             info.options_json, info.status, info.started_at, info.finished_at,
+                             positive_or_null(info.baseline_p50_us)},
+                            "cannot start run");
+  q.next();
+  return q.get_int(0);
 }
 
 void Store::set_run_status(std::int64_t run, const std::string& status) {
   if (!kRunStatuses.count(status))
     throw std::invalid_argument("set_run_status: unknown run status '" + status + "'");
-  impl_->update_run_status.use()(status)(run).exec();
-  if (impl_->db.changes() == 0) throw UserError(path().string() + ": no run " + std::to_string(run));
+  if (impl_->db->query(impl_->update_run_status, {status, run}, "cannot set run status").affected == 0)
+    throw UserError(name() + ": no run " + std::to_string(run));
 }
 
 void Store::set_run_baseline(std::int64_t run, double p50_us) {
-  impl_->update_run_baseline.use()(positive_or_null(p50_us))(run).exec();
-  if (impl_->db.changes() == 0) throw UserError(path().string() + ": no run " + std::to_string(run));
+  if (impl_->db->query("UPDATE runs SET baseline_p50_us = $1 WHERE id = $2", {positive_or_null(p50_us), run},
+                       "cannot set run baseline")
+          .affected == 0)
+    throw UserError(name() + ": no run " + std::to_string(run));
 }
 
 void Store::set_sanitize(std::int64_t evaluation, const Evaluation& e) {
-  impl_->update_sanitize.use()(to_json_text(e.sanitize))(status_name(e.status))(e.message)(evaluation).exec();
-  if (impl_->db.changes() == 0) throw UserError(path().string() + ": no evaluation " + std::to_string(evaluation));
+  if (impl_->db->query("UPDATE evaluations SET sanitize_json = $1, status = $2, message = $3 WHERE id = $4",
+                       {to_json_text(e.sanitize), status_name(e.status), e.message, evaluation},
+                       "cannot record the memcheck verdict")
+          .affected == 0)
+    throw UserError(name() + ": no evaluation " + std::to_string(evaluation));
 }
 
 std::optional<RunInfo> Store::run(std::int64_t id) const {
-  auto q = impl_->select_run.use()(id);
+  auto q = impl_->db->query(std::string(kRunColumns) + " WHERE r.id = $1", {id}, "cannot read run");
   if (!q.next()) return std::nullopt;
   return read_run(q);
 }
 
 std::vector<RunInfo> Store::runs() const {
   std::vector<RunInfo> out;
-  for (auto q = impl_->select_runs.use(); q.next();) out.push_back(read_run(q));
+  for (auto q = impl_->db->query(std::string(kRunColumns) + " ORDER BY r.id", {}, "cannot read runs"); q.next();)
+    out.push_back(read_run(q));
   return out;
 }
 
 // --- C. record ----------------------------------------------------------------------------------
 
 std::int64_t Store::record(std::int64_t run, const EvalKey& key, const Evaluation& e, bool reused) {
-  auto& s = *impl_;
+  sql::Conn& db = *impl_->db;
   const std::string hash = e.config_hash.empty() ? config_hash(e.config) : e.config_hash;
   const bool timed = e.fast.outcome != Outcome::Skipped;
   auto figure = [&](double v) { return timed ? std::optional<double>(v) : std::nullopt; };
   MetricsResult metrics_rest = e.metrics;  // the values go to their own table
   metrics_rest.values.clear();
 
-  // All or nothing: killed anywhere in here, the file holds the previous evaluation as its last.
-  Txn txn(s.db, Txn::Write, "cannot record evaluation");
-  s.insert_candidate.use()(key.profile)(hash)(config_text(e.config))(json(e.config).dump()).exec();
+  // All or nothing: killed anywhere in here, the database holds the previous evaluation as its last.
+  Txn txn(db, TxnKind::Write, "cannot record evaluation");
+  db.query("INSERT INTO candidates (profile, config_hash, config_text, config_json) VALUES ($1, $2, $3, $4)"
+           " ON CONFLICT DO NOTHING",
+           {key.profile, hash, config_text(e.config), json(e.config).dump()}, "cannot record candidate");
   const Build& b = e.build;
-  s.insert_build.use()(key.build_key)(b.ok)(b.lowered_name)(b.cubin_path)(b.ptxas.registers)(b.ptxas.spill_stores)(
-       b.ptxas.spill_loads)(b.ptxas.stack_bytes)(b.ptxas.static_smem)(b.ptxas.barriers)(b.compile_ms)(b.log)
-      .exec();
-  s.insert_evaluation.use()(run)(key.profile)(hash)(key.build_key)(key.device)(key.problem)(status_name(e.status))(
-       e.message)(reused)(e.origin.kind)(e.origin.rule)(outcome_name(e.fast.outcome))(figure(e.fast.p50_us))(
-       figure(e.fast.p90_us))(figure(e.fast.mean_us))(figure(e.fast.std_us))(figure(e.fast.cv))(
-       figure(e.fast.min_us))(positive_or_null(e.speedup))(to_json_text(e.static_verdict))(to_json_text(e.green))(
-       to_json_text(e.fast))(to_json_text(metrics_rest))(to_json_text(e.metric_gate))(to_json_text(e.sanitize))(
-       b.from_cache)(e.seconds_compile)(e.seconds_green)(e.seconds_fast)(e.seconds_metrics)
-      .exec();
-  const std::int64_t id = s.db.last_insert_id();
-  for (const auto& [name, value] : e.metrics.values) s.insert_metric.use()(id)(name)(value).exec();
+  db.query("INSERT INTO builds (build_key, ok, lowered_name, cubin_path, registers, spill_stores, spill_loads,"
+           " stack_bytes, static_smem, barriers, compile_ms, log)"
+           " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT DO NOTHING",
+           {key.build_key, b.ok, b.lowered_name, b.cubin_path, b.ptxas.registers, b.ptxas.spill_stores,
+            b.ptxas.spill_loads, b.ptxas.stack_bytes, b.ptxas.static_smem, b.ptxas.barriers, b.compile_ms, b.log},
+           "cannot record build");
+  auto inserted = db.query(
+      impl_->insert_evaluation,
+      {run, key.profile, hash, key.build_key, key.device, key.problem, status_name(e.status), e.message, reused,
+       e.origin.kind, e.origin.rule, outcome_name(e.fast.outcome), figure(e.fast.p50_us), figure(e.fast.p90_us),
+       figure(e.fast.mean_us), figure(e.fast.std_us), figure(e.fast.cv), figure(e.fast.min_us),
+       positive_or_null(e.speedup), to_json_text(e.static_verdict), to_json_text(e.green), to_json_text(e.fast),
+       to_json_text(metrics_rest), to_json_text(e.metric_gate), to_json_text(e.sanitize), b.from_cache,
+       e.seconds_compile, e.seconds_green, e.seconds_fast, e.seconds_metrics},
+      "cannot record evaluation");
+  inserted.next();
+  const std::int64_t id = inserted.get_int(0);
+  for (const auto& [name, value] : e.metrics.values)
+    db.query("INSERT INTO metrics (evaluation_id, name, value) VALUES ($1, $2, $3)", {id, name, value},
+             "cannot record metric");
   for (std::size_t i = 0; i < e.origin.parents.size(); ++i)
-    s.insert_parent.use()(id)(static_cast<std::int64_t>(i))(e.origin.parents[i]).exec();
+    db.query("INSERT INTO lineage (evaluation_id, position, parent_hash) VALUES ($1, $2, $3)",
+             {id, static_cast<std::int64_t>(i), e.origin.parents[i]}, "cannot record lineage");
   txn.commit();
   return id;
 }
 
 // --- D. reading evaluations back ----------------------------------------------------------------
 
-StoredEvaluation Store::Impl::read_row(const Stmt::Use& q) {
+StoredEvaluation Store::Impl::read_row(const Rows& q) {
   StoredEvaluation out;
   out.id = q.get_int(0);
   out.run_id = q.get_int(1);
@@ -335,7 +297,7 @@ StoredEvaluation Store::Impl::read_row(const Stmt::Use& q) {
   e.config_hash = q.get_str(3);
   const auto status = parse_status(q.get_str(7));
   if (!status)
-    throw UserError(db.path().string() + ": evaluation " + std::to_string(out.id) + ": status '" + q.get_str(7) +
+    throw UserError(db->name() + ": evaluation " + std::to_string(out.id) + ": status '" + q.get_str(7) +
                     "' is unknown to this evo; upgrade evo");
   e.status = *status;
   e.message = q.get_str(8);
@@ -343,19 +305,19 @@ StoredEvaluation Store::Impl::read_row(const Stmt::Use& q) {
   e.origin.kind = q.get_str(10);
   e.origin.rule = q.get_str(11);
   e.speedup = q.is_null(12) ? 0 : q.get_double(12);
-  e.static_verdict = from_json_text<StaticVerdict>(db, out.id, "static_json", q.get_str(13));
-  e.green = from_json_text<GreenVerdict>(db, out.id, "green_json", q.get_str(14));
-  e.fast = from_json_text<Timing>(db, out.id, "fast_json", q.get_str(15));
-  e.metrics = from_json_text<MetricsResult>(db, out.id, "metrics_json", q.get_str(16));
-  e.metric_gate = from_json_text<MetricGateVerdict>(db, out.id, "metric_gate_json", q.get_str(17));
-  e.sanitize = from_json_text<SanitizeVerdict>(db, out.id, "sanitize_json", q.get_str(18));
+  e.static_verdict = from_json_text<StaticVerdict>(*db, out.id, "static_json", q.get_str(13));
+  e.green = from_json_text<GreenVerdict>(*db, out.id, "green_json", q.get_str(14));
+  e.fast = from_json_text<Timing>(*db, out.id, "fast_json", q.get_str(15));
+  e.metrics = from_json_text<MetricsResult>(*db, out.id, "metrics_json", q.get_str(16));
+  e.metric_gate = from_json_text<MetricGateVerdict>(*db, out.id, "metric_gate_json", q.get_str(17));
+  e.sanitize = from_json_text<SanitizeVerdict>(*db, out.id, "sanitize_json", q.get_str(18));
   e.build.from_cache = q.get_int(19) != 0;
   e.seconds_compile = q.get_double(20);
   e.seconds_green = q.get_double(21);
   e.seconds_fast = q.get_double(22);
   e.seconds_metrics = q.get_double(23);
   out.created_at = q.get_str(24);
-  e.config = from_json_text<Config>(db, out.id, "candidates.config_json", q.get_str(25));
+  e.config = from_json_text<Config>(*db, out.id, "candidates.config_json", q.get_str(25));
   e.build.key = out.key.build_key;
   e.build.ok = q.get_int(26) != 0;
   e.build.lowered_name = q.get_str(27);
@@ -370,58 +332,63 @@ StoredEvaluation Store::Impl::read_row(const Stmt::Use& q) {
   e.build.log = q.get_str(36);
   if (!q.is_null(37)) out.elapsed_s = q.get_double(37);
 
-  for (auto m = select_metrics.use()(out.id); m.next();) e.metrics.values[m.get_str(0)] = m.get_double(1);
-  for (auto p = select_parents.use()(out.id); p.next();) e.origin.parents.push_back(p.get_str(0));
+  for (auto m = db->query("SELECT name, value FROM metrics WHERE evaluation_id = $1 ORDER BY name", {out.id},
+                          "cannot read metrics");
+       m.next();)
+    e.metrics.values[m.get_str(0)] = m.get_double(1);
+  for (auto p = db->query("SELECT parent_hash FROM lineage WHERE evaluation_id = $1 ORDER BY position", {out.id},
+                          "cannot read lineage");
+       p.next();)
+    e.origin.parents.push_back(p.get_str(0));
   return out;
 }
 
 // Each read runs in one read transaction: one snapshot, however much is written meanwhile.
 
 std::optional<StoredEvaluation> Store::lookup(const EvalKey& key, const std::string& config_hash) const {
-  Txn txn(impl_->db, Txn::Read, "cannot look up earlier evaluations");
-  auto q = impl_->select_reusable.use()(key.profile)(config_hash)(key.build_key)(key.device)(key.problem);
-  return impl_->read_one(q);
+  Txn txn(*impl_->db, TxnKind::Read, "cannot look up earlier evaluations");
+  return impl_->read_one(impl_->db->query(kSelectReusable,
+                                          {key.profile, config_hash, key.build_key, key.device, key.problem},
+                                          "cannot look up earlier evaluations"));
 }
 
 std::vector<StoredEvaluation> Store::evaluations_of_run(std::int64_t run) const {
-  Txn txn(impl_->db, Txn::Read, "cannot read evaluations");
-  auto q = impl_->select_by_run.use()(run);
-  return impl_->read_all(q);
+  Txn txn(*impl_->db, TxnKind::Read, "cannot read evaluations");
+  return impl_->read_all(impl_->db->query(kSelectByRun, {run}, "cannot read evaluations"));
 }
 
 std::optional<StoredEvaluation> Store::evaluation(std::int64_t id) const {
-  Txn txn(impl_->db, Txn::Read, "cannot read evaluation");
-  auto q = impl_->select_by_id.use()(id);
-  return impl_->read_one(q);
+  Txn txn(*impl_->db, TxnKind::Read, "cannot read evaluation");
+  return impl_->read_one(impl_->db->query(kSelectById, {id}, "cannot read evaluation"));
 }
 
 std::vector<StoredEvaluation> Store::elites(const std::string& profile, const std::string& problem, std::size_t top,
                                             std::optional<std::int64_t> run) const {
   // The best row of each (profile, problem, device, config): a window over the measured rows,
   // with only the filters asked for, so that the indices serve them.
+  std::vector<Value> values;
+  auto param = [&](Value v) {
+    values.push_back(std::move(v));
+    return "$" + std::to_string(values.size());
+  };
   std::string where = "status = 'measured' AND fast_outcome = 'passed' AND p50_us > 0";
-  if (!profile.empty()) where += " AND profile = :profile";
-  if (!problem.empty()) where += " AND problem = :problem";
-  if (run) where += " AND run_id = :run";
+  if (!profile.empty()) where += " AND profile = " + param(profile);
+  if (!problem.empty()) where += " AND problem = " + param(problem);
+  if (run) where += " AND run_id = " + param(*run);
+  const std::string limit = top == 0 ? "" : " LIMIT " + param(static_cast<std::int64_t>(top));
   const std::string sql = select_evaluations(
       "(SELECT *, row_number() OVER (PARTITION BY profile, problem, device, config_hash ORDER BY p50_us, id)"
       " AS nth FROM evaluations WHERE " + where + ") e" + kEvalJoins +
-      " WHERE e.nth = 1 ORDER BY e.p50_us, e.id LIMIT :top");
-  Txn txn(impl_->db, Txn::Read, "cannot read elites");
-  Stmt stmt(impl_->db, sql, "cannot read elites");
-  auto q = stmt.use();
-  if (!profile.empty()) q(profile);
-  if (!problem.empty()) q(problem);
-  if (run) q(*run);
-  q(top == 0 ? std::int64_t{-1} : static_cast<std::int64_t>(top));  // LIMIT -1: no limit
-  return impl_->read_all(q);
+      " WHERE e.nth = 1 ORDER BY e.p50_us, e.id" + limit);
+  Txn txn(*impl_->db, TxnKind::Read, "cannot read elites");
+  return impl_->read_all(impl_->db->query(sql, values, "cannot read elites"));
 }
 
 // --- E. check -----------------------------------------------------------------------------------
 
 DbCheck Store::check() const {
   DbCheck out;
-  Db& db = impl_->db;
+  sql::Conn& db = *impl_->db;
   auto problem = [&](std::string what) {
     out.ok = false;
     out.problems.push_back(std::move(what));
@@ -429,41 +396,64 @@ DbCheck Store::check() const {
   // Each finding is one row of (text); a query that fails (a damaged file) is itself a problem.
   auto each = [&](const char* doing, const std::string& sql, auto&& on_row) {
     try {
-      Stmt stmt(db, sql, doing);
-      for (auto q = stmt.use(); q.next();) on_row(q);
+      for (auto q = db.query(sql, {}, doing); q.next();) on_row(q);
     } catch (const UserError& e) {
       problem(e.what());
     }
   };
-  each("cannot run integrity_check", "PRAGMA integrity_check", [&](const Stmt::Use& q) {
-    if (q.get_str(0) != "ok") problem("integrity_check: " + q.get_str(0));
-  });
-  each("cannot run foreign_key_check", "PRAGMA foreign_key_check", [&](const Stmt::Use& q) {
-    if (q.get_str(0) != "evaluations")  // said more plainly below
-      problem(q.get_str(0) + " row " + q.get_str(1) + " refers to a missing " + q.get_str(2) + " row");
-  });
+  // The engine's own: SQLite's integrity_check; on PostgreSQL, evo_meta and every table's keys.
+  try {
+    for (auto& p : db.integrity_problems()) problem(std::move(p));
+  } catch (const UserError& e) {
+    problem(e.what());
+  }
 
-  // evo's own invariants, each query returning one line per offending row.
+  // evo's own invariants, the same queries on both: every reference a foreign key declares
+  // (enforced while evo writes, but a hand edit, a bulk load or a damaged file can break it),
+  // then each query returning one line per offending row.
   each("cannot check evaluations",
-       "SELECT 'evaluation ' || e.id || ': candidate ' || e.profile || '/' || e.config_hash || ' is missing'"
-       " FROM evaluations e LEFT JOIN candidates c ON c.profile = e.profile AND c.config_hash = e.config_hash"
-       " WHERE c.config_hash IS NULL"
-       " UNION ALL SELECT 'evaluation ' || e.id || ': build ' || e.build_key || ' is missing'"
+       "SELECT 'evaluation ' || CAST(e.id AS TEXT) || ': candidate ' || e.profile || '/' || e.config_hash ||"
+       " ' is missing' FROM evaluations e LEFT JOIN candidates c ON c.profile = e.profile"
+       " AND c.config_hash = e.config_hash WHERE c.config_hash IS NULL"
+       " UNION ALL SELECT 'evaluation ' || CAST(e.id AS TEXT) || ': build ' || e.build_key || ' is missing'"
        " FROM evaluations e LEFT JOIN builds b ON b.build_key = e.build_key WHERE b.build_key IS NULL"
-       " UNION ALL SELECT 'evaluation ' || id || ': run ' || run_id || ' is missing'"
+       " UNION ALL SELECT 'evaluation ' || CAST(id AS TEXT) || ': run ' || CAST(run_id AS TEXT) || ' is missing'"
        " FROM evaluations WHERE run_id NOT IN (SELECT id FROM runs)"
-       " UNION ALL SELECT 'evaluation ' || id || ': measured, but FAST ' || fast_outcome || ' with p50 '"
-       " || ifnull(p50_us, 'NULL') || ' us' FROM evaluations"
-       " WHERE status = 'measured' AND NOT (fast_outcome = 'passed' AND p50_us > 0)"
-       " UNION ALL SELECT 'evaluation ' || id || ': a verdict column is not valid JSON' FROM evaluations"
-       " WHERE NOT (json_valid(static_json) AND json_valid(green_json) AND json_valid(fast_json)"
-       " AND json_valid(metrics_json) AND json_valid(metric_gate_json) AND json_valid(sanitize_json))",
-       [&](const Stmt::Use& q) { problem(q.get_str(0)); });
-  each("cannot check evaluations", "SELECT id, status FROM evaluations", [&](const Stmt::Use& q) {
+       " UNION ALL SELECT 'metrics row (' || CAST(evaluation_id AS TEXT) || ', ' || name || '): evaluation '"
+       " || CAST(evaluation_id AS TEXT) || ' is missing' FROM metrics WHERE evaluation_id NOT IN (SELECT id FROM evaluations)"
+       " UNION ALL SELECT 'lineage row (' || CAST(evaluation_id AS TEXT) || ', ' || CAST(position AS TEXT) ||"
+       " '): evaluation ' || CAST(evaluation_id AS TEXT) || ' is missing' FROM lineage"
+       " WHERE evaluation_id NOT IN (SELECT id FROM evaluations)"
+       " UNION ALL SELECT 'evaluation ' || CAST(id AS TEXT) || ': measured, but FAST ' || fast_outcome ||"
+       " ' with p50 ' || coalesce(CAST(p50_us AS TEXT), 'NULL') || ' us' FROM evaluations"
+       " WHERE status = 'measured' AND NOT (fast_outcome = 'passed' AND coalesce(p50_us, 0) > 0)",
+       [&](const Rows& q) { problem(q.get_str(0)); });
+  each("cannot check evaluations", "SELECT id, status FROM evaluations ORDER BY id", [&](const Rows& q) {
     if (!parse_status(q.get_str(1)))
       problem("evaluation " + q.get_str(0) + ": unknown status '" + q.get_str(1) + "'");
   });
-  each("cannot check runs", "SELECT id, status FROM runs ORDER BY id", [&](const Stmt::Use& q) {
+  // Verdicts are parsed here, not by the database (PostgreSQL before 16 has no test that does
+  // not throw): a page of rows at a time.
+  try {
+    constexpr std::int64_t kPage = 500;
+    for (std::int64_t after = -1;;) {
+      auto q = db.query("SELECT id, static_json, green_json, fast_json, metrics_json, metric_gate_json, sanitize_json"
+                        " FROM evaluations WHERE id > $1 ORDER BY id LIMIT $2",
+                        {after, kPage}, "cannot check evaluations");
+      if (q.rows.empty()) break;
+      while (q.next()) {
+        after = q.get_int(0);
+        for (int col = 1; col <= 6; ++col)
+          if (!json::accept(q.get_str(col))) {
+            problem("evaluation " + q.get_str(0) + ": a verdict column is not valid JSON");
+            break;
+          }
+      }
+    }
+  } catch (const UserError& e) {
+    problem(e.what());
+  }
+  each("cannot check runs", "SELECT id, status FROM runs ORDER BY id", [&](const Rows& q) {
     const std::string status = q.get_str(1);
     if (status == "running")  // not a problem: evo is running it now, or was stopped; it can be resumed
       out.notes.push_back("run " + q.get_str(0) + " is marked running: in progress elsewhere, or interrupted");

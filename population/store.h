@@ -1,11 +1,11 @@
-// The population store: one SQLite file (WAL) holding runs, candidates with lineage, builds,
-// evaluations and metrics. Each evaluation is committed in its own transaction as it finishes,
+// The population store: runs, candidates with lineage, builds, evaluations and metrics, in one
+// SQLite file (WAL; the default) or one PostgreSQL database (--db postgresql://..., for many hosts),
+// the same schema on both. Each evaluation is committed in its own transaction as it finishes,
 // so killing evo loses at most the candidate in flight. Elites are a query, not a copy.
-// Schema: population/schema.cpp (commented SQL); versioned, migrated forward, a newer file refused.
-// Tables, columns and sample queries: docs/database.md.
+// Schema: population/schema.cpp (commented SQL); versioned, migrated forward, a newer one refused.
+// The two dialects' differences: population/sql.h. Tables, columns and sample queries: docs/database.md.
 #pragma once
 #include <cstdint>
-#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -24,7 +24,7 @@ struct EvalKey {
 };
 
 struct RunInfo {
-  std::int64_t id = 0;
+  std::int64_t id = 0;         // to begin_run: the id the run is to have, or 0 for the store's next
   std::string profile, profile_path, strategy, device, driver, arch;
   std::int64_t budget = 0;
   std::uint64_t seed = 0;
@@ -48,21 +48,25 @@ struct StoredEvaluation {
 
 struct DbCheck {
   bool ok = true;
-  std::vector<std::string> problems;  // integrity_check / foreign_key_check / evo's own invariants
+  std::vector<std::string> problems;  // the engine's integrity check, then evo's own invariants
   std::vector<std::string> notes;     // not problems: runs still marked running (in progress or interrupted)
 };
 
 class Store {
  public:
-  // Opens or creates. Throws UserError("<path>: ...") if the file is unreadable, not a SQLite
-  // database, corrupt, or has a newer schema than this binary (giving both versions).
-  explicit Store(const std::filesystem::path& path);
+  // Create: a missing file, or an empty PostgreSQL database, gets evo's tables. Existing: a
+  // reading command's, which creates nothing ("no such database", "no evo population here yet").
+  enum class Open { Create, Existing };
+  // `db`: a SQLite file, or postgresql://user@host/database. Throws UserError("<db>: ...") if it
+  // cannot be opened or reached, is not evo's (another program's file or tables), is corrupt, or has
+  // a newer schema than this binary (giving both versions); nothing is written then.
+  explicit Store(const std::string& db, Open open = Open::Create);
   ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
 
   static int schema_version();  // of this binary
-  const std::filesystem::path& path() const;
+  const std::string& name() const;  // the file, or the URL with its password as "***"
 
   std::int64_t begin_run(RunInfo info);                 // returns the run id
   void set_run_status(std::int64_t run, const std::string& status);

@@ -1,14 +1,11 @@
-// The PostgreSQL path (issue 20): libpq's errors as one line, and the work queue's promise that
-// workers on many hosts evaluate every candidate exactly once, a worker killed mid-candidate
-// included. Each suite starts a throwaway server (Debian's postgresql package: initdb and pg_ctl
-// in a temporary folder, as an unprivileged user when the tests run as root, since PostgreSQL
-// refuses to run as root); where it cannot start, the tests skip and say why.
-#include <arpa/inet.h>
+// The PostgreSQL path (issue 20): libpq's errors as one line, the store on PostgreSQL (what only
+// that backend has: evo_meta, the mapped schema, its integrity check; the behaviour both backends
+// share is tests/test_store.cpp's), and the work queue's promise that workers on many hosts
+// evaluate every candidate exactly once, a worker killed mid-candidate included, with the store in
+// the queue's database or in the coordinator's SQLite file. The tests share a throwaway server
+// (tests/pg_server.h); where it cannot start, they skip and say why.
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <pwd.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,6 +14,7 @@
 #include <cstdio>
 #include <fstream>
 #include <optional>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -28,115 +26,29 @@
 #include "population/postgres.h"
 #include "population/queue.h"
 #include "population/queue_evaluator.h"
+#include "population/schema.h"
+#include "population/sql.h"
 #include "population/store.h"
 #include "support.h"
+#include "tests/pg_server.h"
 
 namespace evo {
 namespace {
 
 namespace fs = std::filesystem;
 
-// A port nothing listens on now (the kernel's pick for a socket bound to port 0).
-int free_port() {
-  const int s = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = 0;
-  socklen_t len = sizeof a;
-  int port = 0;
-  if (bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 && getsockname(s, reinterpret_cast<sockaddr*>(&a), &len) == 0)
-    port = ntohs(a.sin_port);
-  close(s);
-  return port;
-}
-
-std::string tail_of(const fs::path& p) {
-  std::ifstream in(p);
-  std::string line, last;
-  while (std::getline(in, line))
-    if (!line.empty()) last = line;
-  return last;
-}
-
-// One throwaway cluster: initdb into a temporary folder, pg_ctl start on a free port (TCP on
-// 127.0.0.1 only, the socket in the same folder), superuser "evo" with trust authentication.
-class PgServer {
- public:
-  PgServer() {
-    std::vector<fs::path> bins;
-    std::error_code ec;
-    for (const auto& v : fs::directory_iterator("/usr/lib/postgresql", ec))
-      if (fs::exists(v.path() / "bin" / "initdb")) bins.push_back(v.path() / "bin");
-    if (bins.empty()) {
-      skip_ = "no PostgreSQL server: no /usr/lib/postgresql/*/bin/initdb (scripts/install-deps.sh installs postgresql)";
-      return;
-    }
-    std::sort(bins.begin(), bins.end());
-    bin_ = bins.back();
-    std::string tmpl = (fs::temp_directory_path() / "evo-pg-XXXXXX").string();
-    if (!mkdtemp(tmpl.data())) {
-      skip_ = "cannot make a temporary folder for the PostgreSQL server";
-      return;
-    }
-    dir_ = tmpl;
-    if (geteuid() == 0) {
-      // PostgreSQL refuses to run as root: the server runs as nobody, in a folder nobody owns.
-      const passwd* pw = getpwnam("nobody");
-      if (!pw || chown(dir_.c_str(), pw->pw_uid, pw->pw_gid) != 0) {
-        skip_ = "running as root, and cannot hand " + dir_.string() + " to user nobody for the PostgreSQL server";
-        return;
-      }
-      as_ = "runuser -u nobody -- ";
-    }
-    port_ = free_port();
-    const std::string data = (dir_ / "data").string(), log = (dir_ / "server.log").string();
-    if (!sh(bin("initdb") + " -D " + data + " -U evo --auth=trust -E UTF8 --no-sync", "initdb.log")) {
-      skip_ = "initdb failed: " + tail_of(dir_ / "initdb.log");
-      return;
-    }
-    if (!sh(bin("pg_ctl") + " -D " + data + " -l " + log + " -w -t 30 -o '-p " + std::to_string(port_) + " -k " +
-                dir_.string() + " -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=50' start",
-            "pg_ctl.log")) {
-      skip_ = "pg_ctl start failed: " + tail_of(dir_ / "server.log");
-      return;
-    }
-    started_ = true;
-    url_ = "postgresql://evo@127.0.0.1:" + std::to_string(port_) + "/postgres";
-  }
-  ~PgServer() {
-    if (started_) sh(bin("pg_ctl") + " -D " + (dir_ / "data").string() + " -m immediate -w stop", "stop.log");
-    std::error_code ec;
-    if (!dir_.empty()) fs::remove_all(dir_, ec);
-  }
-  const std::string& skip_reason() const { return skip_; }
-  const std::string& url() const { return url_; }
-  int port() const { return port_; }
-
- private:
-  std::string bin(const char* name) const { return (bin_ / name).string(); }
-  // Runs in the server's folder (nobody cannot enter root's working directory), output to a log there.
-  bool sh(const std::string& cmd, const char* log) const {
-    const std::string line = "cd " + dir_.string() + " && " + as_ + cmd + " > " + (dir_ / log).string() + " 2>&1";
-    return std::system(line.c_str()) == 0;
-  }
-  fs::path bin_, dir_;
-  std::string as_, skip_, url_;
-  int port_ = 0;
-  bool started_ = false;
-};
+using test::free_port;
+using test::PgServer;
 
 PgServer* server = nullptr;
 
 class Pg : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() { server = new PgServer(); }
-  static void TearDownTestSuite() {
-    delete server;
-    server = nullptr;
-  }
+  static void SetUpTestSuite() { server = &test::pg_server(); }
   void SetUp() override {
-    if (!server->skip_reason().empty()) GTEST_SKIP() << server->skip_reason();
+    if (server->skip_reason().empty()) return;
+    if (test::postgres_required()) FAIL() << "EVO_REQUIRE_POSTGRES=1, but " << server->skip_reason();
+    GTEST_SKIP() << server->skip_reason();
   }
 };
 
@@ -512,24 +424,29 @@ std::vector<std::string> with(std::vector<std::string> head, const std::vector<s
   return head;
 }
 
-// The queue run a coordinator printed ("queue run N on URL: start workers with ..."); 0 if it did
-// not within `seconds`.
-std::int64_t queue_run_printed(const fs::path& out, double seconds = 10) {
+// The run a coordinator printed for its workers ("... start workers with  evo worker ... --run N");
+// 0 if it did not within `seconds`.
+std::int64_t run_printed(const fs::path& out, double seconds = 10) {
   const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   while (std::chrono::steady_clock::now() < end) {
     const std::string text = file_text(out);
-    if (auto at = text.find("queue run "); at != std::string::npos && text.find('\n', at) != std::string::npos)
-      return std::atoll(text.c_str() + at + 10);
+    const auto at = text.find("start workers with  evo worker");
+    const auto eol = at == std::string::npos ? at : text.find('\n', at);
+    if (eol != std::string::npos) {
+      const auto run = text.rfind("--run ", eol);
+      return run != std::string::npos && run > at ? std::atoll(text.c_str() + run + 6) : 0;
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return 0;
 }
 
-// Kills worker `name` (process `pid`) with SIGKILL while it holds a claim of the run, and returns
-// that queue row (0 if it never held one). It is stopped first and the claim looked up again, so
-// the kill cannot land just after the worker posted.
-std::int64_t kill_holding_a_claim(pid_t pid, const std::string& name, std::int64_t queue_run, double seconds = 20) {
-  pg::Conn c(server->url());
+// Kills worker `name` (process `pid`) with SIGKILL while it holds a claim of the run in the queue at
+// `queue_url`, and returns that queue row (0 if it never held one). It is stopped first and the
+// claim looked up again, so the kill cannot land just after the worker posted.
+std::int64_t kill_holding_a_claim(const std::string& queue_url, pid_t pid, const std::string& name,
+                                  std::int64_t queue_run, double seconds = 20) {
+  pg::Conn c(queue_url);
   const std::string held = "SELECT id, claim_token FROM work_queue WHERE run_id = $1 AND state = 'claimed' AND claimed_by = $2";
   const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   while (std::chrono::steady_clock::now() < end) {
@@ -565,38 +482,56 @@ std::string best_of(const Store& store, std::int64_t run) {
   return best ? config_text(best->eval.config) + " " + std::to_string(best->eval.fast.p50_us) : "none";
 }
 
-// `search` alone on one SQLite file, then the same with --queue, 3 `evo worker` processes and one of
-// them killed with SIGKILL holding a claim; checks every budgeted evaluation is recorded once in
-// the coordinator's file, `evo db check` passes, and the run equals the run alone (in order when
-// `in_order`, else as a set). Returns the queue run.
-std::int64_t queue_run_equals_run_alone(const std::vector<std::string>& search, std::int64_t budget, bool in_order) {
-  test::TempDir dir;
-  const fs::path alone = dir.path / "alone.db", shared = dir.path / "a.db", log = dir.path / "coordinator.txt";
+// The two layouts of a run spread over hosts (docs/guide.md): the store on PostgreSQL, holding the
+// run's work queue in the same database (`evo run --db URL`, `evo worker --db URL --run N`), or the
+// coordinator's SQLite file beside a queue on a server (`--queue URL` to both).
+struct Layout {
+  std::string store;                        // --db
+  std::string queue;                        // the database that holds the work queue
+  std::vector<std::string> run_options;     // what `evo run` is given beyond --db
+  std::vector<std::string> worker_options;  // what `evo worker` is given beyond --run
+};
+
+Layout store_on_postgres() {
+  const std::string url = server->fresh_database();
+  return {url, url, {}, {"--db", url}};
+}
+
+Layout sqlite_store_beside_queue(const fs::path& dir) {
+  return {(dir / "a.db").string(), server->url(), {"--queue", server->url()}, {"--queue", server->url()}};
+}
+
+// `search` alone on a SQLite file, then the same run spread through `layout` to 3 `evo worker`
+// processes, one of them killed with SIGKILL holding a claim; checks every budgeted evaluation is
+// recorded once in the store, `evo db check` passes, and the run equals the run alone (in order
+// when `in_order`, else as a set). Returns the queue run.
+std::int64_t spread_run_equals_run_alone(const Layout& layout, const test::TempDir& dir,
+                                         const std::vector<std::string>& search, std::int64_t budget, bool in_order) {
+  const fs::path alone = dir.path / "alone.db", log = dir.path / "coordinator.txt";
   EXPECT_EQ(run_evo_cli(with({"--db", alone.string()}, search), dir.path / "alone.txt"), 0)
       << file_text(dir.path / "alone.txt");
 
   // Each replayed measurement takes 30 ms on a worker, so that each worker gets some and the
   // killed one can be caught holding a claim; a lease of 1 s keeps the takeover short.
-  const pid_t coordinator = spawn_evo(
-      with({"--db", shared.string()}, with(search, {"--queue", server->url(), "--replay-gpu-s", "0.03"})), log);
-  const std::int64_t queue_run = queue_run_printed(log);
+  const pid_t coordinator =
+      spawn_evo(with({"--db", layout.store}, with(search, with(layout.run_options, {"--replay-gpu-s", "0.03"}))), log);
+  const std::int64_t queue_run = run_printed(log);
   EXPECT_GT(queue_run, 0) << file_text(log);
   if (queue_run == 0) {
     kill(coordinator, SIGKILL);
     waitpid(coordinator, nullptr, 0);
     return 0;
   }
-  EXPECT_NE(file_text(log).find("start workers with  evo worker --queue " + server->url() + " --run " +
-                                std::to_string(queue_run)),
-            std::string::npos)
-      << file_text(log);
+  std::string hint = "start workers with  evo worker";
+  for (const auto& o : layout.worker_options) hint += " " + o;
+  EXPECT_NE(file_text(log).find(hint + " --run " + std::to_string(queue_run)), std::string::npos) << file_text(log);
 
   std::vector<pid_t> workers;
   for (int w = 0; w < 3; ++w)
-    workers.push_back(spawn_evo({"worker", "--queue", server->url(), "--run", std::to_string(queue_run), "--lease", "1",
-                                 "--name", "w" + std::to_string(w)},
+    workers.push_back(spawn_evo(with(with({"worker"}, layout.worker_options),
+                                     {"--run", std::to_string(queue_run), "--lease", "1", "--name", "w" + std::to_string(w)}),
                                 dir.path / ("worker" + std::to_string(w) + ".txt")));
-  const std::int64_t held = kill_holding_a_claim(workers[0], "w0", queue_run);
+  const std::int64_t held = kill_holding_a_claim(layout.queue, workers[0], "w0", queue_run);
   EXPECT_GT(held, 0) << "worker w0 was never seen holding a claim";
 
   EXPECT_EQ(wait_exit(coordinator, 120), 0) << file_text(log);
@@ -607,9 +542,12 @@ std::int64_t queue_run_equals_run_alone(const std::vector<std::string>& search, 
     EXPECT_NE(file_text(out).find("run " + std::to_string(queue_run) + " finished"), std::string::npos) << file_text(out);
   }
 
-  // Every budgeted evaluation recorded once, the file clean, the same results as the run alone.
-  Store a(alone), b(shared);
+  // Every budgeted evaluation recorded once, the store clean, the same results as the run alone.
+  Store a(alone.string()), b(layout.store);
   const auto run_a = a.runs().back().id, run_b = b.runs().back().id;
+  if (layout.queue == layout.store) {
+    EXPECT_EQ(run_b, queue_run) << "the run and its queue run have two numbers";
+  }
   const auto rows = b.evaluations_of_run(run_b);
   EXPECT_EQ(static_cast<std::int64_t>(rows.size()), budget);
   std::set<std::string> hashes;
@@ -622,11 +560,14 @@ std::int64_t queue_run_equals_run_alone(const std::vector<std::string>& search, 
   EXPECT_EQ(best_of(b, run_b), best_of(a, run_a));
   EXPECT_NE(best_of(b, run_b), "none");
   EXPECT_EQ(b.runs().back().status, "finished");
-  EXPECT_EQ(run_evo_cli({"--db", shared.string(), "db", "check"}, dir.path / "check.txt"), 0)
+  EXPECT_TRUE(b.check().ok);
+  EXPECT_EQ(run_evo_cli({"--db", layout.store, "db", "check"}, dir.path / "check.txt"), 0)
+      << file_text(dir.path / "check.txt");
+  EXPECT_NE(file_text(dir.path / "check.txt").find(": ok (schema v2, "), std::string::npos)
       << file_text(dir.path / "check.txt");
 
   // The queue did each candidate once; the one the killed worker held was taken over.
-  pg::Conn c(server->url());
+  pg::Conn c(layout.queue);
   WorkQueue q(c);
   const auto n = q.counts(queue_run);
   EXPECT_EQ(n.pending + n.claimed, 0);
@@ -646,22 +587,35 @@ std::int64_t queue_run_equals_run_alone(const std::vector<std::string>& search, 
 
 // The issue's run with the default (model-led) strategy. That strategy's proposals depend on the
 // results it has seen when it proposes: a replay alone keeps one candidate in flight (it measures
-// instantly), while a queue run keeps 2 x 8 + 1 by default and sees results in the order workers
-// finish, so its proposals, not its verdicts, depend on timing. With --ahead 1 the queue run
+// instantly), while a spread run keeps 2 x 8 + 1 by default and sees results in the order workers
+// finish, so its proposals, not its verdicts, depend on timing. With --ahead 1 the spread run
 // proposes after each result as the run alone does, and the proposer, deterministic given the same
 // results in the same order, makes the same run: equal in order, best included.
-TEST_F(Pg, EvoRunQueueWithThreeEvoWorkersOneKilledRecordsEachEvaluationOnceAsTheRunAlone) {
-  queue_run_equals_run_alone({"run", "--replay", kLandscape.string(), "--budget", "40", "--seed", "3", "--ahead", "1",
-                              "--no-sanitize", "-q"},
-                             40, true);
-}
-
+const std::vector<std::string> kModelLedSearch{"run", "--replay", kLandscape.string(), "--budget", "40", "--seed", "3",
+                                               "--ahead", "1", "--no-sanitize", "-q"};
 // Many candidates in flight (the default --ahead): random proposals do not depend on results, so
 // the set of verdicts recorded, and the best, equal the run alone's while the order is the workers'.
+const std::vector<std::string> kRandomSearch{"run", "--replay", kLandscape.string(), "--strategy", "random", "--budget",
+                                             "40", "--seed", "5", "--no-sanitize", "-q"};
+
+TEST_F(Pg, EvoRunDbPostgresWithThreeEvoWorkersOneKilledRecordsEachEvaluationOnceAsTheRunOnSqlite) {
+  test::TempDir dir;
+  spread_run_equals_run_alone(store_on_postgres(), dir, kModelLedSearch, 40, true);
+}
+
+TEST_F(Pg, EvoRunDbPostgresWithManyInFlightRecordsTheSameVerdictsAsTheRunOnSqlite) {
+  test::TempDir dir;
+  spread_run_equals_run_alone(store_on_postgres(), dir, kRandomSearch, 40, false);
+}
+
+TEST_F(Pg, EvoRunQueueWithThreeEvoWorkersOneKilledRecordsEachEvaluationOnceAsTheRunAlone) {
+  test::TempDir dir;
+  spread_run_equals_run_alone(sqlite_store_beside_queue(dir.path), dir, kModelLedSearch, 40, true);
+}
+
 TEST_F(Pg, EvoRunQueueWithManyInFlightRecordsTheSameVerdictsAsTheRunAlone) {
-  queue_run_equals_run_alone({"run", "--replay", kLandscape.string(), "--strategy", "random", "--budget", "40", "--seed",
-                              "5", "--no-sanitize", "-q"},
-                             40, false);
+  test::TempDir dir;
+  spread_run_equals_run_alone(sqlite_store_beside_queue(dir.path), dir, kRandomSearch, 40, false);
 }
 
 TEST_F(Pg, SigtermStopsAWorkerBetweenCandidatesAndCtrlCOnTheCoordinatorFinishesItsQueueRun) {
@@ -670,7 +624,7 @@ TEST_F(Pg, SigtermStopsAWorkerBetweenCandidatesAndCtrlCOnTheCoordinatorFinishesI
   const pid_t coordinator = spawn_evo({"--db", db.string(), "run", "--queue", server->url(), "--replay",
                                        kLandscape.string(), "--budget", "40", "--replay-gpu-s", "0.1", "-q"},
                                       log);
-  const std::int64_t queue_run = queue_run_printed(log);
+  const std::int64_t queue_run = run_printed(log);
   ASSERT_GT(queue_run, 0) << file_text(log);
   const pid_t worker = spawn_evo({"worker", "--queue", server->url(), "--run", std::to_string(queue_run), "--name", "w"}, out);
   pg::Conn c(server->url());
@@ -695,15 +649,32 @@ TEST_F(Pg, SigtermStopsAWorkerBetweenCandidatesAndCtrlCOnTheCoordinatorFinishesI
   EXPECT_EQ(run_evo_cli({"--db", db.string(), "db", "check"}, dir.path / "check.txt"), 0) << file_text(dir.path / "check.txt");
 }
 
+// One line "evo: ... <want> ...", exit 2.
+void expect_one_line(const fs::path& dir, const std::vector<std::string>& args, const std::string& want) {
+  const fs::path out = dir / "out.txt";
+  std::string shown;
+  for (const auto& x : args) shown += " " + x;
+  EXPECT_EQ(run_evo_cli(args, out), 2) << "evo" << shown;
+  const std::string text = file_text(out);
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << "evo" << shown << "\n" << text;
+  EXPECT_EQ(text.rfind("evo: ", 0), 0u) << text;
+  EXPECT_NE(text.find(want), std::string::npos) << "evo" << shown << "\n" << text;
+}
+
+// The tables in a database's public schema, by name.
+std::vector<std::string> tables_of(const std::string& url) {
+  pg::Conn c(url);
+  auto r = c.exec("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1",
+                  "list tables");
+  std::vector<std::string> out;
+  for (int i = 0; i < r.rows(); ++i) out.push_back(r.get_str(i, 0));
+  return out;
+}
+
 TEST_F(Pg, EvoWorkerForAnUnknownOrFinishedRunAndAWrongUrlSayOneLineAndExitNonZero) {
   test::TempDir dir;
   auto one_line = [&](const std::vector<std::string>& args, const std::string& want) {
-    const fs::path out = dir.path / "out.txt";
-    EXPECT_EQ(run_evo_cli(args, out), 2);
-    const std::string text = file_text(out);
-    EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;
-    EXPECT_EQ(text.rfind("evo: ", 0), 0u) << text;
-    EXPECT_NE(text.find(want), std::string::npos) << text;
+    expect_one_line(dir.path, args, want);
   };
   one_line({"worker", "--queue", server->url(), "--run", std::to_string(6000 + getpid())},
            "no run " + std::to_string(6000 + getpid()) + " in the work queue");
@@ -715,23 +686,19 @@ TEST_F(Pg, EvoWorkerForAnUnknownOrFinishedRunAndAWrongUrlSayOneLineAndExitNonZer
   const std::int64_t bare = 7000 + getpid();
   q.open_run(bare);
   one_line({"worker", "--queue", server->url(), "--run", std::to_string(bare)}, "has no spec");
-  one_line({"worker", "--run", "3"}, "give --queue postgresql://");
+  one_line({"worker", "--run", "3"}, "evo worker --db evo.db: not a postgresql:// URL");
 
   // A server with no queue yet: the worker says so and creates nothing there.
-  const std::string fresh_db = "evo_fresh_" + std::to_string(getpid());
-  c.exec("DROP DATABASE IF EXISTS " + fresh_db, "drop a database");
-  c.exec("CREATE DATABASE " + fresh_db, "create a database");
-  const std::string fresh = "postgresql://evo@127.0.0.1:" + std::to_string(server->port()) + "/" + fresh_db;
+  const std::string fresh = server->fresh_database();
   one_line({"worker", "--queue", fresh, "--run", "1"}, "no run 1 in the work queue");
   {
     pg::Conn f(fresh);
     EXPECT_FALSE(WorkQueue::exists(f));
-    EXPECT_EQ(f.exec("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'", "count tables").get_int(0, 0), 0)
-        << "a worker for a run that cannot exist wrote to the server";
   }
+  EXPECT_TRUE(tables_of(fresh).empty()) << "a worker for a run that cannot exist wrote to the server";
 
   // Wrong database, nothing listening, not PostgreSQL: one line each, and no store written.
-  const std::string wrong = "postgresql://evo@127.0.0.1:" + std::to_string(server->port()) + "/no_such_db";
+  const std::string wrong = server->database_url("no_such_db");
   const std::string unreachable = "postgresql://evo:pw@127.0.0.1:" + std::to_string(free_port()) + "/evo";
   one_line({"worker", "--queue", wrong, "--run", "1"}, "no_such_db: cannot connect");
   one_line({"worker", "--queue", unreachable, "--run", "1"}, "postgresql://evo:***@127.0.0.1:");
@@ -741,9 +708,332 @@ TEST_F(Pg, EvoWorkerForAnUnknownOrFinishedRunAndAWrongUrlSayOneLineAndExitNonZer
   one_line(with(run, {"--queue", wrong}), "cannot connect");
   one_line(with(run, {"--queue", unreachable}), "cannot connect");
   one_line(with(run, {"--queue", "mysql://h/db"}), "not a postgresql:// URL");
-  one_line(with(run, {"--queue", server->url(), "--devices", "all"}), "start an `evo worker --queue` per GPU");
-  one_line({"--db", fresh, "runs"}, "the population store is a SQLite file");
+  one_line(with(run, {"--queue", server->url(), "--devices", "all"}), "start an `evo worker` per GPU");
   EXPECT_FALSE(fs::exists(db)) << "a run whose queue cannot be used wrote its database";
+}
+
+// The store on PostgreSQL: each bad input is one line naming the database (its password as ***),
+// exit 2, and nothing is written there, the work queue's tables included.
+TEST_F(Pg, EvoDbPostgresBadInputIsOneLineAndWritesNothing) {
+  test::TempDir dir;
+  auto one_line = [&](const std::vector<std::string>& args, const std::string& want) {
+    expect_one_line(dir.path, args, want);
+  };
+  const std::vector<std::string> search{"run", "--replay", kLandscape.string(), "--budget", "3", "--no-sanitize", "-q"};
+
+  // Not PostgreSQL; no server there; no such database; no such user.
+  one_line(with({"--db", "mysql://u:secret@h/db"}, search), "mysql://u:***@h/db: not a postgresql:// URL");
+  one_line({"--db", "mysql://h/db", "runs"}, "mysql://h/db: not a postgresql:// URL");
+  const std::string unreachable = "postgresql://evo:secret@127.0.0.1:" + std::to_string(free_port()) + "/evo";
+  one_line(with({"--db", unreachable}, search), "postgresql://evo:***@127.0.0.1:");
+  one_line({"--db", unreachable, "db", "check"}, ": cannot connect (");
+  one_line({"worker", "--db", unreachable, "--run", "1"}, ": cannot connect (");
+  one_line(with({"--db", server->database_url("no_such_db")}, search), "no_such_db: cannot connect (");
+  one_line(with({"--db", "postgresql://nobody_here@127.0.0.1:" + std::to_string(server->port()) + "/postgres"}, search),
+           "role \"nobody_here\" does not exist");
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(fs::current_path(), ec))
+    EXPECT_EQ(e.path().filename().string().find("mysql"), std::string::npos) << "a SQLite file was made of a URL";
+
+  // A database of another program, and one of a newer evo: refused before anything is written.
+  const std::string other = server->fresh_database();
+  {
+    pg::Conn c(other);
+    c.exec("CREATE TABLE bookmarks (url TEXT)", "setup");
+  }
+  one_line(with({"--db", other}, search),
+           other + ": not an evo database (a database of another program: 1 tables, no evo_meta)");
+  one_line({"--db", other, "runs"}, other + ": not an evo database");
+  one_line({"worker", "--db", other, "--run", "1"}, "no run 1 in the work queue");
+  EXPECT_EQ(tables_of(other), std::vector<std::string>{"bookmarks"});
+
+  const std::string newer = server->fresh_database();
+  { Store s(newer); }
+  {
+    pg::Conn c(newer);
+    c.exec("UPDATE evo_meta SET schema_version = 3", "setup");
+  }
+  const auto newer_tables = tables_of(newer);
+  one_line(with({"--db", newer}, search), newer + ": database schema v3 is newer than this evo (v2); upgrade evo");
+  one_line({"--db", newer, "db", "check"}, "is newer than this evo");
+  EXPECT_EQ(tables_of(newer), newer_tables) << "the coordinator made its work queue in a newer evo's database";
+
+  // Reading commands on an empty database create nothing; nor does a worker for a run that is not there.
+  const std::string empty = server->fresh_database();
+  one_line({"--db", empty, "runs"}, empty + ": no evo population here yet (run `evo run` first, or pass --db)");
+  one_line({"--db", empty, "show-elites"}, "no evo population here yet");
+  one_line({"--db", empty, "report"}, "no evo population here yet");
+  one_line({"--db", empty, "run", "--resume", "1"}, "no evo population here yet");
+  one_line({"worker", "--db", empty, "--run", "1"}, "no run 1 in the work queue");
+  EXPECT_TRUE(tables_of(empty).empty());
+
+  // The store's database holds the queue: a second one is refused, as is --devices.
+  const std::string store = server->fresh_database();
+  one_line(with({"--db", store}, with(search, {"--queue", server->url()})), "drop --queue");
+  one_line(with({"--db", store}, with(search, {"--devices", "all"})), "start an `evo worker` per GPU");
+  EXPECT_TRUE(tables_of(store).empty());
+}
+
+// Ctrl-C on a coordinator whose store is on PostgreSQL, then --resume: the run keeps its number, so
+// its workers are started again with the same --run N, and the two sessions record the budget once.
+// A worker for the finished run is then told so, and claims nothing.
+TEST_F(Pg, EvoRunDbPostgresInterruptedAndResumedKeepsItsNumberAndRecordsTheBudgetOnce) {
+  test::TempDir dir;
+  const std::string db = server->fresh_database();
+  const std::int64_t budget = 30;
+  const fs::path log = dir.path / "coordinator.txt", log2 = dir.path / "resumed.txt";
+  pid_t coordinator = spawn_evo({"--db", db, "run", "--replay", kLandscape.string(), "--strategy", "random", "--budget",
+                                 std::to_string(budget), "--seed", "7", "--replay-gpu-s", "0.05", "--no-sanitize", "-q"},
+                                log);
+  const std::int64_t run = run_printed(log);
+  ASSERT_GT(run, 0) << file_text(log);
+  pid_t worker = spawn_evo({"worker", "--db", db, "--run", std::to_string(run), "--name", "w1"}, dir.path / "w1.txt");
+  pg::Conn c(db);
+  WorkQueue q(c);
+  for (int i = 0; i < 500 && q.counts(run).done < 5; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  kill(coordinator, SIGINT);
+  EXPECT_EQ(wait_exit(coordinator, 20), 130) << file_text(log);
+  EXPECT_NE(file_text(log).find("resume with: evo --db " + db + " run --resume " + std::to_string(run)),
+            std::string::npos)
+      << file_text(log);
+  EXPECT_EQ(wait_exit(worker, 20), 0) << file_text(dir.path / "w1.txt");
+  std::size_t first = 0;
+  {
+    Store s(db);
+    EXPECT_EQ(s.run(run)->status, "interrupted");
+    first = s.evaluations_of_run(run).size();
+  }
+  EXPECT_GE(first, 5u);
+  EXPECT_LT(first, static_cast<std::size_t>(budget));
+
+  coordinator = spawn_evo({"--db", db, "run", "--resume", std::to_string(run), "-q"}, log2);
+  EXPECT_EQ(run_printed(log2), run) << file_text(log2);
+  worker = spawn_evo({"worker", "--db", db, "--run", std::to_string(run), "--name", "w2"}, dir.path / "w2.txt");
+  EXPECT_EQ(wait_exit(coordinator, 120), 0) << file_text(log2);
+  EXPECT_EQ(wait_exit(worker, 30), 0) << file_text(dir.path / "w2.txt");
+
+  Store s(db);
+  ASSERT_EQ(s.runs().size(), 1u);
+  EXPECT_EQ(s.runs()[0].id, run);
+  EXPECT_EQ(s.runs()[0].status, "finished");
+  const auto rows = s.evaluations_of_run(run);
+  EXPECT_EQ(static_cast<std::int64_t>(rows.size()), budget);
+  std::set<std::string> hashes;
+  for (const auto& e : rows) hashes.insert(e.eval.config_hash);
+  EXPECT_EQ(hashes.size(), rows.size()) << "a candidate was recorded twice";
+  EXPECT_TRUE(s.check().ok);
+  const auto n = q.counts(run);
+  EXPECT_EQ(n.pending + n.claimed, 0);
+  expect_one_line(dir.path, {"worker", "--db", db, "--run", std::to_string(run)},
+                  "run " + std::to_string(run) + " is finished; nothing to do");
+  EXPECT_EQ(q.counts(run).pending, n.pending);
+}
+
+// Every reading command on a store on PostgreSQL says what it says on SQLite about the same run:
+// one replayed search recorded alone in a SQLite file, and through a worker in PostgreSQL (--ahead 1:
+// the same sequence, so the same ids). Only the database's name and the clock may differ.
+TEST_F(Pg, EveryReadingCommandSaysOnPostgresWhatItSaysOnSqlite) {
+  test::TempDir dir;
+  const std::string file = (dir.path / "a.db").string(), url = server->fresh_database();
+  const std::string landscape = (test::source_root() / "tests" / "data" / "landscape_sdpa_fp8_h100.json").string();
+  const std::vector<std::string> search{"run", "--replay", landscape, "--budget", "12", "--ahead", "1", "--seed", "2",
+                                        "--no-sanitize", "-q"};
+  ASSERT_EQ(run_evo_cli(with({"--db", file}, search), dir.path / "alone.txt"), 0) << file_text(dir.path / "alone.txt");
+  const pid_t coordinator = spawn_evo(with({"--db", url}, search), dir.path / "coordinator.txt");
+  const std::int64_t run = run_printed(dir.path / "coordinator.txt");
+  ASSERT_EQ(run, 1) << file_text(dir.path / "coordinator.txt");
+  const pid_t worker = spawn_evo({"worker", "--db", url, "--run", "1"}, dir.path / "worker.txt");
+  EXPECT_EQ(wait_exit(coordinator, 60), 0) << file_text(dir.path / "coordinator.txt");
+  EXPECT_EQ(wait_exit(worker, 30), 0) << file_text(dir.path / "worker.txt");
+
+  const std::regex clock(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)");
+  auto said = [&](const std::string& db, const std::string& text) {
+    std::string out = std::regex_replace(text, clock, "TIME");
+    for (std::size_t at; (at = out.find(db)) != std::string::npos;) out.replace(at, db.size(), "DB");
+    return out;
+  };
+  auto same = [&](std::vector<std::string> args, int rc) {
+    std::string shown;
+    for (const auto& a : args) shown += " " + a;
+    const fs::path a = dir.path / "sqlite.txt", b = dir.path / "postgres.txt";
+    EXPECT_EQ(run_evo_cli(with({"--db", file}, args), a), rc) << shown << "\n" << file_text(a);
+    EXPECT_EQ(run_evo_cli(with({"--db", url}, args), b), rc) << shown << "\n" << file_text(b);
+    EXPECT_EQ(said(url, file_text(b)), said(file, file_text(a))) << shown;
+    EXPECT_FALSE(file_text(b).empty()) << shown;
+  };
+  same({"runs"}, 0);
+  same({"runs", "--json"}, 0);
+  same({"show-elites", "--lineage"}, 0);
+  same({"show-elites", "--json", "--top", "5"}, 0);
+  same({"compare", "1", "1"}, 0);
+  same({"db", "check"}, 0);
+  same({"run", "--resume", "1"}, 2);  // finished
+  same({"show-elites", "--run", "9"}, 1);  // nothing measured there
+  same({"export", "77"}, 2);          // no such evaluation
+  for (const char* what : {"export-t4", "export-landscape"}) {
+    same({what, "1", "--to", (dir.path / "out.json").string()}, 0);
+    const fs::path a = dir.path / "a.json", b = dir.path / "b.json";
+    EXPECT_EQ(run_evo_cli({"--db", file, what, "1", "--to", a.string()}, dir.path / "x.txt"), 0);
+    EXPECT_EQ(run_evo_cli({"--db", url, what, "1", "--to", b.string()}, dir.path / "x.txt"), 0);
+    EXPECT_EQ(said(url, file_text(b)), said(file, file_text(a))) << what;
+  }
+  for (const char* to : {"sqlite", "postgres"})
+    EXPECT_EQ(run_evo_cli({"--db", std::string(to) == "sqlite" ? file : url, "export", "best", "--to",
+                           (dir.path / to).string()},
+                          dir.path / "x.txt"),
+              0)
+        << file_text(dir.path / "x.txt");
+  std::size_t exported = 0;
+  for (const auto& e : fs::directory_iterator(dir.path / "sqlite")) {
+    ++exported;
+    EXPECT_EQ(said(url, file_text(dir.path / "postgres" / e.path().filename())), said(file, file_text(e.path())))
+        << e.path().filename();
+  }
+  EXPECT_EQ(exported, 2u);  // the kernel and its provenance
+  EXPECT_EQ(run_evo_cli({"--db", url, "report", "1", "--to", (dir.path / "report.html").string()}, dir.path / "x.txt"), 0)
+      << file_text(dir.path / "x.txt");
+  EXPECT_NE(file_text(dir.path / "report.html").find("database " + url), std::string::npos);
+}
+
+// ---- The store on PostgreSQL: what only that backend has (the rest: tests/test_store.cpp, StoreOn).
+
+// Column names and types of each evo table, as "table.column type", in the order declared.
+std::vector<std::string> columns_of_sqlite(const std::string& file) {
+  auto c = sql::open(file, false);
+  std::vector<std::string> out;
+  for (const char* t : {"runs", "candidates", "builds", "evaluations", "metrics", "lineage"})
+    for (auto q = c->query("SELECT name, type FROM pragma_table_info($1) ORDER BY cid", {t}, "columns"); q.next();)
+      out.push_back(std::string(t) + "." + q.get_str(0) + " " + q.get_str(1));
+  return out;
+}
+
+std::vector<std::string> columns_of_postgres(const std::string& url) {
+  auto c = sql::open(url, false);
+  std::vector<std::string> out;
+  for (const char* t : {"runs", "candidates", "builds", "evaluations", "metrics", "lineage"})
+    for (auto q = c->query("SELECT column_name, data_type FROM information_schema.columns WHERE table_name = $1"
+                           " AND table_schema = current_schema() ORDER BY ordinal_position",
+                           {t}, "columns");
+         q.next();)
+      out.push_back(std::string(t) + "." + q.get_str(0) + " " + q.get_str(1));
+  return out;
+}
+
+TEST_F(Pg, StoreOnPostgresHasTheSqliteSchemaWithPostgresTypes) {
+  test::TempDir dir;
+  const std::string file = (dir.path / "evo.db").string(), url = server->fresh_database();
+  { Store a(file), b(url); }
+  // SQLite's INTEGER is 64-bit and its REAL double: PostgreSQL's bigint and double precision.
+  std::vector<std::string> want;
+  for (auto col : columns_of_sqlite(file)) {
+    for (auto [from, to] : {std::pair<std::string, std::string>{" INTEGER", " bigint"}, {" REAL", " double precision"},
+                            {" TEXT", " text"}})
+      if (col.size() > from.size() && col.compare(col.size() - from.size(), from.size(), from) == 0)
+        col.replace(col.size() - from.size(), from.size(), to);
+    want.push_back(col);
+  }
+  EXPECT_EQ(want.size(), 70u);
+  EXPECT_EQ(columns_of_postgres(url), want);
+  auto c = sql::open(url, false);
+  auto meta = c->query("SELECT application_id, schema_version FROM evo_meta", {}, "meta");
+  ASSERT_EQ(meta.rows.size(), 1u);
+  meta.next();
+  EXPECT_EQ(meta.get_int(0), schema::kApplicationId);
+  EXPECT_EQ(meta.get_int(1), Store::schema_version());
+  EXPECT_TRUE(Store(url).check().ok);
+}
+
+TEST_F(Pg, StoreRunsAndQueueRunsInOneDatabaseShareOneNumbering) {
+  const std::string url = server->fresh_database();
+  Store s(url);
+  RunInfo info;
+  info.profile = "p";
+  const auto first = s.begin_run(info);
+  pg::Conn c(url);
+  const auto queued = WorkQueue(c).create_run("{}");  // a SQLite store's coordinator, --queue here
+  const auto second = s.begin_run(info);
+  EXPECT_LT(first, queued);
+  EXPECT_LT(queued, second);
+  info.id = queued + 100;  // a coordinator whose store is here: its queue run's number
+  EXPECT_EQ(s.begin_run(info), queued + 100);
+  EXPECT_TRUE(s.run(queued + 100));
+}
+
+TEST_F(Pg, AnOlderStoreOnPostgresIsMigratedForward) {
+  const std::string url = server->fresh_database();
+  std::int64_t old_id = 0;
+  {
+    Store s(url);
+    RunInfo info;
+    info.profile = "p";
+    Evaluation e;
+    e.config = {{"X", 1}};
+    old_id = s.record(s.begin_run(info), {"p", "b", "d", "q"}, e, false);
+  }
+  {  // what a v1 evo wrote: no commit clock
+    pg::Conn c(url);
+    c.exec("ALTER TABLE evaluations DROP COLUMN recorded_unix; ALTER TABLE runs DROP COLUMN started_unix;"
+           " UPDATE evo_meta SET schema_version = 1",
+           "setup");
+  }
+  Store s(url);
+  auto c = sql::open(url, false);
+  auto v = c->query("SELECT schema_version FROM evo_meta", {}, "version");
+  v.next();
+  EXPECT_EQ(v.get_int(0), 2);
+  ASSERT_TRUE(s.evaluation(old_id));
+  EXPECT_FALSE(s.evaluation(old_id)->elapsed_s);  // unknown, not zero
+  RunInfo info;
+  info.profile = "p";
+  Evaluation e;
+  e.config = {{"X", 2}};
+  const auto id = s.record(s.begin_run(info), {"p", "b", "d", "q"}, e, false);
+  ASSERT_TRUE(s.evaluation(id)->elapsed_s);
+  EXPECT_LT(*s.evaluation(id)->elapsed_s, 60.0);
+}
+
+// What SQLite's integrity_check finds in a damaged file, PostgreSQL's keys keep out while they
+// stand: db check says when one was dropped, not validated or not enforced, and what got in.
+TEST_F(Pg, DbCheckOnPostgresSaysWhichKeysNoLongerKeepOutOrphansAndDuplicates) {
+  test::TempDir dir;
+  const std::string url = server->fresh_database();
+  {
+    Store s(url);
+    RunInfo info;
+    info.profile = "p";
+    const auto run = s.begin_run(info);
+    Evaluation e;
+    e.config = {{"X", 1}};
+    e.origin.parents = {"0123456789abcdef"};
+    s.record(run, {"p", "b", "d", "q"}, e, false);
+    s.set_run_status(run, "finished");
+    EXPECT_TRUE(s.check().ok);
+  }
+  EXPECT_EQ(run_evo_cli({"--db", url, "db", "check"}, dir.path / "clean.txt"), 0) << file_text(dir.path / "clean.txt");
+  EXPECT_EQ(file_text(dir.path / "clean.txt"), url + ": ok (schema v2, 1 runs)\n");
+  {
+    pg::Conn c(url);
+    c.exec("ALTER TABLE builds DROP CONSTRAINT builds_pkey CASCADE;"  // and evaluations' key to it
+           " INSERT INTO builds SELECT * FROM builds;"
+           " ALTER TABLE lineage DISABLE TRIGGER ALL;"
+           " INSERT INTO lineage VALUES (99, 0, 'fedcba9876543210');"
+           " INSERT INTO evo_meta SELECT * FROM evo_meta",
+           "damage");
+  }
+  const DbCheck check = Store(url).check();
+  EXPECT_FALSE(check.ok);
+  const std::vector<std::string> want{
+      "evo_meta holds 2 rows (one expected: application id and schema version)",
+      "builds: its primary key (build_key) is missing",
+      "builds: 1 primary keys (build_key) held by more than one row",
+      "evaluations: 2 foreign keys, 3 expected",
+      "lineage: its foreign keys are not enforced (triggers disabled)",
+      "lineage row (99, 0): evaluation 99 is missing"};
+  EXPECT_EQ(check.problems, want);
+  EXPECT_EQ(run_evo_cli({"--db", url, "db", "check"}, dir.path / "damaged.txt"), 1);
+  const std::string text = file_text(dir.path / "damaged.txt");
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), static_cast<long>(want.size())) << text;
+  EXPECT_NE(text.find(url + ": builds: its primary key (build_key) is missing\n"), std::string::npos) << text;
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 // The population store (population/store.h): round trips, resume, elites, crash consistency,
-// a reader beside a writer, and the files it must refuse without touching them.
+// a reader beside a writer, each on a SQLite file and on a PostgreSQL database (StoreOn, below),
+// and the SQLite files it must refuse without touching them (Population). What only PostgreSQL
+// has (evo_meta, its refusals and integrity check) is in tests/test_pg.cpp.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -15,8 +17,10 @@
 #include "engine/error.h"
 #include "engine/space.h"
 #include "population/schema.h"
+#include "population/sql.h"
 #include "population/sqlite.h"
 #include "population/store.h"
+#include "tests/pg_server.h"
 #include "tests/support.h"
 
 namespace evo {
@@ -35,16 +39,15 @@ void write_bytes(const fs::path& p, const std::string& bytes) {
   std::ofstream(p, std::ios::binary | std::ios::trunc) << bytes;
 }
 
-// One integer from raw SQL, bypassing the store (what a user with the sqlite3 CLI would see).
-std::int64_t scalar(const fs::path& db, const std::string& sql) {
-  sqlite::Db raw(db, false);
-  sqlite::Stmt stmt(raw, sql, "test query");
-  auto q = stmt.use();
+// One integer from raw SQL, bypassing the store (what a user with the sqlite3 or psql CLI would see).
+std::int64_t scalar(const std::string& db, const std::string& sql) {
+  auto raw = sql::open(db, false);
+  auto q = raw->query(sql, {}, "test query");
   EXPECT_TRUE(q.next()) << sql;
   return q.get_int(0);
 }
 
-std::string error_of(const fs::path& db) {
+std::string error_of(const std::string& db) {
   try {
     Store s(db);
   } catch (const UserError& e) {
@@ -205,6 +208,40 @@ void expect_same(const Evaluation& got, const Evaluation& want) {
   EXPECT_EQ(got.seconds_metrics, want.seconds_metrics);
 }
 
+// --- the behaviour both backends share ---------------------------------------------------------
+// Each StoreOn test runs on a fresh SQLite file and on a fresh PostgreSQL database; the second
+// skips, saying why, where no PostgreSQL server can start.
+class StoreOn : public ::testing::TestWithParam<const char*> {
+ protected:
+  void SetUp() override {
+    if (on_postgres()) {
+      auto& server = test::pg_server();
+      if (!server.skip_reason().empty()) {
+        if (test::postgres_required()) FAIL() << "EVO_REQUIRE_POSTGRES=1, but " << server.skip_reason();
+        GTEST_SKIP() << server.skip_reason();
+      }
+      db = server.fresh_database();
+    } else {
+      db = (dir.path / "evo.db").string();
+    }
+  }
+  bool on_postgres() const { return std::string(GetParam()) == "postgresql"; }
+  // A connection that does not enforce evo's foreign keys: what a hand edit or a buggy writer has.
+  // SQLite enforces them only on connections that ask (the store's do); PostgreSQL skips its
+  // enforcing triggers for a session in replica mode.
+  std::unique_ptr<sql::Conn> raw_without_foreign_keys() const {
+    auto c = sql::open(db, false);
+    if (on_postgres()) c->exec_script("SET session_replication_role = replica", "test");
+    return c;
+  }
+
+  TempDir dir;
+  std::string db;
+};
+
+INSTANTIATE_TEST_SUITE_P(Backends, StoreOn, ::testing::Values("sqlite", "postgresql"),
+                         [](const auto& info) { return std::string(info.param); });
+
 // --- the SQLite layer ---------------------------------------------------------------------------
 
 TEST(Sqlite, TransactionRollsBackUnlessCommitted) {
@@ -252,9 +289,7 @@ TEST(Population, NewDatabaseIsEvosCurrentSchemaInWalMode) {
   EXPECT_EQ(scalar(db, "SELECT journal_mode = 'wal' FROM pragma_journal_mode"), 1);
 }
 
-TEST(Population, ReopeningKeepsWhatWasRecorded) {
-  TempDir dir;
-  const auto db = dir.path / "evo.db";
+TEST_P(StoreOn, ReopeningKeepsWhatWasRecorded) {
   std::int64_t run, id;
   {
     Store s(db);
@@ -265,7 +300,6 @@ TEST(Population, ReopeningKeepsWhatWasRecorded) {
   ASSERT_TRUE(s.evaluation(id));
   EXPECT_EQ(s.evaluation(id)->eval.fast.p50_us, 10);
   EXPECT_EQ(s.runs().size(), 1u);
-  EXPECT_EQ(scalar(db, "PRAGMA user_version"), Store::schema_version());
 }
 
 TEST(Population, SchemaV1FileIsMigratedAndItsRowsStayReadable) {
@@ -412,9 +446,8 @@ TEST(Population, ReadonlyEmptyFileIsReportedAndLeftEmpty) {
 
 // --- runs ---------------------------------------------------------------------------------------
 
-TEST(Population, RunKeepsItsSettingsAndStatusChanges) {
-  TempDir dir;
-  Store s(dir.path / "evo.db");
+TEST_P(StoreOn, RunKeepsItsSettingsAndStatusChanges) {
+  Store s(db);
   RunInfo info = sample_run();
   info.seed = 18446744073709551557ull;  // beyond int64: stored as text
   const auto id = s.begin_run(info);
@@ -456,9 +489,8 @@ TEST(Population, RunKeepsItsSettingsAndStatusChanges) {
 
 // --- record and read back -----------------------------------------------------------------------
 
-TEST(Population, RecordRoundTripsEveryField) {
-  TempDir dir;
-  Store s(dir.path / "evo.db");
+TEST_P(StoreOn, RecordRoundTripsEveryField) {
+  Store s(db);
   const auto run = s.begin_run(sample_run());
   const Evaluation want = full_evaluation();
   const auto id = s.record(run, sample_key(), want, true);
@@ -476,9 +508,8 @@ TEST(Population, RecordRoundTripsEveryField) {
   EXPECT_FALSE(s.evaluation(id + 1));
 }
 
-TEST(Population, NonFiniteFiguresRoundTrip) {
-  TempDir dir;
-  Store s(dir.path / "evo.db");
+TEST_P(StoreOn, NonFiniteFiguresRoundTrip) {
+  Store s(db);
   const auto run = s.begin_run(sample_run());
   Evaluation e = failed(config_n(1), Status::GreenFailed);
   e.green.outcome = Outcome::Rejected;
@@ -496,9 +527,8 @@ TEST(Population, NonFiniteFiguresRoundTrip) {
   EXPECT_TRUE(s.check().ok);
 }
 
-TEST(Population, ValuesWithQuotesAreStoredAsGiven) {
-  TempDir dir;
-  Store s(dir.path / "evo.db");
+TEST_P(StoreOn, ValuesWithQuotesAreStoredAsGiven) {
+  Store s(db);
   RunInfo info = sample_run();
   info.profile = "it's \"mine\"'); DROP TABLE runs; --";
   const auto run = s.begin_run(info);
@@ -517,9 +547,7 @@ TEST(Population, ValuesWithQuotesAreStoredAsGiven) {
   EXPECT_EQ(s.elites(info.profile, key.problem, 0).size(), 1u);
 }
 
-TEST(Population, FailedRecordLeavesNothingBehind) {
-  TempDir dir;
-  const auto db = dir.path / "evo.db";
+TEST_P(StoreOn, FailedRecordLeavesNothingBehind) {
   Store s(db);
   s.begin_run(sample_run());
   // No run 99: the evaluation row fails its foreign key after candidate and build were written.
@@ -530,9 +558,8 @@ TEST(Population, FailedRecordLeavesNothingBehind) {
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM metrics"), 0);
 }
 
-TEST(Population, EvaluationsOfRunComeInRecordOrderWithCounts) {
-  TempDir dir;
-  Store s(dir.path / "evo.db");
+TEST_P(StoreOn, EvaluationsOfRunComeInRecordOrderWithCounts) {
+  Store s(db);
   const auto run = s.begin_run(sample_run());
   const auto other = s.begin_run(sample_run());
   std::vector<std::int64_t> ids;
@@ -554,9 +581,8 @@ TEST(Population, EvaluationsOfRunComeInRecordOrderWithCounts) {
 
 // --- never measure twice ------------------------------------------------------------------------
 
-TEST(Population, ResumeSkipsEvaluatedConfigs) {
-  TempDir dir;
-  Store s(dir.path / "evo.db");
+TEST_P(StoreOn, ResumeSkipsEvaluatedConfigs) {
+  Store s(db);
   const auto first = s.begin_run(sample_run());
   const auto a = s.record(first, sample_key(), measured(config_n(1), 12.5), false);
   const auto b = s.record(first, sample_key(), failed(config_n(2), Status::GreenFailed), false);
@@ -575,9 +601,8 @@ TEST(Population, ResumeSkipsEvaluatedConfigs) {
   EXPECT_FALSE(s.lookup(sample_key(), config_hash(config_n(3))));
 }
 
-TEST(Population, LookupNeedsTheSameProfileBuildDeviceAndProblem) {
-  TempDir dir;
-  Store s(dir.path / "evo.db");
+TEST_P(StoreOn, LookupNeedsTheSameProfileBuildDeviceAndProblem) {
+  Store s(db);
   const auto run = s.begin_run(sample_run());
   s.record(run, sample_key(), measured(config_n(1), 12.5), false);
   const std::string hash = config_hash(config_n(1));
@@ -589,9 +614,8 @@ TEST(Population, LookupNeedsTheSameProfileBuildDeviceAndProblem) {
   }
 }
 
-TEST(Population, LookupReturnsDefinitiveFailuresSoTheyAreNotRerun) {
-  TempDir dir;
-  Store s(dir.path / "evo.db");
+TEST_P(StoreOn, LookupReturnsDefinitiveFailuresSoTheyAreNotRerun) {
+  Store s(db);
   const auto run = s.begin_run(sample_run());
   int n = 0;
   for (Status st : {Status::CompileError, Status::StaticRejected, Status::GreenFailed, Status::Crashed,
@@ -605,9 +629,8 @@ TEST(Population, LookupReturnsDefinitiveFailuresSoTheyAreNotRerun) {
   }
 }
 
-TEST(Population, LookupMeasuresAgainWhenTimingDidNotPass) {
-  TempDir dir;
-  Store s(dir.path / "evo.db");
+TEST_P(StoreOn, LookupMeasuresAgainWhenTimingDidNotPass) {
+  Store s(db);
   const auto run = s.begin_run(sample_run());
   Evaluation noisy = measured(config_n(1), 12.5);
   noisy.fast.outcome = Outcome::Rejected;
@@ -616,9 +639,8 @@ TEST(Population, LookupMeasuresAgainWhenTimingDidNotPass) {
   EXPECT_FALSE(s.lookup(sample_key(), config_hash(config_n(1))));
 }
 
-TEST(Population, LookupPrefersTheOriginalMeasurement) {
-  TempDir dir;
-  Store s(dir.path / "evo.db");
+TEST_P(StoreOn, LookupPrefersTheOriginalMeasurement) {
+  Store s(db);
   const auto r1 = s.begin_run(sample_run());
   const auto r2 = s.begin_run(sample_run());
   const auto r3 = s.begin_run(sample_run());
@@ -635,9 +657,8 @@ TEST(Population, LookupPrefersTheOriginalMeasurement) {
 
 // --- elites -------------------------------------------------------------------------------------
 
-TEST(Population, ElitesAreEachConfigsBestMeasurementFastestFirst) {
-  TempDir dir;
-  Store s(dir.path / "evo.db");
+TEST_P(StoreOn, ElitesAreEachConfigsBestMeasurementFastestFirst) {
+  Store s(db);
   const auto r1 = s.begin_run(sample_run());
   const auto r2 = s.begin_run(sample_run());
   const EvalKey key = sample_key();
@@ -673,9 +694,8 @@ TEST(Population, ElitesAreEachConfigsBestMeasurementFastestFirst) {
 
 // --- check --------------------------------------------------------------------------------------
 
-TEST(Population, CheckIsCleanAndNotesRunsStillRunning) {
-  TempDir dir;
-  Store s(dir.path / "evo.db");
+TEST_P(StoreOn, CheckIsCleanAndNotesRunsStillRunning) {
+  Store s(db);
   const auto run = s.begin_run(sample_run());
   s.record(run, sample_key(), full_evaluation(), false);
   s.record(run, sample_key(), failed(config_n(2), Status::CompileError), false);
@@ -690,21 +710,19 @@ TEST(Population, CheckIsCleanAndNotesRunsStillRunning) {
   EXPECT_TRUE(c.notes.empty());
 }
 
-TEST(Population, CheckReportsBrokenInvariants) {
-  TempDir dir;
-  const auto db = dir.path / "evo.db";
+TEST_P(StoreOn, CheckReportsBrokenInvariants) {
   Store s(db);
   const auto run = s.begin_run(sample_run());
   const auto good = s.record(run, sample_key(), measured(config_n(1), 10), false);
   const auto other = s.record(run, sample_key(), measured(config_n(2), 11), false);
+  const auto third = s.record(run, sample_key(), measured(config_n(3), 12), false);
   {
-    // What a buggy writer or a hand edit could leave (the raw connection has foreign keys off).
-    sqlite::Db raw(db, false);
-    sqlite::Stmt edit(raw, "UPDATE evaluations SET p50_us = 0 WHERE id = ?", "test");
-    edit.use()(good).exec();
-    sqlite::Stmt edit2(raw, "UPDATE evaluations SET build_key = 'no-such-build', status = 'bogus' WHERE id = ?", "test");
-    edit2.use()(other).exec();
-    raw.exec("INSERT INTO metrics VALUES (999, 'orphan', 1.0)", "test");
+    // What a buggy writer or a hand edit could leave.
+    auto raw = raw_without_foreign_keys();
+    raw->query("UPDATE evaluations SET p50_us = 0 WHERE id = $1", {good}, "test");
+    raw->query("UPDATE evaluations SET build_key = 'no-such-build', status = 'bogus' WHERE id = $1", {other}, "test");
+    raw->query("UPDATE evaluations SET green_json = '{\"outcome\": ' WHERE id = $1", {third}, "test");
+    raw->exec_script("INSERT INTO metrics VALUES (999, 'orphan', 1.0)", "test");
   }
   const DbCheck c = s.check();
   EXPECT_FALSE(c.ok);
@@ -716,7 +734,9 @@ TEST(Population, CheckReportsBrokenInvariants) {
   EXPECT_TRUE(has("evaluation " + std::to_string(good) + ": measured, but FAST passed with p50 0"));
   EXPECT_TRUE(has("evaluation " + std::to_string(other) + ": build no-such-build is missing"));
   EXPECT_TRUE(has("evaluation " + std::to_string(other) + ": unknown status 'bogus'"));
-  EXPECT_TRUE(has("metrics row"));
+  EXPECT_TRUE(has("evaluation " + std::to_string(third) + ": a verdict column is not valid JSON"));
+  EXPECT_TRUE(has("metrics row (999, orphan): evaluation 999 is missing"));
+  EXPECT_EQ(c.problems.size(), 5u);
   for (const auto& p : c.problems) std::cerr << "  problem: " << p << "\n";
 }
 
@@ -746,7 +766,7 @@ void expect_whole(const StoredEvaluation& got, int i) {
 
 // A child process that records evaluations 0, 1, 2 ... into `run` and writes the count to
 // `fd` after each commit. Never returns.
-[[noreturn]] void record_forever(const fs::path& db, std::int64_t run, int fd, int limit) {
+[[noreturn]] void record_forever(const std::string& db, std::int64_t run, int fd, int limit) {
   try {
     Store s(db);
     for (std::int64_t i = 0; i < limit; ++i) {
@@ -760,9 +780,7 @@ void expect_whole(const StoredEvaluation& got, int i) {
   }
 }
 
-TEST(Population, KillDuringRecordLosesAtMostTheEvaluationInFlight) {
-  TempDir dir;
-  const auto db = dir.path / "evo.db";
+TEST_P(StoreOn, KillDuringRecordLosesAtMostTheEvaluationInFlight) {
   for (int round = 0; round < 5; ++round) {
     std::int64_t run;
     {
@@ -799,9 +817,7 @@ TEST(Population, KillDuringRecordLosesAtMostTheEvaluationInFlight) {
   }
 }
 
-TEST(Population, ReaderInAnotherProcessSeesWriterProgress) {
-  TempDir dir;
-  const auto db = dir.path / "evo.db";
+TEST_P(StoreOn, ReaderInAnotherProcessSeesWriterProgress) {
   std::int64_t run;
   {
     Store s(db);
@@ -837,10 +853,9 @@ TEST(Population, ReaderInAnotherProcessSeesWriterProgress) {
   std::cerr << "  " << reads << " reads while writing, " << partial_views << " saw a part-written run\n";
 }
 
-TEST(Population, TwoStoresOnOneFileSeeEachOthersWrites) {
-  TempDir dir;
-  Store a(dir.path / "evo.db");
-  Store b(dir.path / "evo.db");
+TEST_P(StoreOn, TwoStoresOnOneDatabaseSeeEachOthersWrites) {
+  Store a(db);
+  Store b(db);
   const auto run = a.begin_run(sample_run());
   ASSERT_TRUE(b.run(run));
   const auto id = a.record(run, sample_key(), measured(config_n(1), 10), false);
