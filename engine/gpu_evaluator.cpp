@@ -30,10 +30,6 @@
 namespace evo {
 namespace {
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
 // The line of an NVRTC log that says what went wrong (often a knob's static_assert).
 std::string first_error_line(const std::string& log) {
   auto pos = log.find("error");

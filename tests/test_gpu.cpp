@@ -709,7 +709,9 @@ TEST(GpuCli, ObjectiveAllSearchesEachProblemAndDispatchExportsEachBest) {
       EXPECT_GT(runs[i].baseline_p50_us, 0) << "each run re-times the baseline on its own problem";
       for (const auto& e : s.evaluations_of_run(runs[i].id)) {
         EXPECT_EQ(e.key.problem, problems[i]);
-        if (e.eval.measured()) EXPECT_EQ(e.eval.fast.problem, problems[i]) << "the worker timed another problem";
+        if (e.eval.measured()) {
+          EXPECT_EQ(e.eval.fast.problem, problems[i]) << "the worker timed another problem";
+        }
       }
     }
     // 2048^3 takes far longer than 256^3: the runs did time different problems.
