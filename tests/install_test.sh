@@ -18,7 +18,8 @@ prefix="$tmp/moved"
 [ -f "$prefix/share/evo/python/evo_torch.py" ] || fail "no share/evo/python/evo_torch.py (export --torch copies it)"
 
 # No string constant in the program names the source tree (debug info may; it decides nothing).
-if readelf -p .rodata "$prefix/bin/evo" | grep -qF "$src"; then fail "bin/evo's .rodata holds the source path $src"; fi
+rodata="$(readelf -p .rodata "$prefix/bin/evo")" || fail "readelf could not read bin/evo"
+if grep -qF "$src" <<<"$rodata"; then fail "bin/evo's .rodata holds the source path $src"; fi
 
 work="$tmp/work"; mkdir -p "$work"; cd "$work"
 unset EVO_DATA_DIR EVO_PROFILES EVO_BINARY
@@ -38,5 +39,8 @@ if "$evo" profiles >err.txt 2>&1; then fail "evo profiles worked without share/e
 grep -q "share/evo/profiles" err.txt || fail "the error does not say where evo looked: $(cat err.txt)"
 [ "$(wc -l <err.txt)" -eq 1 ] || fail "the error is not one line: $(cat err.txt)"
 "$evo" --data-dir "$tmp/data/evo" check sdpa_fp8 >/dev/null || fail "--data-dir did not find the profiles"
-EVO_DATA_DIR="$tmp/data/evo" "$evo" profiles | grep -q gemm_fp16 || fail "EVO_DATA_DIR did not find the profiles"
+# (captured first: `evo profiles | grep -q` under pipefail fails whenever grep stops reading before evo
+# has written its last line, which a longer listing made happen in a fresh clone's CI)
+out="$(EVO_DATA_DIR="$tmp/data/evo" "$evo" profiles)" || fail "evo profiles with EVO_DATA_DIR failed"
+grep -q gemm_fp16 <<<"$out" || fail "EVO_DATA_DIR did not find the profiles"
 echo "install.relocated: ok"
