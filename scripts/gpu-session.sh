@@ -17,14 +17,22 @@
 # wgmma: `evo run` over the two Hopper wgmma profiles (sdpa_fp16_wgmma, sdpa_fp8_wgmma) through the
 # worker, whole space each, its own database, then show-elites and export.
 set -uo pipefail
-OUT="${OUT:-/tmp/evo-out}"
+# The device tool brings back at most 8 files from $OUT: the steps write three folders down (which it
+# never returns one by one) and every step repacks them into $BACK/session.tgz, so a call cut short by
+# its time limit still returns all it did (the last one of 2026-11-25 lost its test log that way).
+BACK="${OUT:-/tmp/evo-out}"
+export OUT="$BACK/steps/of/session"
 mkdir -p "$OUT"
+pack() {  # (tar writes outside $OUT first: writing into the folder it reads fails with "file changed")
+  (cd "$OUT" && tar czf /tmp/evo-session.tgz --exclude=evo.db --exclude='landscape_*.json' . &&
+    mv /tmp/evo-session.tgz "$BACK/session.tgz")
+}
 export EVO_BINARY="$PWD/bundle/evo"
 # The bundled libraries' own dependencies (libpq's Kerberos, LDAP) are not found through RUNPATH.
 export LD_LIBRARY_PATH="$PWD/bundle/lib:${LD_LIBRARY_PATH:-}"
 export EVO_CACHE="${EVO_CACHE:-/tmp/evo-cache-$$}"
 steps="${*:-tests run landscape}"
-log() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$OUT/session.log"; }
+log() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$BACK/session.log"; }
 timed() {  # timed NAME CMD...: output to $OUT/NAME.txt, wall seconds to the session log
   local name="$1"; shift
   local t0; t0=$(date +%s%N)
@@ -32,6 +40,7 @@ timed() {  # timed NAME CMD...: output to $OUT/NAME.txt, wall seconds to the ses
   local rc=$?
   log "$name: rc=$rc wall=$(( ($(date +%s%N) - t0) / 1000000 )) ms"
   tail -n 25 "$OUT/$name.txt"
+  pack
   return 0
 }
 log "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
@@ -128,7 +137,7 @@ if [[ " $steps " == *" fa3ncu "* ]]; then
     python3 bench/peers.py --shapes "${EVO_NCU_SHAPES:-long128}" "${ncu_args[@]}" --profile-once
 fi
 if [[ " $steps " == *" fa3ab "* ]]; then
-  # FlashAttention-3 variants side by side (bench/rows/fa3_d128.json: knobs and timing-only switches),
+  # FlashAttention-3 variants side by side (bench/rows/fa3_d128.json: PERSIST x PINGPONG x WG_PIPE),
   # then ncu's warp-stall breakdown of two of them (bench/rows/fa3_d128_ncu.json).
   export PYTHONUNBUFFERED=1
   timed fa3_ab timeout 300 python3 bench/ab.py "${EVO_AB_ROWS:-bench/rows/fa3_d128.json}" \
@@ -152,12 +161,8 @@ if [[ " $steps " == *" landscape "* ]]; then
   timed exhaustive bundle/evo run --strategy exhaustive --budget 400 --no-sanitize
   run_id=$(bundle/evo runs 2>/dev/null | awk '$0 ~ /exhaustive/ {print $1}' | tail -n 1)
   timed runs bundle/evo runs
-  timed landscape bundle/evo export-landscape "${run_id:-3}" --to "$OUT/landscape_sdpa_fp8_h100.json"
+  timed landscape bundle/evo export-landscape "${run_id:-3}" --to "$BACK/landscape_sdpa_fp8_h100.json"
 fi
-cp evo.db "$OUT/evo.db" 2>/dev/null
+cp evo.db "$BACK/evo.db" 2>/dev/null
 log "done"
-# The device tool brings back a handful of files: pack the step outputs into one.
-# (tar writes outside $OUT first: writing into the directory it reads fails with "file changed")
-(cd "$OUT" && tar czf /tmp/evo-session.tgz --exclude=evo.db --exclude='landscape_*.json' . &&
-  mv /tmp/evo-session.tgz session.tgz &&
-  find . -mindepth 1 -maxdepth 1 ! -name session.tgz ! -name session.log ! -name evo.db ! -name 'landscape_*.json' -exec rm -rf {} +)
+pack

@@ -1332,8 +1332,9 @@ __device__ __forceinline__ unsigned q_full_bar(const Work& w, int b) { return w.
 __device__ __forceinline__ unsigned q_empty_bar(const Work& w, int b) { return w.tma_bar + 8 * (5 * STAGES + 2 + b); }
 __device__ __forceinline__ unsigned char* q_buf(unsigned char* smem, int b) { return smem + OFF_Q + b * TILE_M * RS_Q; }
 
-// What every item shares (the kernel's arguments), and item idx's Work. It lives in shared memory (after
-// the mbarriers): held in registers across the item loop it cost the producer and the consumers spills.
+// What every item shares (the kernel's arguments), and item idx's Work. Thread 0 writes it once into
+// shared memory after the mbarriers, where both roles read it. (The spills PERSIST first had were the
+// producer's register budget, not this: REG_PRODUCER below.)
 struct Fa3Problem {
   const unsigned char *Q, *K, *V;
   __half* O;
