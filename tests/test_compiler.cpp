@@ -566,11 +566,17 @@ TEST(ShippedProfiles, AttentionTemplateRefusesIllegalKnobsNamingThem) {
   }
   const Profile pv8 = load_profile(kSource / "profiles/sdpa_fp8pv_wgmma_d128.json");
   EXPECT_TRUE(compile(candidate_request(pv8, pv8.baseline, "sm_90a"), cache).ok);
-  Config pv8_n32 = pv8.baseline;
-  pv8_n32["TILE_N"] = 32;
-  const Build bn = compile(candidate_request(pv8, pv8_n32, "sm_90a"), cache);
+  Config pv8_wide = pv8.baseline;  // 192 keys: the transposed V in 32-key panels (vt_off)
+  pv8_wide["TILE_N"] = 192;
+  EXPECT_TRUE(compile(candidate_request(pv8, pv8_wide, "sm_90a"), cache).ok);
+  pv8_wide["TILE_N"] = 176;  // a wgmma width MMA_PATH=3 has, but not a whole number of e4m3 k-steps
+  const Build bn = compile(candidate_request(pv8, pv8_wide, "sm_90a"), cache);
   EXPECT_FALSE(bn.ok);
-  EXPECT_NE(bn.log.find("3 (TILE_N 64 or 128)"), std::string::npos) << bn.log;
+  EXPECT_NE(bn.log.find("TILE_N a multiple of 32 (the e4m3 k-step)"), std::string::npos) << bn.log;
+  pv8_wide["TILE_N"] = 96;  // no wgmma width of MMA_PATH=3's
+  const Build b96 = compile(candidate_request(pv8, pv8_wide, "sm_90a"), cache);
+  EXPECT_FALSE(b96.ok);
+  EXPECT_NE(b96.log.find("MMA_PATH=3 needs TILE_N 32, 64, 128, 160, 176, 192 or 224"), std::string::npos) << b96.log;
 
   // SPLIT_KV > 1 combines through a thread-block cluster: sm_80 has none, and says so.
   const Profile mma = load_profile(kSource / "profiles/sdpa_fp16.json");
@@ -587,14 +593,14 @@ TEST(ShippedProfiles, AttentionTemplateRefusesIllegalKnobsNamingThem) {
 // asks for less makes the kernel trap, one that asks for more costs occupancy. The template checks a
 // value it is given (SDPA_EXPECT_SMEM_BYTES) with a static_assert; compiled to PTX only (no ptxas), for
 // a spread of SPLIT_KV > 1 configurations (their mailbox is a term of its own), every MMA_PATH=3 one with
-// three stages or 64-key tiles (its rings), and a few others.
+// three stages or 64-key tiles (its rings), one of each width over 128 keys, and a few others.
 TEST(ShippedProfiles, SdpaSharedBytesExpressionIsTheTemplates) {
   TempDir t;
   CompileCache cache(t.path / "cache");
   std::size_t checked = 0;
   for (const std::string name : {"sdpa_fp16_wgmma", "sdpa_fp8_wgmma", "sdpa_fp16", "sdpa_fp8", "sdpa_fp16_d128",
                                  "sdpa_fp8_d128", "sdpa_fp16_wgmma_d128", "sdpa_fp8_wgmma_d128",
-                                 "sdpa_fp8pv_wgmma_d128"}) {
+                                 "sdpa_fp8pv_wgmma_d128", "sdpa_fp8pv_wgmma"}) {
     const Profile p = load_profile(kSource / "profiles" / (name + ".json"));
     ASSERT_FALSE(p.problems.empty()) << name;
     const std::string virt = "compute_" + p.arch.substr(p.arch.find('_') + 1);  // sm_90a -> compute_90a
@@ -608,8 +614,12 @@ TEST(ShippedProfiles, SdpaSharedBytesExpressionIsTheTemplates) {
       return c.count("V_REGS") && c.at("V_REGS") == 1 && c.at("STAGES") > 1;
     });
     if (vregs != whole.end()) sample.push_back(*vregs);
+    std::set<std::vector<int>> wide;  // tiles wider than 128 keys: one per width, ring depth and Q buffers
     for (const Config& c : whole)  // MMA_PATH=3 (its own ring of rewritten V tiles and its mbarriers): each
-      if (c.at("MMA_PATH") == 3 && (c.at("STAGES") == 3 || c.at("TILE_N") == 64)) sample.push_back(c);  // a few
+      if (c.at("MMA_PATH") == 3 &&
+          (c.at("TILE_N") > 128 ? wide.insert({c.at("TILE_N"), c.at("STAGES"), c.at("PERSIST")}).second
+                                : c.at("STAGES") == 3 || c.at("TILE_N") == 64))
+        sample.push_back(c);  // a few
     for (const Config& c : sample) {
       const auto bytes = launch_geometry(p.kernel, p.problems.front(), c).shared_bytes;
       CompileRequest r = candidate_request(p, c, virt);
