@@ -1,8 +1,8 @@
-// sdpa_fp16_wgmma_d128-a38d66ae3fdc744c.cu: exported by evo 0.1.0 from evaluation 19 (run 1)
-// profile:   sdpa_fp16_wgmma_d128 (sdpa_fp16_wgmma_d128.json), template sdpa.cu (sha256 e2d8c548628a63cb), entry sdpa_fwd
+// sdpa_fp16_wgmma_d128-a38d66ae3fdc744c.cu: exported by evo 0.1.0 from evaluation 23 (run 1)
+// profile:   sdpa_fp16_wgmma_d128 (sdpa_fp16_wgmma_d128.json), template sdpa.cu (sha256 f6ad42974a3c83c0), entry sdpa_fwd
 // knobs:     MIN_BLOCKS=1,MMA_PATH=3,NUM_WARPS=8,PERSIST=0,PINGPONG=1,SPLIT_KV=1,STAGES=3,SWIZZLE=2,TILE_M=128,TILE_N=128,USE_CP_ASYNC=1,USE_TMA=1,USE_WMMA_PV=1,USE_WMMA_QK=1,WARP_SPEC=0,WG_PIPE=0
 // device:    NVIDIA H100 80GB HBM3, driver 13.0
-// measured:  long: median 500.8 us (cv 0.017, graph, 50 iters), 1.40x the baseline in the same run
+// measured:  long: median 492.9 us (cv 0.020, graph, 50 iters), 1.42x the baseline in the same run
 // GREEN:     passed on small tail tail_causal long prefill long_causal; sanitizer: passed
 // launch (long): grid (32,32,1) block (384,1,1) dynamic smem 230656 B; grid = (PERSIST * min(cdiv(S, TILE_M) * B * H, 132) + (1 - PERSIST) * cdiv(S, TILE_M), PERSIST + (1 - PERSIST) * B * H, SPLIT_KV)
 // tensor map k_map (long): pass by value (const __grid_constant__ CUtensorMap), from cuTensorMapEncodeTiled over K: CU_TENSOR_MAP_DATA_TYPE_FLOAT16, dims {128, 4096, 32} = (D, S, B * H), byte strides {256, 1048576}, box {64, 128, 1} = (min(D, 64), TILE_N, 1), swizzle 128B, L2 promotion 128B, interleave NONE, element strides 1, OOB fill NONE
@@ -167,7 +167,8 @@
 static_assert(HEAD_DIM == 64 || HEAD_DIM == 128, "HEAD_DIM must be 64 or 128");
 static_assert(IN_FP8 == 0 || IN_FP8 == 1, "IN_FP8 must be 0 or 1");
 static_assert(TILE_M == 16 || TILE_M == 32 || TILE_M == 64 || TILE_M == 128, "TILE_M must be 16, 32, 64 or 128");
-static_assert(TILE_N == 16 || TILE_N == 32 || TILE_N == 64 || TILE_N == 128, "TILE_N must be 16, 32, 64 or 128");
+static_assert(TILE_N == 16 || TILE_N == 32 || TILE_N == 64 || TILE_N == 128 || MMA_PATH == 3,
+              "TILE_N must be 16, 32, 64 or 128 (MMA_PATH=3 also takes 160, 176, 192 and 224)");
 static_assert(NUM_WARPS == 2 || NUM_WARPS == 4 || NUM_WARPS == 8, "NUM_WARPS must be 2, 4 or 8");
 static_assert(TILE_M % 16 == 0 && TILE_N % 16 == 0, "TILE_M and TILE_N must be multiples of 16 (mma tiles)");
 static_assert(STAGES >= 1 && STAGES <= 3, "STAGES must be 1, 2 or 3");
@@ -178,17 +179,20 @@ static_assert(MMA_PATH >= 0 && MMA_PATH <= 3, "MMA_PATH must be 0, 1, 2 or 3");
 static_assert(SWIZZLE >= 0 && SWIZZLE <= 2, "SWIZZLE must be 0, 1 or 2");
 static_assert(WARP_SPEC == 0 || WARP_SPEC == 1, "WARP_SPEC must be 0 or 1");
 static_assert(SPLIT_KV == 1 || SPLIT_KV == 2 || SPLIT_KV == 4, "SPLIT_KV must be 1, 2 or 4");
-static_assert(PV_FP8 == 0 || (PV_FP8 == 1 && IN_FP8 == 1 && MMA_PATH == 1 && TILE_N % 32 == 0) ||
-                  (PV_FP8 == 1 && IN_FP8 == 1 && MMA_PATH == 3 && (TILE_N == 64 || TILE_N == 128)),
-              "PV_FP8=1 needs IN_FP8=1 and MMA_PATH=1 (TILE_N a multiple of 32) or 3 (TILE_N 64 or 128)");
+static_assert(PV_FP8 == 0 || (PV_FP8 == 1 && IN_FP8 == 1 && (MMA_PATH == 1 || MMA_PATH == 3) && TILE_N % 32 == 0),
+              "PV_FP8=1 needs IN_FP8=1, MMA_PATH=1 or 3, and TILE_N a multiple of 32 (the e4m3 k-step)");
 static_assert(USE_CP_ASYNC == 1 || STAGES == 1, "STAGES > 1 needs USE_CP_ASYNC=1 (plain loads are synchronous)");
 static_assert(WARP_SPEC == 0 || USE_CP_ASYNC == 1, "WARP_SPEC=1 needs USE_CP_ASYNC=1");
 static_assert(MMA_PATH == 0 || (USE_WMMA_QK == 1 && USE_WMMA_PV == 1),
               "MMA_PATH=1 needs USE_WMMA_QK=1 and USE_WMMA_PV=1 (both products on tensor cores)");
 static_assert(MMA_PATH == 0 || TILE_M == 16 * NUM_WARPS || TILE_M == 32 * NUM_WARPS,
               "MMA_PATH=1 needs TILE_M = 16 or 32 rows per compute warp (TILE_M = 16 or 32 x NUM_WARPS)");
-static_assert(MMA_PATH == 0 || TILE_N * TILE_M <= 128 * 16 * NUM_WARPS,
+static_assert(MMA_PATH == 0 || MMA_PATH == 3 || TILE_N * TILE_M <= 128 * 16 * NUM_WARPS,
               "MMA_PATH=1: TILE_N * rows-per-warp must be <= 2048 (score registers)");
+static_assert(MMA_PATH != 3 || TILE_N == 32 || TILE_N == 64 || TILE_N == 128 || TILE_N == 160 || TILE_N == 176 ||
+                  TILE_N == 192 || TILE_N == 224,
+              "MMA_PATH=3 needs TILE_N 32, 64, 128, 160, 176, 192 or 224 (one Q·Kᵀ wgmma per k-step; setmaxnreg's "
+              "consumers hold the wider score tiles)");
 static_assert(MMA_PATH != 0 || (TILE_N <= TILE_M && TILE_M <= 64 && 8 * NUM_WARPS <= TILE_M),
               "MMA_PATH=0 needs TILE_N <= TILE_M <= 64 and TILE_M >= 8 * NUM_WARPS");
 static_assert(MMA_PATH != 0 || (SWIZZLE <= 1 && STAGES <= 2 && SPLIT_KV == 1),
@@ -732,7 +736,7 @@ __device__ __forceinline__ void mma_pv(float (&c)[4], const unsigned (&a)[4], un
 constexpr int QK_ROWB = RB_IN == 64 ? 64 : 128;         // bytes per row within a panel
 constexpr unsigned QK_SBO = 8 * QK_ROWB;                // one 8-row swizzle atom
 constexpr unsigned QK_LAYOUT = RB_IN == 64 ? 2 : 1;     // descriptor swizzle mode
-// layout: 1 = 128-byte swizzle, 2 = 64-byte swizzle (bits 62-63)
+// layout: 1 = 128-byte swizzle, 2 = 64-byte swizzle, 3 = 32-byte swizzle (bits 62-63)
 __device__ __forceinline__ unsigned long long wg_desc(const void* p, unsigned lbo, unsigned sbo, unsigned layout = 1) {
   return (unsigned long long)((smem_u32(p) & 0x3FFFFu) >> 4) | ((unsigned long long)(lbo >> 4) << 16) |
          ((unsigned long long)(sbo >> 4) << 32) | ((unsigned long long)layout << 62);
@@ -814,6 +818,87 @@ __device__ __forceinline__ void wg_ss(float (&d)[16][4], unsigned long long a, u
         "+f"(d[15][0]), "+f"(d[15][1]), "+f"(d[15][2]), "+f"(d[15][3])
       : "l"(a), "l"(b), "r"(scale_d));
 }
+#if MMA_PATH == 3
+#define WG_D4(d, i) "+f"(d[i][0]), "+f"(d[i][1]), "+f"(d[i][2]), "+f"(d[i][3])
+// Wider score tiles (MMA_PATH=3, TILE_N 160 .. 224, as FlashAttention-3 takes for fp8: 128 x 224): one
+// instruction each, as above (the same operands, more accumulator registers).
+__device__ __forceinline__ void wg_ss(float (&d)[20][4], unsigned long long a, unsigned long long b, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %82, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n160" WG_QK_TYPE
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63,"
+      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79}, "
+      "%80, %81" WG_QK_TAIL
+      : WG_D4(d, 0), WG_D4(d, 1), WG_D4(d, 2), WG_D4(d, 3),
+        WG_D4(d, 4), WG_D4(d, 5), WG_D4(d, 6), WG_D4(d, 7),
+        WG_D4(d, 8), WG_D4(d, 9), WG_D4(d, 10), WG_D4(d, 11),
+        WG_D4(d, 12), WG_D4(d, 13), WG_D4(d, 14), WG_D4(d, 15),
+        WG_D4(d, 16), WG_D4(d, 17), WG_D4(d, 18), WG_D4(d, 19)
+      : "l"(a), "l"(b), "r"(scale_d));
+}
+__device__ __forceinline__ void wg_ss(float (&d)[22][4], unsigned long long a, unsigned long long b, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %90, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n176" WG_QK_TYPE
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63,"
+      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79,"
+      "%80, %81, %82, %83, %84, %85, %86, %87}, "
+      "%88, %89" WG_QK_TAIL
+      : WG_D4(d, 0), WG_D4(d, 1), WG_D4(d, 2), WG_D4(d, 3),
+        WG_D4(d, 4), WG_D4(d, 5), WG_D4(d, 6), WG_D4(d, 7),
+        WG_D4(d, 8), WG_D4(d, 9), WG_D4(d, 10), WG_D4(d, 11),
+        WG_D4(d, 12), WG_D4(d, 13), WG_D4(d, 14), WG_D4(d, 15),
+        WG_D4(d, 16), WG_D4(d, 17), WG_D4(d, 18), WG_D4(d, 19),
+        WG_D4(d, 20), WG_D4(d, 21)
+      : "l"(a), "l"(b), "r"(scale_d));
+}
+__device__ __forceinline__ void wg_ss(float (&d)[24][4], unsigned long long a, unsigned long long b, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n192" WG_QK_TYPE
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63,"
+      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79,"
+      "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95}, "
+      "%96, %97" WG_QK_TAIL
+      : WG_D4(d, 0), WG_D4(d, 1), WG_D4(d, 2), WG_D4(d, 3),
+        WG_D4(d, 4), WG_D4(d, 5), WG_D4(d, 6), WG_D4(d, 7),
+        WG_D4(d, 8), WG_D4(d, 9), WG_D4(d, 10), WG_D4(d, 11),
+        WG_D4(d, 12), WG_D4(d, 13), WG_D4(d, 14), WG_D4(d, 15),
+        WG_D4(d, 16), WG_D4(d, 17), WG_D4(d, 18), WG_D4(d, 19),
+        WG_D4(d, 20), WG_D4(d, 21), WG_D4(d, 22), WG_D4(d, 23)
+      : "l"(a), "l"(b), "r"(scale_d));
+}
+__device__ __forceinline__ void wg_ss(float (&d)[28][4], unsigned long long a, unsigned long long b, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %114, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n224" WG_QK_TYPE
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63,"
+      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79,"
+      "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95,"
+      "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111}, "
+      "%112, %113" WG_QK_TAIL
+      : WG_D4(d, 0), WG_D4(d, 1), WG_D4(d, 2), WG_D4(d, 3),
+        WG_D4(d, 4), WG_D4(d, 5), WG_D4(d, 6), WG_D4(d, 7),
+        WG_D4(d, 8), WG_D4(d, 9), WG_D4(d, 10), WG_D4(d, 11),
+        WG_D4(d, 12), WG_D4(d, 13), WG_D4(d, 14), WG_D4(d, 15),
+        WG_D4(d, 16), WG_D4(d, 17), WG_D4(d, 18), WG_D4(d, 19),
+        WG_D4(d, 20), WG_D4(d, 21), WG_D4(d, 22), WG_D4(d, 23),
+        WG_D4(d, 24), WG_D4(d, 25), WG_D4(d, 26), WG_D4(d, 27)
+      : "l"(a), "l"(b), "r"(scale_d));
+}
+#endif
 // D(64xN) += A(registers) . B(smem): NAME(d, a, b) for N = 64 (d[8][4]) and 128 (d[16][4]). A is 4 registers:
 // fp16 (4 x f16x2, k = 16) with B MN-major (tnspB = 1: V for P·V), or knob PV_FP8=1 e4m3 (4 x e4m3x4,
 // k = 32) with B K-major (the transposed V: e4m3 wgmma reads no transposed operand).
@@ -949,7 +1034,7 @@ __device__ __forceinline__ float row_max_tree(const float (&t)[NTN][4], int e) {
 
 // First half of a K/V tile for one warp: S = Q·Kᵀ, mask, online softmax; s ends holding P.
 __device__ __forceinline__ void warp_scores(WarpState& ws, Scores& s, const unsigned char* sQ, const unsigned char* sK,
-                                            int wrow, int lane, const Work& w, int kv0) {
+                                            int wrow, int lane, const Work& w, int kv0, bool may_mask = true) {
   const int g = lane >> 2, tq = lane & 3;
   const int qw = w.q0 + wrow;  // global index of the warp's first row
 
@@ -989,7 +1074,7 @@ __device__ __forceinline__ void warp_scores(WarpState& ws, Scores& s, const unsi
 #endif
 
   // B. mask keys past the end and (causal) keys after the query
-  if (kv0 + TILE_N > w.S || (w.causal && kv0 + TILE_N - 1 > qw)) {
+  if (may_mask && (kv0 + TILE_N > w.S || (w.causal && kv0 + TILE_N - 1 > qw))) {
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
@@ -1363,8 +1448,9 @@ __device__ __forceinline__ unsigned q_full_bar(const Work& w, int b) { return w.
 __device__ __forceinline__ unsigned q_empty_bar(const Work& w, int b) { return w.tma_bar + 8 * (5 * STAGES + 2 + b); }
 __device__ __forceinline__ unsigned char* q_buf(unsigned char* smem, int b) { return smem + OFF_Q + b * TILE_M * RS_Q; }
 
-// What every item shares (the kernel's arguments), and item idx's Work. It lives in shared memory (after
-// the mbarriers): held in registers across the item loop it cost the producer and the consumers spills.
+// What every item shares (the kernel's arguments), and item idx's Work. Thread 0 writes it once into
+// shared memory after the mbarriers, where both roles read it. (The spills PERSIST first had were the
+// producer's register budget, not this: REG_PRODUCER below.)
 struct Fa3Problem {
   const unsigned char *Q, *K, *V;
   __half* O;
@@ -1437,20 +1523,29 @@ __device__ __forceinline__ void fa3_pack_p(PTile& a, const float (&p)[NTN][4]) {
     a[q][3] = pack_e4m3x4(p[4 * q + 2][2], p[4 * q + 2][3], p[4 * q + 3][2], p[4 * q + 3][3]);
   }
 }
-// O += P·V: B is the transposed tile, HEAD_DIM rows of TILE_N keys (K-major, TILE_N-byte rows in the
-// 128- or 64-byte swizzle, like K's rows for Q·Kᵀ); one m64n{HEAD_DIM}k32 per 32 keys.
+// The transposed tile: HEAD_DIM rows of TILE_N keys, K-major. TILE_N 64 or 128: TILE_N-byte rows in the
+// 64- or 128-byte swizzle (like K's rows for Q·Kᵀ). Wider tiles (160 .. 224 keys, no power of two) go in
+// panels of 32 keys, each HEAD_DIM rows of 32 bytes in the 32-byte swizzle (chunk c of row d at
+// c ^ ((d / 4) % 2)): one panel per P·V k-step. Byte offset of 16-key chunk b of row d:
+constexpr bool VT_PANELS = TILE_N != 64 && TILE_N != 128;
+__device__ __forceinline__ int vt_off(int d, int b) {
+  if (VT_PANELS) return (b >> 1) * (HEAD_DIM * 32) + d * 32 + (((b & 1) ^ ((d >> 2) & 1)) << 4);
+  return tile_off<HEAD_DIM, TILE_N>(d, b);
+}
+// O += P·V: B is the transposed tile; one m64n{HEAD_DIM}k32 per 32 keys.
 __device__ __forceinline__ void fa3_pv_issue(float (&o)[NTD][4], const PTile& a, const unsigned char* sVt) {
-  constexpr unsigned ROWB = TILE_N, SBO = 8 * ROWB, LAYOUT = TILE_N == 64 ? 2 : 1;
+  constexpr unsigned ROWB = VT_PANELS ? 32 : TILE_N, SBO = 8 * ROWB;
+  constexpr unsigned LAYOUT = VT_PANELS ? 3 : TILE_N == 64 ? 2 : 1;  // 32-, 64-, 128-byte swizzle
   const unsigned long long dv = wg_desc(sVt, 16, SBO, LAYOUT);
 #pragma unroll
-  for (int q = 0; q < TILE_N / 32; ++q) wg_rs8(o, a[q], dv + ((q * 32) >> 4));
+  for (int q = 0; q < TILE_N / 32; ++q) wg_rs8(o, a[q], dv + ((VT_PANELS ? q * HEAD_DIM * 32 : q * 32) >> 4));
 }
 __device__ __forceinline__ void stsm_x4(unsigned addr, unsigned r0, unsigned r1, unsigned r2, unsigned r3) {
   asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n"
                ::"r"(addr), "r"(r0), "r"(r1), "r"(r2), "r"(r3) : "memory");
 }
 // V (TILE_N keys x HEAD_DIM bytes, the TMA's swizzled rows) -> Vt (HEAD_DIM rows x TILE_N keys, in
-// tile_off's layout for TILE_N-byte rows), by the producer warpgroup's 4 warps. One step moves 16 keys
+// vt_off's layout), by the producer warpgroup's 4 warps. One step moves 16 keys
 // x 32 columns: ldmatrix.trans of four 8x8 b16 matrices (keys 0-7 / 8-15 of two 16-byte column chunks)
 // gives lane (g, t) the key pairs (2t, 2t+1) and (8+2t, 9+2t) of columns 2g, 2g+1; one byte permute
 // per column makes the 4 keys of that column in P's k-slot order; stmatrix writes them to rows 2g,
@@ -1458,13 +1553,25 @@ __device__ __forceinline__ void stsm_x4(unsigned addr, unsigned r0, unsigned r1,
 __device__ __forceinline__ void transpose_v(unsigned char* vt, const unsigned char* v, int ptid) {
   const int pw = ptid >> 5, lane = ptid & 31;
   constexpr int KB = TILE_N / 16, CP = HEAD_DIM / 32;  // 16-key blocks, 32-column steps
-#pragma unroll 1  // (unrolled, its addresses need more registers than the producer keeps)
-  for (int u = pw; u < KB * CP; u += 4) {
-    const int b = u % KB, cp = u / KB;
+  constexpr int BSTEP = 4 / CP;                         // warps sharing a column step (HEAD_DIM 128: 1, 64: 2)
+  static_assert(CP * BSTEP == 4 && KB % BSTEP == 0, "transpose_v: 4 warps split the steps evenly");
+  // Warp pw takes column step pw % CP and every BSTEP-th key block from pw / CP: each address is a lane's
+  // base plus a multiple of the step, about 14 instructions a step. (A loop over u = pw, pw + 4, ... with
+  // b = u % KB, cp = u / KB ran 33 a step, a quarter of all the kernel issued at fp8 D=128 with 192-key
+  // tiles (ncu, docs/results/sdpa-fa3.md): issue slots the consumer warps on the same schedulers wanted.)
+  const int cp = pw % CP, b0 = pw / CP;
+  // Lane bases: 16 more key rows of V are 16 * RB_IN bytes on (its swizzle repeats every 8 rows); with
+  // 32-key panels, key block b of row d is block b % 2's place, (b / 2) panels on.
+  const unsigned char* src = v + tile_off<TILE_N, RB_IN>(8 * ((lane >> 3) & 1) + (lane & 7), 2 * cp + (lane >> 4));
+  const int d = 32 * cp + 16 * (lane >> 4) + 2 * (lane & 7) + ((lane >> 3) & 1);
+  const unsigned dst = smem_u32(vt);
+  const unsigned dst_even = dst + vt_off(d, 0), dst_odd = dst + vt_off(d, 1);
+#pragma unroll 4  // (whole, ptxas hoists the loads past the producer's registers and spills)
+  for (int i = 0; i < KB / BSTEP; ++i) {
+    const int b = b0 + BSTEP * i;
     unsigned r[4];
-    ldsm_x4_t(r, v + tile_off<TILE_N, RB_IN>(16 * b + 8 * ((lane >> 3) & 1) + (lane & 7), 2 * cp + (lane >> 4)));
-    const int d = 32 * cp + 16 * (lane >> 4) + 2 * (lane & 7) + ((lane >> 3) & 1);
-    stsm_x4(smem_u32(vt + tile_off<HEAD_DIM, TILE_N>(d, b)),
+    ldsm_x4_t(r, src + b * 16 * RB_IN);
+    stsm_x4(VT_PANELS ? ((b & 1) ? dst_odd : dst_even) + (b >> 1) * (HEAD_DIM * 32) : dst + vt_off(d, b),
             __byte_perm(r[0], r[1], 0x6420), __byte_perm(r[0], r[1], 0x7531),
             __byte_perm(r[2], r[3], 0x6420), __byte_perm(r[2], r[3], 0x7531));
   }
@@ -1546,6 +1653,61 @@ __device__ __forceinline__ void pp_pass(int wg, bool last) {
 #endif
 }
 
+// The softmax's results (P in s, the running max and sum, alpha) exist at this point of the program,
+// before the wait for P·V: volatile asm statements keep their order, so nothing of the softmax may be
+// placed after the wait by the compiler's front end (measured: fp8pv long128 388 -> 369 us).
+__device__ __forceinline__ void fa3_softmax_done(WarpState& ws, float (&s)[NTN][4]) {
+  wg_keep(s);
+#pragma unroll
+  for (int h = 0; h < 2; ++h) asm volatile("" : "+f"(ws.m[0][h]), "+f"(ws.l[0][h]), "+f"(ws.alpha[0][h])::"memory");
+}
+// One key tile j of an item, after the first: Q·K_jᵀ and P_{j-1}·V_{j-1} in one turn, then softmax j.
+template <bool MASK>
+__device__ __forceinline__ void fa3_step(const Work& w, unsigned char* smem, const unsigned char* sQ, int qb, int g,
+                                         int j, WarpState& ws, Scores& s, PTile& pa, int tid) {
+  const int warp = tid >> 5, lane = tid & 31, wrow = warp * 16, wg = warp >> 2;
+  const int vfull = XFORM_V ? FA3_X_FULL : FA3_V_FULL;
+  const int n = w.n_tiles;
+  const int gj = g + j;
+  fa3_wait(w, FA3_K_FULL, gj);
+  fa3_wait(w, vfull, gj - 1);  // both operands in before the turn: no wait between the two issues
+  pp_turn(wg);
+  wg_keep(pa);
+  wg_keep(ws.o[0]);
+  wg_fence();
+  wg_qk_issue(s[0], sQ, k_stage(smem, gj % STAGES), wrow);   // S_j
+  wg_commit();
+  fa3_pv_issue(ws.o[0], pa, pv_stage(smem, (gj - 1) % STAGES));  // O += P_{j-1} V_{j-1}
+  wg_commit();
+  pp_pass(wg, false);
+#if WG_PIPE  // knob WG_PIPE=1: softmax of tile j while P_{j-1}·V_{j-1} runs
+  wg_wait<1>();
+  wg_keep(s[0]);
+  fa3_release(w, FA3_K_EMPTY, gj, lane);
+  if (j == n - 1 && lane == 0) mbar_arrive(q_empty_bar(w, qb));
+  warp_scores(ws, s, sQ, nullptr, wrow, lane, w, (w.t_begin + j) * TILE_N, MASK);
+  fa3_softmax_done(ws, s[0]);
+  wg_wait<0>();
+  wg_keep(ws.o[0]);
+  fa3_release(w, FA3_V_EMPTY, gj - 1, lane);
+#else        // knob WG_PIPE=0: both products first
+  wg_wait<0>();
+  wg_keep(s[0]);
+  wg_keep(ws.o[0]);
+  fa3_release(w, FA3_K_EMPTY, gj, lane);
+  fa3_release(w, FA3_V_EMPTY, gj - 1, lane);
+  if (j == n - 1 && lane == 0) mbar_arrive(q_empty_bar(w, qb));
+  warp_scores(ws, s, sQ, nullptr, wrow, lane, w, (w.t_begin + j) * TILE_N, MASK);
+#endif
+#pragma unroll
+  for (int h = 0; h < 2; ++h)
+#pragma unroll
+    for (int dt = 0; dt < NTD; ++dt) {
+      ws.o[0][dt][2 * h] *= ws.alpha[0][h];
+      ws.o[0][dt][2 * h + 1] *= ws.alpha[0][h];
+    }
+  fa3_pack_p(pa, s[0]);
+}
 // Consumer warpgroups: threads 0 .. NUM_WARPS*32 - 1, warp w owns rows 16w .. 16w + 15 of each item.
 // One item: tiles g .. g + n - 1 of the ring; `last` is this block's last item (PINGPONG's bookkeeping).
 __device__ __forceinline__ void fa3_item(const Work& w, unsigned char* smem, const unsigned char* sQ, int qb, int g,
@@ -1575,46 +1737,14 @@ __device__ __forceinline__ void fa3_item(const Work& w, unsigned char* smem, con
   warp_scores(ws, s, sQ, nullptr, wrow, lane, w, w.t_begin * TILE_N);
   fa3_pack_p(pa, s[0]);
 
-  for (int j = 1; j < n; ++j) {
-    const int gj = g + j;
-    fa3_wait(w, FA3_K_FULL, gj);
-    fa3_wait(w, vfull, gj - 1);  // both operands in before the turn: no wait between the two issues
-    pp_turn(wg);
-    wg_keep(pa);
-    wg_keep(ws.o[0]);
-    wg_fence();
-    wg_qk_issue(s[0], sQ, k_stage(smem, gj % STAGES), wrow);   // S_j
-    wg_commit();
-    fa3_pv_issue(ws.o[0], pa, pv_stage(smem, (gj - 1) % STAGES));  // O += P_{j-1} V_{j-1}
-    wg_commit();
-    pp_pass(wg, false);
-#if WG_PIPE  // knob WG_PIPE=1: softmax of tile j while P_{j-1}·V_{j-1} runs
-    wg_wait<1>();
-    wg_keep(s[0]);
-    fa3_release(w, FA3_K_EMPTY, gj, lane);
-    if (j == n - 1 && lane == 0) mbar_arrive(q_empty_bar(w, qb));
-    warp_scores(ws, s, sQ, nullptr, wrow, lane, w, (w.t_begin + j) * TILE_N);
-    wg_wait<0>();
-    wg_keep(ws.o[0]);
-    fa3_release(w, FA3_V_EMPTY, gj - 1, lane);
-#else        // knob WG_PIPE=0: both products first
-    wg_wait<0>();
-    wg_keep(s[0]);
-    wg_keep(ws.o[0]);
-    fa3_release(w, FA3_K_EMPTY, gj, lane);
-    fa3_release(w, FA3_V_EMPTY, gj - 1, lane);
-    if (j == n - 1 && lane == 0) mbar_arrive(q_empty_bar(w, qb));
-    warp_scores(ws, s, sQ, nullptr, wrow, lane, w, (w.t_begin + j) * TILE_N);
-#endif
-#pragma unroll
-    for (int h = 0; h < 2; ++h)
-#pragma unroll
-      for (int dt = 0; dt < NTD; ++dt) {
-        ws.o[0][dt][2 * h] *= ws.alpha[0][h];
-        ws.o[0][dt][2 * h + 1] *= ws.alpha[0][h];
-      }
-    fa3_pack_p(pa, s[0]);
-  }
+  // Tiles no row of this block masks (all keys < S, causal: before the first query row) take a softmax
+  // with no masking branch: in one loop with the masked ones, the branch's merge point let ptxas put
+  // the wait for P·V before the whole softmax (WARPGROUP.DEPBAR ahead of every MUFU.EX2 in the SASS),
+  // which undid WG_PIPE's overlap. FlashAttention-3 peels its masked iterations the same way.
+  const int kv_free = w.causal ? min(w.S, w.q0 + 1) : w.S;  // keys below this are never masked
+  const int n_free = max(1, min(n, kv_free / TILE_N));      // tiles 1 .. n_free - 1 need no mask
+  for (int j = 1; j < n_free; ++j) fa3_step<false>(w, smem, sQ, qb, g, j, ws, s, pa, tid);
+  for (int j = n_free; j < n; ++j) fa3_step<true>(w, smem, sQ, qb, g, j, ws, s, pa, tid);
   // the last P·V
   fa3_wait(w, vfull, g + n - 1);
   pp_turn(wg);

@@ -1522,13 +1522,25 @@ __device__ __forceinline__ void stsm_x4(unsigned addr, unsigned r0, unsigned r1,
 __device__ __forceinline__ void transpose_v(unsigned char* vt, const unsigned char* v, int ptid) {
   const int pw = ptid >> 5, lane = ptid & 31;
   constexpr int KB = TILE_N / 16, CP = HEAD_DIM / 32;  // 16-key blocks, 32-column steps
-#pragma unroll 1  // (unrolled, its addresses need more registers than the producer keeps)
-  for (int u = pw; u < KB * CP; u += 4) {
-    const int b = u % KB, cp = u / KB;
+  constexpr int BSTEP = 4 / CP;                         // warps sharing a column step (HEAD_DIM 128: 1, 64: 2)
+  static_assert(CP * BSTEP == 4 && KB % BSTEP == 0, "transpose_v: 4 warps split the steps evenly");
+  // Warp pw takes column step pw % CP and every BSTEP-th key block from pw / CP: each address is a lane's
+  // base plus a multiple of the step, about 14 instructions a step. (A loop over u = pw, pw + 4, ... with
+  // b = u % KB, cp = u / KB ran 33 a step, a quarter of all the kernel issued at fp8 D=128 with 192-key
+  // tiles (ncu, docs/results/sdpa-fa3.md): issue slots the consumer warps on the same schedulers wanted.)
+  const int cp = pw % CP, b0 = pw / CP;
+  // Lane bases: 16 more key rows of V are 16 * RB_IN bytes on (its swizzle repeats every 8 rows); with
+  // 32-key panels, key block b of row d is block b % 2's place, (b / 2) panels on.
+  const unsigned char* src = v + tile_off<TILE_N, RB_IN>(8 * ((lane >> 3) & 1) + (lane & 7), 2 * cp + (lane >> 4));
+  const int d = 32 * cp + 16 * (lane >> 4) + 2 * (lane & 7) + ((lane >> 3) & 1);
+  const unsigned dst = smem_u32(vt);
+  const unsigned dst_even = dst + vt_off(d, 0), dst_odd = dst + vt_off(d, 1);
+#pragma unroll 4  // (whole, ptxas hoists the loads past the producer's registers and spills)
+  for (int i = 0; i < KB / BSTEP; ++i) {
+    const int b = b0 + BSTEP * i;
     unsigned r[4];
-    ldsm_x4_t(r, v + tile_off<TILE_N, RB_IN>(16 * b + 8 * ((lane >> 3) & 1) + (lane & 7), 2 * cp + (lane >> 4)));
-    const int d = 32 * cp + 16 * (lane >> 4) + 2 * (lane & 7) + ((lane >> 3) & 1);
-    stsm_x4(smem_u32(vt + vt_off(d, b)),
+    ldsm_x4_t(r, src + b * 16 * RB_IN);
+    stsm_x4(VT_PANELS ? ((b & 1) ? dst_odd : dst_even) + (b >> 1) * (HEAD_DIM * 32) : dst + vt_off(d, b),
             __byte_perm(r[0], r[1], 0x6420), __byte_perm(r[0], r[1], 0x7531),
             __byte_perm(r[2], r[3], 0x6420), __byte_perm(r[2], r[3], 0x7531));
   }
