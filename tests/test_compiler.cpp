@@ -592,8 +592,8 @@ TEST(ShippedProfiles, AttentionTemplateRefusesIllegalKnobsNamingThem) {
 // Each sdpa profile's launch.shared_bytes expression is the template's own SMEM_BYTES: a profile that
 // asks for less makes the kernel trap, one that asks for more costs occupancy. The template checks a
 // value it is given (SDPA_EXPECT_SMEM_BYTES) with a static_assert; compiled to PTX only (no ptxas), for
-// a spread of SPLIT_KV > 1 configurations (their mailbox is a term of its own), every MMA_PATH=3 one with
-// three stages or 64-key tiles (its rings), one of each width over 128 keys, and a few others.
+// a spread of SPLIT_KV > 1 configurations (their mailbox is a term of its own), MMA_PATH=3 ones for every
+// tile shape, ring depth and Q-buffer count, and a few others.
 TEST(ShippedProfiles, SdpaSharedBytesExpressionIsTheTemplates) {
   TempDir t;
   CompileCache cache(t.path / "cache");
@@ -614,12 +614,12 @@ TEST(ShippedProfiles, SdpaSharedBytesExpressionIsTheTemplates) {
       return c.count("V_REGS") && c.at("V_REGS") == 1 && c.at("STAGES") > 1;
     });
     if (vregs != whole.end()) sample.push_back(*vregs);
-    std::set<std::vector<int>> wide;  // tiles wider than 128 keys: one per width, ring depth and Q buffers
-    for (const Config& c : whole)  // MMA_PATH=3 (its own ring of rewritten V tiles and its mbarriers): each
-      if (c.at("MMA_PATH") == 3 &&
-          (c.at("TILE_N") > 128 ? wide.insert({c.at("TILE_N"), c.at("STAGES"), c.at("PERSIST")}).second
-                                : c.at("STAGES") == 3 || c.at("TILE_N") == 64))
-        sample.push_back(c);  // a few
+    // MMA_PATH=3 (its own rings of K, V and rewritten V tiles, its Q buffers and mbarriers): one configuration
+    // for each combination of the knobs its shared memory depends on
+    std::set<std::vector<long>> fa3;
+    for (const Config& c : whole)
+      if (c.at("MMA_PATH") == 3 && fa3.insert({c.at("TILE_M"), c.at("TILE_N"), c.at("STAGES"), c.at("PERSIST")}).second)
+        sample.push_back(c);
     for (const Config& c : sample) {
       const auto bytes = launch_geometry(p.kernel, p.problems.front(), c).shared_bytes;
       CompileRequest r = candidate_request(p, c, virt);
