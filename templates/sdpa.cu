@@ -26,10 +26,11 @@
 //   3: FlashAttention-3 (Shah et al., 2024), -arch=sm_90a: warp specialisation and asynchrony. A
 //      producer warpgroup (setmaxnreg.dec) issues TMA loads of K and V into a STAGES-deep ring of
 //      mbarrier-guarded stages and, for fp8, rewrites V for P·V (PV_FP8=1: transposed, so that P·V is
-//      an e4m3 wgmma; else widened to fp16); NUM_WARPS/4 consumer warpgroups (setmaxnreg.inc) own 64
-//      query rows each and issue Q·K_jᵀ and P_{j-1}·V_{j-1} together. WG_PIPE=1: the softmax of tile j
-//      runs under P_{j-1}·V_{j-1} (intra-warpgroup overlap); PINGPONG=1: two consumer warpgroups take
-//      turns issuing their products, so one's softmax runs under the other's (inter-warpgroup).
+//      an e4m3 wgmma; else widened to fp16); NUM_WARPS/4 consumer warpgroups (setmaxnreg.inc; 1, 2
+//      or 3, FlashAttention-3's 192-row tile at D=64) own 64 query rows each and issue Q·K_jᵀ and
+//      P_{j-1}·V_{j-1} together. WG_PIPE=1: the softmax of tile j runs under P_{j-1}·V_{j-1}
+//      (intra-warpgroup overlap); PINGPONG=1: the consumer warpgroups take turns issuing their
+//      products, so one's softmax runs under the others' (inter-warpgroup).
 // Around paths 1 and 2: a STAGES-deep K/V ring in shared memory (cp.async, plain loads, or with MMA_PATH=2
 // TMA: USE_TMA), optional
 // producer warp (WARP_SPEC), optional split of the keys across blocks (SPLIT_KV): the SPLIT_KV
@@ -63,13 +64,14 @@
 
 // ---- knobs ----
 #ifndef TILE_M
-#define TILE_M 64        // query rows per block: 16, 32, 64, 128
+#define TILE_M 64        // query rows per block: 16, 32, 64, 128 (MMA_PATH=3 also 192)
 #endif
 #ifndef TILE_N
 #define TILE_N 64        // key/value rows per step: 16, 32, 64, 128
 #endif
 #ifndef NUM_WARPS
-#define NUM_WARPS 4      // compute warps per block: 2, 4, 8 (WARP_SPEC adds a producer warp)
+#define NUM_WARPS 4      // compute warps per block: 2, 4, 8, with MMA_PATH=3 also 12 (WARP_SPEC adds a
+                         // producer warp, MMA_PATH=3 a producer warpgroup)
 #endif
 #ifndef STAGES
 #define STAGES 2         // K/V shared-memory ring depth: 1, 2, 3
@@ -111,7 +113,7 @@
 #define PV_FP8 0         // fp8 inputs, MMA_PATH=1 or 3: 1 P·V as e4m3 x e4m3 (P quantised), 0 as fp16 (V widened)
 #endif
 #ifndef PINGPONG
-#define PINGPONG 0       // MMA_PATH=3 with two consumer warpgroups: 1 they take turns issuing their products
+#define PINGPONG 0       // MMA_PATH=3 with two or three consumer warpgroups: 1 they take turns issuing their products
 #endif
 #ifndef PERSIST
 #define PERSIST 0        // MMA_PATH=3: 1 a block per SM walks the query tiles (grid = min(tiles, SMs)), loading the
@@ -135,10 +137,12 @@
 // ---- legal values and combinations (docs/templates.md lists the same rules as constraints) ----
 static_assert(HEAD_DIM == 64 || HEAD_DIM == 128, "HEAD_DIM must be 64 or 128");
 static_assert(IN_FP8 == 0 || IN_FP8 == 1, "IN_FP8 must be 0 or 1");
-static_assert(TILE_M == 16 || TILE_M == 32 || TILE_M == 64 || TILE_M == 128, "TILE_M must be 16, 32, 64 or 128");
+static_assert(TILE_M == 16 || TILE_M == 32 || TILE_M == 64 || TILE_M == 128 || (TILE_M == 192 && MMA_PATH == 3),
+              "TILE_M must be 16, 32, 64 or 128 (MMA_PATH=3 also takes 192)");
 static_assert(TILE_N == 16 || TILE_N == 32 || TILE_N == 64 || TILE_N == 128 || MMA_PATH == 3,
               "TILE_N must be 16, 32, 64 or 128 (MMA_PATH=3 also takes 160, 176, 192 and 224)");
-static_assert(NUM_WARPS == 2 || NUM_WARPS == 4 || NUM_WARPS == 8, "NUM_WARPS must be 2, 4 or 8");
+static_assert(NUM_WARPS == 2 || NUM_WARPS == 4 || NUM_WARPS == 8 || (NUM_WARPS == 12 && MMA_PATH == 3),
+              "NUM_WARPS must be 2, 4 or 8 (MMA_PATH=3 also takes 12: three consumer warpgroups)");
 static_assert(TILE_M % 16 == 0 && TILE_N % 16 == 0, "TILE_M and TILE_N must be multiples of 16 (mma tiles)");
 static_assert(STAGES >= 1 && STAGES <= 3, "STAGES must be 1, 2 or 3");
 static_assert(USE_CP_ASYNC == 0 || USE_CP_ASYNC == 1, "USE_CP_ASYNC must be 0 or 1");
@@ -168,8 +172,9 @@ static_assert(MMA_PATH != 0 || (SWIZZLE <= 1 && STAGES <= 2 && SPLIT_KV == 1),
               "MMA_PATH=0 needs SWIZZLE <= 1 (WMMA loads need a plain stride), STAGES <= 2 and SPLIT_KV=1");
 static_assert(MMA_PATH != 2 || IN_FP8 == 0 || WG_PIPE == 0,
               "MMA_PATH=2 with IN_FP8=1 needs WG_PIPE=0 (its one fp16 copy of V is rewritten every tile)");
-static_assert(MMA_PATH < 2 || ((NUM_WARPS == 4 || NUM_WARPS == 8) && TILE_M == 16 * NUM_WARPS),
-              "MMA_PATH=2 or 3 needs TILE_M = 64 x (NUM_WARPS/4), NUM_WARPS 4 or 8 (one warpgroup per 64 rows)");
+static_assert(MMA_PATH < 2 || (NUM_WARPS % 4 == 0 && TILE_M == 16 * NUM_WARPS),
+              "MMA_PATH=2 or 3 needs TILE_M = 64 x (NUM_WARPS/4), NUM_WARPS 4, 8 (or 12 with MMA_PATH=3): one "
+              "warpgroup per 64 rows");
 static_assert(MMA_PATH < 2 || TILE_N >= 32, "MMA_PATH=2 or 3 needs TILE_N >= 32");
 static_assert(MMA_PATH < 2 || SWIZZLE == 2, "MMA_PATH=2 or 3 needs SWIZZLE=2 (the wgmma 128-byte swizzle layout)");
 static_assert(MMA_PATH < 2 || WARP_SPEC == 0, "MMA_PATH=2 or 3 needs WARP_SPEC=0 (MMA_PATH=3 has its own producer warpgroup)");
@@ -177,8 +182,8 @@ static_assert(USE_TMA == 0 || (USE_TMA == 1 && MMA_PATH >= 2 && USE_CP_ASYNC == 
               "USE_TMA=1 needs MMA_PATH=2 or 3 (its tiles are in the TMA's swizzle) and USE_CP_ASYNC=1 (Q still comes by cp.async)");
 static_assert(MMA_PATH != 3 || (USE_TMA == 1 && STAGES >= 2 && SPLIT_KV == 1 && MIN_BLOCKS == 1 && V_REGS == 0),
               "MMA_PATH=3 needs USE_TMA=1 (the producer's loads), STAGES >= 2, SPLIT_KV=1, MIN_BLOCKS=1 and V_REGS=0");
-static_assert(PINGPONG == 0 || (PINGPONG == 1 && MMA_PATH == 3 && NUM_WARPS == 8),
-              "PINGPONG=1 needs MMA_PATH=3 and NUM_WARPS=8 (two consumer warpgroups)");
+static_assert(PINGPONG == 0 || (PINGPONG == 1 && MMA_PATH == 3 && NUM_WARPS >= 8),
+              "PINGPONG=1 needs MMA_PATH=3 and NUM_WARPS 8 or 12 (two or three consumer warpgroups)");
 static_assert(PERSIST == 0 || (PERSIST == 1 && MMA_PATH == 3), "PERSIST=1 needs MMA_PATH=3");
 static_assert(MIN_BLOCKS == 1 || MIN_BLOCKS == 2 || MIN_BLOCKS == 4, "MIN_BLOCKS must be 1, 2 or 4");
 static_assert(V_REGS == 0 || (V_REGS == 1 && MMA_PATH == 2 && IN_FP8 == 1 && QK_HOISTED && WG_PIPE == 0),
@@ -1397,7 +1402,7 @@ __device__ __forceinline__ void store_o(const WarpState& ws, const Work& w, int 
 //     WG_PIPE=1: wait for S_j; softmax_j under the P·V; wait for the P·V
 //     WG_PIPE=0: wait for both; softmax_j
 //     O *= alpha_j;  P_j = exp2(S_j - m_j) packed for the next P·V
-// and the last P·V after the loop. With two consumer warpgroups, PINGPONG=1 makes them take turns
+// and the last P·V after the loop. With two or three consumer warpgroups, PINGPONG=1 makes them take turns
 // at issuing (named barriers BAR_PP + warpgroup), so that one's softmax runs while the other's
 // products occupy the tensor cores.
 //
@@ -1609,8 +1614,11 @@ __device__ __forceinline__ void fa3_producer(const Fa3Problem& P, unsigned char*
   }
 }
 
-// PINGPONG=1: wait for this warpgroup's turn to issue; pass the turn to the other. Each warpgroup
-// waits n + 1 times; warpgroup 1 gives warpgroup 0 its first turn, so it skips its last hand-over.
+// PINGPONG=1: wait for this warpgroup's turn to issue; pass the turn to the next, round the NWG consumer
+// warpgroups (FlashAttention-3's scheduler barriers). Every warpgroup takes the same turns (each works on
+// every item); the last one gives warpgroup 0 its first turn, so it skips its last hand-over: each
+// barrier then sees as many arrivals as waits.
+constexpr int NWG = NUM_WARPS / 4;  // consumer warpgroups (MMA_PATH=3)
 __device__ __forceinline__ void pp_turn(int wg) {
 #if PINGPONG
   named_sync(BAR_PP + wg, 2 * 128);
@@ -1618,7 +1626,7 @@ __device__ __forceinline__ void pp_turn(int wg) {
 }
 __device__ __forceinline__ void pp_pass(int wg, bool last) {
 #if PINGPONG
-  if (!(last && wg == 1)) named_arrive(BAR_PP + (wg ^ 1), 2 * 128);
+  if (!(last && wg == NWG - 1)) named_arrive(BAR_PP + (NWG == 2 ? wg ^ 1 : (wg + 1) % NWG), 2 * 128);
 #endif
 }
 
@@ -1730,7 +1738,7 @@ __device__ __forceinline__ void fa3_item(const Work& w, unsigned char* smem, con
 }
 __device__ __forceinline__ void fa3_consumer(const Fa3Problem& P, unsigned char* smem, int tid) {
 #if PINGPONG  // knob PINGPONG=1: warpgroup 0 issues first
-  if ((tid >> 7) == 1) named_arrive(BAR_PP + 0, 2 * 128);
+  if ((tid >> 7) == NWG - 1) named_arrive(BAR_PP + 0, 2 * 128);
 #endif
   int g = 0;
   for (int idx = fa3_first_item(P), k = 0; idx < P.items; ++k) {
@@ -1748,22 +1756,26 @@ __device__ __forceinline__ void fa3_consumer(const Fa3Problem& P, unsigned char*
 // the producer gives back REG_CAP - REG_PRODUCER a thread, and the consumers may take no more than that
 // between them (an increase the freed registers cannot cover waits forever). The producer keeps what
 // its loop needs without spilling (ptxas -v over the profiles): 24 (fp16), 40 with fp8's rewrite of V,
-// 16 more with PERSIST's item loop; the consumers get 240, 232 or 224.
+// 16 more with PERSIST's item loop; the two consumer warpgroups get 240, 232 or 224. Three consumer
+// warpgroups (512 threads, REG_CAP 128) leave at most 160 a consumer thread, and only with a producer of
+// 32 or less: fp8's rewrite fits 32 there (its 192-row tiles at D=64 and 128: ptxas -v); PERSIST's
+// loop with a Q tile of 192 rows (12 cp.async a producer thread) needs 48 (fp16) or 56 (fp8).
 constexpr int REG_CAP = (65536 / NT) & ~7;
-constexpr int REG_PRODUCER = (XFORM_V ? 40 : 24) + (PERSIST ? 16 : 0);
+constexpr int REG_PRODUCER = NWG == 3 ? (PERSIST ? (XFORM_V ? 56 : 48) : (XFORM_V ? 32 : 24))
+                                       : (XFORM_V ? 40 : 24) + (PERSIST ? 16 : 0);
 constexpr int REG_CONSUMER = (REG_CAP + (REG_CAP - REG_PRODUCER) * 128 / CT) & ~7;
-static_assert(NUM_WARPS != 8 || 128 * REG_PRODUCER + CT * REG_CONSUMER <= 128 * REG_CAP + CT * REG_CAP,
+static_assert(NUM_WARPS < 8 || 128 * REG_PRODUCER + CT * REG_CONSUMER <= 128 * REG_CAP + CT * REG_CAP,
               "MMA_PATH=3: the consumers take more registers than the producer frees");
 __device__ __forceinline__ void block_fa3(const Fa3Problem& P, unsigned char* smem) {
   const int warp = threadIdx.x >> 5;
   // One if / else, one role per warpgroup: what setmaxnreg needs to take effect.
   if (warp >= NUM_WARPS) {
-#if NUM_WARPS == 8  // (one consumer warpgroup has its 255 registers already)
+#if NUM_WARPS >= 8  // (one consumer warpgroup has its 255 registers already)
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(REG_PRODUCER));
 #endif
     fa3_producer(P, smem, threadIdx.x - CT);
   } else {
-#if NUM_WARPS == 8
+#if NUM_WARPS >= 8
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(REG_CONSUMER));
 #endif
     fa3_consumer(P, smem, threadIdx.x);

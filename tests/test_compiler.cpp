@@ -555,7 +555,8 @@ TEST(ShippedProfiles, AttentionTemplateRefusesIllegalKnobsNamingThem) {
   const std::vector<Case> fa3_cases = {
       {"sm_90a", {{"USE_TMA", 0}}, "MMA_PATH=3 needs USE_TMA=1"},
       {"sm_90a", {{"SPLIT_KV", 2}}, "MMA_PATH=3 needs USE_TMA=1 (the producer's loads), STAGES >= 2, SPLIT_KV=1"},
-      {"sm_90a", {{"TILE_M", 64}, {"NUM_WARPS", 4}}, "PINGPONG=1 needs MMA_PATH=3 and NUM_WARPS=8"},
+      {"sm_90a", {{"TILE_M", 64}, {"NUM_WARPS", 4}}, "PINGPONG=1 needs MMA_PATH=3 and NUM_WARPS 8 or 12"},
+      {"sm_90a", {{"TILE_M", 256}, {"NUM_WARPS", 16}}, "NUM_WARPS must be 2, 4 or 8 (MMA_PATH=3 also takes 12"},
   };
   for (const auto& c : fa3_cases) {
     Config cfg = fa3;
@@ -564,6 +565,24 @@ TEST(ShippedProfiles, AttentionTemplateRefusesIllegalKnobsNamingThem) {
     EXPECT_FALSE(b.ok) << c.says;
     EXPECT_NE(b.log.find(c.says), std::string::npos) << c.says << "\n" << b.log;
   }
+  // Three consumer warpgroups: 192 query rows, only on MMA_PATH=3 (its producer warpgroup's setmaxnreg
+  // leaves them 160 registers a thread), and with ping-pong round all three.
+  const Profile fp16_64 = load_profile(kSource / "profiles/sdpa_fp16_wgmma.json");
+  Config three = fp16_64.baseline;
+  for (const auto& [k, v] : Config{{"MMA_PATH", 3}, {"TILE_M", 192}, {"TILE_N", 128}, {"NUM_WARPS", 12}, {"USE_TMA", 1},
+                                   {"WG_PIPE", 1}, {"PINGPONG", 1}})
+    three[k] = v;
+  const Build b3 = compile(candidate_request(fp16_64, three, "sm_90a"), cache);
+  EXPECT_TRUE(b3.ok) << b3.log;
+  EXPECT_EQ(b3.ptxas.spill_stores, 0) << b3.log;
+  three["MMA_PATH"] = 2;
+  three["PINGPONG"] = 0;
+  three["WG_PIPE"] = 0;
+  const Build b3_2 = compile(candidate_request(fp16_64, three, "sm_90a"), cache);
+  EXPECT_FALSE(b3_2.ok);
+  EXPECT_NE(b3_2.log.find("TILE_M must be 16, 32, 64 or 128 (MMA_PATH=3 also takes 192)"), std::string::npos) << b3_2.log;
+  EXPECT_NE(b3_2.log.find("NUM_WARPS must be 2, 4 or 8 (MMA_PATH=3 also takes 12"), std::string::npos) << b3_2.log;
+
   const Profile pv8 = load_profile(kSource / "profiles/sdpa_fp8pv_wgmma_d128.json");
   EXPECT_TRUE(compile(candidate_request(pv8, pv8.baseline, "sm_90a"), cache).ok);
   Config pv8_wide = pv8.baseline;  // 192 keys: the transposed V in 32-key panels (vt_off)

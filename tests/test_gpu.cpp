@@ -172,6 +172,35 @@ TEST(GpuGates, Fp8AttentionBaselinePassesGreenWithItsDescales) {
   EXPECT_LT(worst, 0.01);
 }
 
+// FlashAttention-3 with three consumer warpgroups (192 query rows) taking turns round the ping-pong
+// barriers, persistent: a wrong hand-over
+// hangs (a timeout naming the step) or races (GREEN fails), and the rows of the third warpgroup are
+// only right if its descriptors and epilogue start at row 128. Every problem passes through evo's gates.
+TEST(GpuGates, Fa3ThreeWarpgroupsPassGreen) {
+  REQUIRE_GPU();
+  struct Case {
+    const char* profile;
+    Config change;
+  };
+  const std::vector<Case> cases = {
+      {"profiles/sdpa_fp16_wgmma.json",
+       {{"MMA_PATH", 3}, {"TILE_M", 192}, {"NUM_WARPS", 12}, {"TILE_N", 64}, {"STAGES", 2}, {"USE_TMA", 1},
+        {"WG_PIPE", 1}, {"PINGPONG", 1}, {"PERSIST", 1}}},
+  };
+  for (const auto& c : cases) {
+    const Profile p = load_profile(repo(c.profile));
+    Config cfg = p.baseline;
+    for (const auto& [k, v] : c.change) cfg[k] = v;
+    const Evaluation e = evaluator(repo(c.profile).string()).evaluate(Candidate{cfg, Origin{"test", "", {}}});
+    ASSERT_EQ(e.status, Status::Measured) << c.profile << ": " << e.message;
+    ASSERT_EQ(e.green.problems.size(), p.problems.size());
+    for (const auto& r : e.green.problems) {
+      EXPECT_EQ(r.outcome, Outcome::Passed) << c.profile << " " << r.problem << ": " << r.reason;
+      EXPECT_LE(r.max_abs, p.gates.green.max_abs) << c.profile << " " << r.problem;
+    }
+  }
+}
+
 // TMA tensor maps are encoded in the worker and passed by value: both swizzles copy X through a map
 // and pass GREEN exactly against a plain copy, zeros past the last row included, and are timed.
 TEST(GpuGates, TmaCopyThroughTensorMapsPassesGreenExactly) {
