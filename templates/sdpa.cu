@@ -115,6 +115,10 @@
 #ifndef PINGPONG
 #define PINGPONG 0       // MMA_PATH=3 with two or three consumer warpgroups: 1 they take turns issuing their products
 #endif
+#ifndef LAZY_RESCALE
+#define LAZY_RESCALE 0   // MMA_PATH=3: 1 a warp none of whose rows' running max moved in this tile skips O's
+                         // rescale (exact: alpha is 1 there), 0 every tile rescales O
+#endif
 #ifndef PERSIST
 #define PERSIST 0        // MMA_PATH=3: 1 a block per SM walks the query tiles (grid = min(tiles, SMs)), loading the
                          // next tile's Q and K/V while this one finishes; 0 a block per query tile
@@ -185,6 +189,7 @@ static_assert(MMA_PATH != 3 || (USE_TMA == 1 && STAGES >= 2 && SPLIT_KV == 1 && 
 static_assert(PINGPONG == 0 || (PINGPONG == 1 && MMA_PATH == 3 && NUM_WARPS >= 8),
               "PINGPONG=1 needs MMA_PATH=3 and NUM_WARPS 8 or 12 (two or three consumer warpgroups)");
 static_assert(PERSIST == 0 || (PERSIST == 1 && MMA_PATH == 3), "PERSIST=1 needs MMA_PATH=3");
+static_assert(LAZY_RESCALE == 0 || (LAZY_RESCALE == 1 && MMA_PATH == 3), "LAZY_RESCALE=1 needs MMA_PATH=3");
 static_assert(MIN_BLOCKS == 1 || MIN_BLOCKS == 2 || MIN_BLOCKS == 4, "MIN_BLOCKS must be 1, 2 or 4");
 static_assert(V_REGS == 0 || (V_REGS == 1 && MMA_PATH == 2 && IN_FP8 == 1 && QK_HOISTED && WG_PIPE == 0),
               "V_REGS=1 needs MMA_PATH=2 with IN_FP8=1 (the widened V copy) and Q·Kᵀ issued in block_mma");
@@ -1077,7 +1082,11 @@ __device__ __forceinline__ void warp_scores(WarpState& ws, Scores& s, const unsi
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
       const float m_new = fmaxf(ws.m[mt][h], mx * w.scale_log2);    // online softmax: running max
       const float m_use = m_new == neg_inf() ? 0.f : m_new;          // row masked so far: no inf - inf
+#if LAZY_RESCALE  // knob LAZY_RESCALE=1: alpha exactly 1 where the max stayed, so that fa3_step can skip
+      const float alpha = m_new == ws.m[mt][h] ? 1.f : fast_exp2(ws.m[mt][h] - m_use);
+#else
       const float alpha = fast_exp2(ws.m[mt][h] - m_use);            // rescale earlier tiles
+#endif
       const float m_p = m_use - P_SHIFT;                              // PV_FP8: P scaled by 2^P_SHIFT
       ws.m[mt][h] = m_new;
       float rs[RS_WAYS] = {};  // (MMA_PATH=3: independent partial sums, for the same reason)
@@ -1676,13 +1685,16 @@ __device__ __forceinline__ void fa3_step(const Work& w, unsigned char* smem, con
   if (j == n - 1 && lane == 0) mbar_arrive(q_empty_bar(w, qb));
   warp_scores(ws, s, sQ, nullptr, wrow, lane, w, (w.t_begin + j) * TILE_N, MASK);
 #endif
+#if LAZY_RESCALE  // knob LAZY_RESCALE=1: once the maxima settle, most tiles move none of the warp's 16
+  if (__any_sync(0xffffffffu, ws.alpha[0][0] != 1.f || ws.alpha[0][1] != 1.f))
+#endif
 #pragma unroll
-  for (int h = 0; h < 2; ++h)
+    for (int h = 0; h < 2; ++h)
 #pragma unroll
-    for (int dt = 0; dt < NTD; ++dt) {
-      ws.o[0][dt][2 * h] *= ws.alpha[0][h];
-      ws.o[0][dt][2 * h + 1] *= ws.alpha[0][h];
-    }
+      for (int dt = 0; dt < NTD; ++dt) {
+        ws.o[0][dt][2 * h] *= ws.alpha[0][h];
+        ws.o[0][dt][2 * h + 1] *= ws.alpha[0][h];
+      }
   fa3_pack_p(pa, s[0]);
 }
 // Consumer warpgroups: threads 0 .. NUM_WARPS*32 - 1, warp w owns rows 16w .. 16w + 15 of each item.

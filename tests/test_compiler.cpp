@@ -556,6 +556,7 @@ TEST(ShippedProfiles, AttentionTemplateRefusesIllegalKnobsNamingThem) {
       {"sm_90a", {{"USE_TMA", 0}}, "MMA_PATH=3 needs USE_TMA=1"},
       {"sm_90a", {{"SPLIT_KV", 2}}, "MMA_PATH=3 needs USE_TMA=1 (the producer's loads), STAGES >= 2, SPLIT_KV=1"},
       {"sm_90a", {{"TILE_M", 64}, {"NUM_WARPS", 4}}, "PINGPONG=1 needs MMA_PATH=3 and NUM_WARPS 8 or 12"},
+      {"sm_90a", {{"MMA_PATH", 2}, {"PINGPONG", 0}, {"LAZY_RESCALE", 1}}, "LAZY_RESCALE=1 needs MMA_PATH=3"},
       {"sm_90a", {{"TILE_M", 256}, {"NUM_WARPS", 16}}, "NUM_WARPS must be 2, 4 or 8 (MMA_PATH=3 also takes 12"},
   };
   for (const auto& c : fa3_cases) {

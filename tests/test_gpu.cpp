@@ -173,10 +173,10 @@ TEST(GpuGates, Fp8AttentionBaselinePassesGreenWithItsDescales) {
 }
 
 // FlashAttention-3 with three consumer warpgroups (192 query rows) taking turns round the ping-pong
-// barriers, persistent: a wrong hand-over
+// barriers, persistent, and with e4m3 P·V the O rescale skipped where no max moved: a wrong hand-over
 // hangs (a timeout naming the step) or races (GREEN fails), and the rows of the third warpgroup are
 // only right if its descriptors and epilogue start at row 128. Every problem passes through evo's gates.
-TEST(GpuGates, Fa3ThreeWarpgroupsPassGreen) {
+TEST(GpuGates, Fa3ThreeWarpgroupsAndLazyRescalePassGreen) {
   REQUIRE_GPU();
   struct Case {
     const char* profile;
@@ -186,6 +186,9 @@ TEST(GpuGates, Fa3ThreeWarpgroupsPassGreen) {
       {"profiles/sdpa_fp16_wgmma.json",
        {{"MMA_PATH", 3}, {"TILE_M", 192}, {"NUM_WARPS", 12}, {"TILE_N", 64}, {"STAGES", 2}, {"USE_TMA", 1},
         {"WG_PIPE", 1}, {"PINGPONG", 1}, {"PERSIST", 1}}},
+      {"profiles/sdpa_fp8pv_wgmma.json",
+       {{"TILE_M", 128}, {"NUM_WARPS", 8}, {"TILE_N", 224}, {"STAGES", 3}, {"WG_PIPE", 1}, {"PERSIST", 1},
+        {"PINGPONG", 0}, {"LAZY_RESCALE", 1}}},
   };
   for (const auto& c : cases) {
     const Profile p = load_profile(repo(c.profile));

@@ -1,17 +1,18 @@
-// sdpa_fp8pv_wgmma-52de37be7e7bfca6.cu: exported by evo 0.1.0 from evaluation 46 (run 2)
-// profile:   sdpa_fp8pv_wgmma (sdpa_fp8pv_wgmma.json), template sdpa.cu (sha256 f6ad42974a3c83c0), entry sdpa_fwd
-// knobs:     MIN_BLOCKS=1,MMA_PATH=3,NUM_WARPS=8,PERSIST=0,PINGPONG=0,PV_FP8=1,SPLIT_KV=1,STAGES=2,SWIZZLE=2,TILE_M=128,TILE_N=160,USE_CP_ASYNC=1,USE_TMA=1,USE_WMMA_PV=1,USE_WMMA_QK=1,V_REGS=0,WARP_SPEC=0,WG_PIPE=1
+// sdpa_fp8pv_wgmma-a5f3445957e5f457.cu: exported by evo 0.1.0 from evaluation 44 (run 2)
+// profile:   sdpa_fp8pv_wgmma (sdpa_fp8pv_wgmma.json), template sdpa.cu (sha256 1fbe5a6a0a5195df), entry sdpa_fwd
+// knobs:     LAZY_RESCALE=0,MIN_BLOCKS=1,MMA_PATH=3,NUM_WARPS=8,PERSIST=0,PINGPONG=0,PV_FP8=1,SPLIT_KV=1,STAGES=2,SWIZZLE=2,TILE_M=128,TILE_N=192,USE_CP_ASYNC=1,USE_TMA=1,USE_WMMA_PV=1,USE_WMMA_QK=1,V_REGS=0,WARP_SPEC=0,WG_PIPE=1
 // device:    NVIDIA H100 80GB HBM3, driver 13.0
-// measured:  long: median 271.1 us (cv 0.004, graph, 50 iters), 1.16x the baseline in the same run
+// measured:  long: median 261.2 us (cv 0.005, graph, 50 iters), 1.19x the baseline in the same run
 // GREEN:     passed on small mission mission_causal mission512 tail tail_causal long; sanitizer: passed
-// launch (long): grid (32,32,1) block (384,1,1) dynamic smem 70912 B; grid = (PERSIST * min(cdiv(S, TILE_M) * B * H, 132) + (1 - PERSIST) * cdiv(S, TILE_M), PERSIST + (1 - PERSIST) * B * H, SPLIT_KV)
-// tensor map k_map (long): pass by value (const __grid_constant__ CUtensorMap), from cuTensorMapEncodeTiled over K: CU_TENSOR_MAP_DATA_TYPE_UINT8, dims {64, 4096, 32} = (D, S, B * H), byte strides {64, 262144}, box {64, 160, 1} = (D, TILE_N, 1), swizzle 64B, L2 promotion 128B, interleave NONE, element strides 1, OOB fill NONE
-// tensor map v_map (long): pass by value (const __grid_constant__ CUtensorMap), from cuTensorMapEncodeTiled over V: CU_TENSOR_MAP_DATA_TYPE_UINT8, dims {64, 4096, 32} = (D, S, B * H), byte strides {64, 262144}, box {64, 160, 1} = (D, TILE_N, 1), swizzle 64B, L2 promotion 128B, interleave NONE, element strides 1, OOB fill NONE
-// build:     nvcc -gencode arch=compute_90a,code=sm_90a -std=c++17 -c sdpa_fp8pv_wgmma-52de37be7e7bfca6.cu   (provenance: sdpa_fp8pv_wgmma-52de37be7e7bfca6.json)
+// launch (long): grid (32,32,1) block (384,1,1) dynamic smem 83200 B; grid = (PERSIST * min(cdiv(S, TILE_M) * B * H, 132) + (1 - PERSIST) * cdiv(S, TILE_M), PERSIST + (1 - PERSIST) * B * H, SPLIT_KV)
+// tensor map k_map (long): pass by value (const __grid_constant__ CUtensorMap), from cuTensorMapEncodeTiled over K: CU_TENSOR_MAP_DATA_TYPE_UINT8, dims {64, 4096, 32} = (D, S, B * H), byte strides {64, 262144}, box {64, 192, 1} = (D, TILE_N, 1), swizzle 64B, L2 promotion 128B, interleave NONE, element strides 1, OOB fill NONE
+// tensor map v_map (long): pass by value (const __grid_constant__ CUtensorMap), from cuTensorMapEncodeTiled over V: CU_TENSOR_MAP_DATA_TYPE_UINT8, dims {64, 4096, 32} = (D, S, B * H), byte strides {64, 262144}, box {64, 192, 1} = (D, TILE_N, 1), swizzle 64B, L2 promotion 128B, interleave NONE, element strides 1, OOB fill NONE
+// build:     nvcc -gencode arch=compute_90a,code=sm_90a -std=c++17 -c sdpa_fp8pv_wgmma-a5f3445957e5f457.cu   (provenance: sdpa_fp8pv_wgmma-a5f3445957e5f457.json)
 // Generated file: do not edit by hand; re-export instead.
 
 #define HEAD_DIM 64  // fixed by the profile
 #define IN_FP8 1  // fixed by the profile
+#define LAZY_RESCALE 0  // knob chosen by evo
 #define MIN_BLOCKS 1  // knob chosen by evo
 #define MMA_PATH 3  // knob chosen by evo
 #define NUM_WARPS 8  // knob chosen by evo
@@ -22,7 +23,7 @@
 #define STAGES 2  // knob chosen by evo
 #define SWIZZLE 2  // knob chosen by evo
 #define TILE_M 128  // knob chosen by evo
-#define TILE_N 160  // knob chosen by evo
+#define TILE_N 192  // knob chosen by evo
 #define USE_CP_ASYNC 1  // knob chosen by evo
 #define USE_TMA 1  // knob chosen by evo
 #define USE_WMMA_PV 1  // knob chosen by evo
@@ -59,10 +60,11 @@
 //   3: FlashAttention-3 (Shah et al., 2024), -arch=sm_90a: warp specialisation and asynchrony. A
 //      producer warpgroup (setmaxnreg.dec) issues TMA loads of K and V into a STAGES-deep ring of
 //      mbarrier-guarded stages and, for fp8, rewrites V for P·V (PV_FP8=1: transposed, so that P·V is
-//      an e4m3 wgmma; else widened to fp16); NUM_WARPS/4 consumer warpgroups (setmaxnreg.inc) own 64
-//      query rows each and issue Q·K_jᵀ and P_{j-1}·V_{j-1} together. WG_PIPE=1: the softmax of tile j
-//      runs under P_{j-1}·V_{j-1} (intra-warpgroup overlap); PINGPONG=1: two consumer warpgroups take
-//      turns issuing their products, so one's softmax runs under the other's (inter-warpgroup).
+//      an e4m3 wgmma; else widened to fp16); NUM_WARPS/4 consumer warpgroups (setmaxnreg.inc; 1, 2
+//      or 3, FlashAttention-3's 192-row tile at D=64) own 64 query rows each and issue Q·K_jᵀ and
+//      P_{j-1}·V_{j-1} together. WG_PIPE=1: the softmax of tile j runs under P_{j-1}·V_{j-1}
+//      (intra-warpgroup overlap); PINGPONG=1: the consumer warpgroups take turns issuing their
+//      products, so one's softmax runs under the others' (inter-warpgroup).
 // Around paths 1 and 2: a STAGES-deep K/V ring in shared memory (cp.async, plain loads, or with MMA_PATH=2
 // TMA: USE_TMA), optional
 // producer warp (WARP_SPEC), optional split of the keys across blocks (SPLIT_KV): the SPLIT_KV
@@ -96,13 +98,14 @@
 
 // ---- knobs ----
 #ifndef TILE_M
-#define TILE_M 64        // query rows per block: 16, 32, 64, 128
+#define TILE_M 64        // query rows per block: 16, 32, 64, 128 (MMA_PATH=3 also 192)
 #endif
 #ifndef TILE_N
 #define TILE_N 64        // key/value rows per step: 16, 32, 64, 128
 #endif
 #ifndef NUM_WARPS
-#define NUM_WARPS 4      // compute warps per block: 2, 4, 8 (WARP_SPEC adds a producer warp)
+#define NUM_WARPS 4      // compute warps per block: 2, 4, 8, with MMA_PATH=3 also 12 (WARP_SPEC adds a
+                         // producer warp, MMA_PATH=3 a producer warpgroup)
 #endif
 #ifndef STAGES
 #define STAGES 2         // K/V shared-memory ring depth: 1, 2, 3
@@ -144,7 +147,11 @@
 #define PV_FP8 0         // fp8 inputs, MMA_PATH=1 or 3: 1 P·V as e4m3 x e4m3 (P quantised), 0 as fp16 (V widened)
 #endif
 #ifndef PINGPONG
-#define PINGPONG 0       // MMA_PATH=3 with two consumer warpgroups: 1 they take turns issuing their products
+#define PINGPONG 0       // MMA_PATH=3 with two or three consumer warpgroups: 1 they take turns issuing their products
+#endif
+#ifndef LAZY_RESCALE
+#define LAZY_RESCALE 0   // MMA_PATH=3: 1 a warp none of whose rows' running max moved in this tile skips O's
+                         // rescale (exact: alpha is 1 there), 0 every tile rescales O
 #endif
 #ifndef PERSIST
 #define PERSIST 0        // MMA_PATH=3: 1 a block per SM walks the query tiles (grid = min(tiles, SMs)), loading the
@@ -168,10 +175,12 @@
 // ---- legal values and combinations (docs/templates.md lists the same rules as constraints) ----
 static_assert(HEAD_DIM == 64 || HEAD_DIM == 128, "HEAD_DIM must be 64 or 128");
 static_assert(IN_FP8 == 0 || IN_FP8 == 1, "IN_FP8 must be 0 or 1");
-static_assert(TILE_M == 16 || TILE_M == 32 || TILE_M == 64 || TILE_M == 128, "TILE_M must be 16, 32, 64 or 128");
+static_assert(TILE_M == 16 || TILE_M == 32 || TILE_M == 64 || TILE_M == 128 || (TILE_M == 192 && MMA_PATH == 3),
+              "TILE_M must be 16, 32, 64 or 128 (MMA_PATH=3 also takes 192)");
 static_assert(TILE_N == 16 || TILE_N == 32 || TILE_N == 64 || TILE_N == 128 || MMA_PATH == 3,
               "TILE_N must be 16, 32, 64 or 128 (MMA_PATH=3 also takes 160, 176, 192 and 224)");
-static_assert(NUM_WARPS == 2 || NUM_WARPS == 4 || NUM_WARPS == 8, "NUM_WARPS must be 2, 4 or 8");
+static_assert(NUM_WARPS == 2 || NUM_WARPS == 4 || NUM_WARPS == 8 || (NUM_WARPS == 12 && MMA_PATH == 3),
+              "NUM_WARPS must be 2, 4 or 8 (MMA_PATH=3 also takes 12: three consumer warpgroups)");
 static_assert(TILE_M % 16 == 0 && TILE_N % 16 == 0, "TILE_M and TILE_N must be multiples of 16 (mma tiles)");
 static_assert(STAGES >= 1 && STAGES <= 3, "STAGES must be 1, 2 or 3");
 static_assert(USE_CP_ASYNC == 0 || USE_CP_ASYNC == 1, "USE_CP_ASYNC must be 0 or 1");
@@ -201,8 +210,9 @@ static_assert(MMA_PATH != 0 || (SWIZZLE <= 1 && STAGES <= 2 && SPLIT_KV == 1),
               "MMA_PATH=0 needs SWIZZLE <= 1 (WMMA loads need a plain stride), STAGES <= 2 and SPLIT_KV=1");
 static_assert(MMA_PATH != 2 || IN_FP8 == 0 || WG_PIPE == 0,
               "MMA_PATH=2 with IN_FP8=1 needs WG_PIPE=0 (its one fp16 copy of V is rewritten every tile)");
-static_assert(MMA_PATH < 2 || ((NUM_WARPS == 4 || NUM_WARPS == 8) && TILE_M == 16 * NUM_WARPS),
-              "MMA_PATH=2 or 3 needs TILE_M = 64 x (NUM_WARPS/4), NUM_WARPS 4 or 8 (one warpgroup per 64 rows)");
+static_assert(MMA_PATH < 2 || (NUM_WARPS % 4 == 0 && TILE_M == 16 * NUM_WARPS),
+              "MMA_PATH=2 or 3 needs TILE_M = 64 x (NUM_WARPS/4), NUM_WARPS 4, 8 (or 12 with MMA_PATH=3): one "
+              "warpgroup per 64 rows");
 static_assert(MMA_PATH < 2 || TILE_N >= 32, "MMA_PATH=2 or 3 needs TILE_N >= 32");
 static_assert(MMA_PATH < 2 || SWIZZLE == 2, "MMA_PATH=2 or 3 needs SWIZZLE=2 (the wgmma 128-byte swizzle layout)");
 static_assert(MMA_PATH < 2 || WARP_SPEC == 0, "MMA_PATH=2 or 3 needs WARP_SPEC=0 (MMA_PATH=3 has its own producer warpgroup)");
@@ -210,9 +220,10 @@ static_assert(USE_TMA == 0 || (USE_TMA == 1 && MMA_PATH >= 2 && USE_CP_ASYNC == 
               "USE_TMA=1 needs MMA_PATH=2 or 3 (its tiles are in the TMA's swizzle) and USE_CP_ASYNC=1 (Q still comes by cp.async)");
 static_assert(MMA_PATH != 3 || (USE_TMA == 1 && STAGES >= 2 && SPLIT_KV == 1 && MIN_BLOCKS == 1 && V_REGS == 0),
               "MMA_PATH=3 needs USE_TMA=1 (the producer's loads), STAGES >= 2, SPLIT_KV=1, MIN_BLOCKS=1 and V_REGS=0");
-static_assert(PINGPONG == 0 || (PINGPONG == 1 && MMA_PATH == 3 && NUM_WARPS == 8),
-              "PINGPONG=1 needs MMA_PATH=3 and NUM_WARPS=8 (two consumer warpgroups)");
+static_assert(PINGPONG == 0 || (PINGPONG == 1 && MMA_PATH == 3 && NUM_WARPS >= 8),
+              "PINGPONG=1 needs MMA_PATH=3 and NUM_WARPS 8 or 12 (two or three consumer warpgroups)");
 static_assert(PERSIST == 0 || (PERSIST == 1 && MMA_PATH == 3), "PERSIST=1 needs MMA_PATH=3");
+static_assert(LAZY_RESCALE == 0 || (LAZY_RESCALE == 1 && MMA_PATH == 3), "LAZY_RESCALE=1 needs MMA_PATH=3");
 static_assert(MIN_BLOCKS == 1 || MIN_BLOCKS == 2 || MIN_BLOCKS == 4, "MIN_BLOCKS must be 1, 2 or 4");
 static_assert(V_REGS == 0 || (V_REGS == 1 && MMA_PATH == 2 && IN_FP8 == 1 && QK_HOISTED && WG_PIPE == 0),
               "V_REGS=1 needs MMA_PATH=2 with IN_FP8=1 (the widened V copy) and Q·Kᵀ issued in block_mma");
@@ -1105,7 +1116,11 @@ __device__ __forceinline__ void warp_scores(WarpState& ws, Scores& s, const unsi
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
       const float m_new = fmaxf(ws.m[mt][h], mx * w.scale_log2);    // online softmax: running max
       const float m_use = m_new == neg_inf() ? 0.f : m_new;          // row masked so far: no inf - inf
+#if LAZY_RESCALE  // knob LAZY_RESCALE=1: alpha exactly 1 where the max stayed, so that fa3_step can skip
+      const float alpha = m_new == ws.m[mt][h] ? 1.f : fast_exp2(ws.m[mt][h] - m_use);
+#else
       const float alpha = fast_exp2(ws.m[mt][h] - m_use);            // rescale earlier tiles
+#endif
       const float m_p = m_use - P_SHIFT;                              // PV_FP8: P scaled by 2^P_SHIFT
       ws.m[mt][h] = m_new;
       float rs[RS_WAYS] = {};  // (MMA_PATH=3: independent partial sums, for the same reason)
@@ -1430,7 +1445,7 @@ __device__ __forceinline__ void store_o(const WarpState& ws, const Work& w, int 
 //     WG_PIPE=1: wait for S_j; softmax_j under the P·V; wait for the P·V
 //     WG_PIPE=0: wait for both; softmax_j
 //     O *= alpha_j;  P_j = exp2(S_j - m_j) packed for the next P·V
-// and the last P·V after the loop. With two consumer warpgroups, PINGPONG=1 makes them take turns
+// and the last P·V after the loop. With two or three consumer warpgroups, PINGPONG=1 makes them take turns
 // at issuing (named barriers BAR_PP + warpgroup), so that one's softmax runs while the other's
 // products occupy the tensor cores.
 //
@@ -1642,8 +1657,11 @@ __device__ __forceinline__ void fa3_producer(const Fa3Problem& P, unsigned char*
   }
 }
 
-// PINGPONG=1: wait for this warpgroup's turn to issue; pass the turn to the other. Each warpgroup
-// waits n + 1 times; warpgroup 1 gives warpgroup 0 its first turn, so it skips its last hand-over.
+// PINGPONG=1: wait for this warpgroup's turn to issue; pass the turn to the next, round the NWG consumer
+// warpgroups (FlashAttention-3's scheduler barriers). Every warpgroup takes the same turns (each works on
+// every item); the last one gives warpgroup 0 its first turn, so it skips its last hand-over: each
+// barrier then sees as many arrivals as waits.
+constexpr int NWG = NUM_WARPS / 4;  // consumer warpgroups (MMA_PATH=3)
 __device__ __forceinline__ void pp_turn(int wg) {
 #if PINGPONG
   named_sync(BAR_PP + wg, 2 * 128);
@@ -1651,7 +1669,7 @@ __device__ __forceinline__ void pp_turn(int wg) {
 }
 __device__ __forceinline__ void pp_pass(int wg, bool last) {
 #if PINGPONG
-  if (!(last && wg == 1)) named_arrive(BAR_PP + (wg ^ 1), 2 * 128);
+  if (!(last && wg == NWG - 1)) named_arrive(BAR_PP + (NWG == 2 ? wg ^ 1 : (wg + 1) % NWG), 2 * 128);
 #endif
 }
 
@@ -1701,13 +1719,16 @@ __device__ __forceinline__ void fa3_step(const Work& w, unsigned char* smem, con
   if (j == n - 1 && lane == 0) mbar_arrive(q_empty_bar(w, qb));
   warp_scores(ws, s, sQ, nullptr, wrow, lane, w, (w.t_begin + j) * TILE_N, MASK);
 #endif
+#if LAZY_RESCALE  // knob LAZY_RESCALE=1: once the maxima settle, most tiles move none of the warp's 16
+  if (__any_sync(0xffffffffu, ws.alpha[0][0] != 1.f || ws.alpha[0][1] != 1.f))
+#endif
 #pragma unroll
-  for (int h = 0; h < 2; ++h)
+    for (int h = 0; h < 2; ++h)
 #pragma unroll
-    for (int dt = 0; dt < NTD; ++dt) {
-      ws.o[0][dt][2 * h] *= ws.alpha[0][h];
-      ws.o[0][dt][2 * h + 1] *= ws.alpha[0][h];
-    }
+      for (int dt = 0; dt < NTD; ++dt) {
+        ws.o[0][dt][2 * h] *= ws.alpha[0][h];
+        ws.o[0][dt][2 * h + 1] *= ws.alpha[0][h];
+      }
   fa3_pack_p(pa, s[0]);
 }
 // Consumer warpgroups: threads 0 .. NUM_WARPS*32 - 1, warp w owns rows 16w .. 16w + 15 of each item.
@@ -1763,7 +1784,7 @@ __device__ __forceinline__ void fa3_item(const Work& w, unsigned char* smem, con
 }
 __device__ __forceinline__ void fa3_consumer(const Fa3Problem& P, unsigned char* smem, int tid) {
 #if PINGPONG  // knob PINGPONG=1: warpgroup 0 issues first
-  if ((tid >> 7) == 1) named_arrive(BAR_PP + 0, 2 * 128);
+  if ((tid >> 7) == NWG - 1) named_arrive(BAR_PP + 0, 2 * 128);
 #endif
   int g = 0;
   for (int idx = fa3_first_item(P), k = 0; idx < P.items; ++k) {
@@ -1781,22 +1802,26 @@ __device__ __forceinline__ void fa3_consumer(const Fa3Problem& P, unsigned char*
 // the producer gives back REG_CAP - REG_PRODUCER a thread, and the consumers may take no more than that
 // between them (an increase the freed registers cannot cover waits forever). The producer keeps what
 // its loop needs without spilling (ptxas -v over the profiles): 24 (fp16), 40 with fp8's rewrite of V,
-// 16 more with PERSIST's item loop; the consumers get 240, 232 or 224.
+// 16 more with PERSIST's item loop; the two consumer warpgroups get 240, 232 or 224. Three consumer
+// warpgroups (512 threads, REG_CAP 128) leave at most 160 a consumer thread, and only with a producer of
+// 32 or less: fp8's rewrite fits 32 there (its 192-row tiles at D=64 and 128: ptxas -v); PERSIST's
+// loop with a Q tile of 192 rows (12 cp.async a producer thread) needs 48 (fp16) or 56 (fp8).
 constexpr int REG_CAP = (65536 / NT) & ~7;
-constexpr int REG_PRODUCER = (XFORM_V ? 40 : 24) + (PERSIST ? 16 : 0);
+constexpr int REG_PRODUCER = NWG == 3 ? (PERSIST ? (XFORM_V ? 56 : 48) : (XFORM_V ? 32 : 24))
+                                       : (XFORM_V ? 40 : 24) + (PERSIST ? 16 : 0);
 constexpr int REG_CONSUMER = (REG_CAP + (REG_CAP - REG_PRODUCER) * 128 / CT) & ~7;
-static_assert(NUM_WARPS != 8 || 128 * REG_PRODUCER + CT * REG_CONSUMER <= 128 * REG_CAP + CT * REG_CAP,
+static_assert(NUM_WARPS < 8 || 128 * REG_PRODUCER + CT * REG_CONSUMER <= 128 * REG_CAP + CT * REG_CAP,
               "MMA_PATH=3: the consumers take more registers than the producer frees");
 __device__ __forceinline__ void block_fa3(const Fa3Problem& P, unsigned char* smem) {
   const int warp = threadIdx.x >> 5;
   // One if / else, one role per warpgroup: what setmaxnreg needs to take effect.
   if (warp >= NUM_WARPS) {
-#if NUM_WARPS == 8  // (one consumer warpgroup has its 255 registers already)
+#if NUM_WARPS >= 8  // (one consumer warpgroup has its 255 registers already)
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(REG_PRODUCER));
 #endif
     fa3_producer(P, smem, threadIdx.x - CT);
   } else {
-#if NUM_WARPS == 8
+#if NUM_WARPS >= 8
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(REG_CONSUMER));
 #endif
     fa3_consumer(P, smem, threadIdx.x);
