@@ -800,7 +800,8 @@ __device__ __forceinline__ void wg_ss(float (&d)[16][4], unsigned long long a, u
 #if MMA_PATH == 3
 #define WG_D4(d, i) "+f"(d[i][0]), "+f"(d[i][1]), "+f"(d[i][2]), "+f"(d[i][3])
 // Wider score tiles (MMA_PATH=3, TILE_N 160 .. 224, as FlashAttention-3 takes for fp8: 128 x 224): one
-// instruction each, as above (the same operands, more accumulator registers).
+// instruction each, as above (the same operands, more accumulator registers). Written out one per width:
+// an asm statement's operand numbers must be literal text, and each width is one wgmma shape.
 __device__ __forceinline__ void wg_ss(float (&d)[20][4], unsigned long long a, unsigned long long b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %82, 0;\n"
@@ -1511,8 +1512,9 @@ __device__ __forceinline__ void fa3_pack_p(PTile& a, const float (&p)[NTN][4]) {
 // panels of 32 keys, each HEAD_DIM rows of 32 bytes in the 32-byte swizzle (chunk c of row d at
 // c ^ ((d / 4) % 2)): one panel per P·V k-step. Byte offset of 16-key chunk b of row d:
 constexpr bool VT_PANELS = TILE_N != 64 && TILE_N != 128;
+constexpr int VT_PANEL_BYTES = HEAD_DIM * 32;  // one 32-key panel: HEAD_DIM rows of 32 bytes
 __device__ __forceinline__ int vt_off(int d, int b) {
-  if (VT_PANELS) return (b >> 1) * (HEAD_DIM * 32) + d * 32 + (((b & 1) ^ ((d >> 2) & 1)) << 4);
+  if (VT_PANELS) return (b >> 1) * VT_PANEL_BYTES + d * 32 + (((b & 1) ^ ((d >> 2) & 1)) << 4);
   return tile_off<HEAD_DIM, TILE_N>(d, b);
 }
 // O += P·V: B is the transposed tile; one m64n{HEAD_DIM}k32 per 32 keys.
@@ -1521,7 +1523,7 @@ __device__ __forceinline__ void fa3_pv_issue(float (&o)[NTD][4], const PTile& a,
   constexpr unsigned LAYOUT = VT_PANELS ? 3 : TILE_N == 64 ? 2 : 1;  // 32-, 64-, 128-byte swizzle
   const unsigned long long dv = wg_desc(sVt, 16, SBO, LAYOUT);
 #pragma unroll
-  for (int q = 0; q < TILE_N / 32; ++q) wg_rs8(o, a[q], dv + ((VT_PANELS ? q * HEAD_DIM * 32 : q * 32) >> 4));
+  for (int q = 0; q < TILE_N / 32; ++q) wg_rs8(o, a[q], dv + ((VT_PANELS ? q * VT_PANEL_BYTES : q * 32) >> 4));
 }
 __device__ __forceinline__ void stsm_x4(unsigned addr, unsigned r0, unsigned r1, unsigned r2, unsigned r3) {
   asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n"
@@ -1554,7 +1556,7 @@ __device__ __forceinline__ void transpose_v(unsigned char* vt, const unsigned ch
     const int b = b0 + BSTEP * i;
     unsigned r[4];
     ldsm_x4_t(r, src + b * 16 * RB_IN);
-    stsm_x4(VT_PANELS ? ((b & 1) ? dst_odd : dst_even) + (b >> 1) * (HEAD_DIM * 32) : dst + vt_off(d, b),
+    stsm_x4(VT_PANELS ? ((b & 1) ? dst_odd : dst_even) + (b >> 1) * VT_PANEL_BYTES : dst + vt_off(d, b),
             __byte_perm(r[0], r[1], 0x6420), __byte_perm(r[0], r[1], 0x7531),
             __byte_perm(r[2], r[3], 0x6420), __byte_perm(r[2], r[3], 0x7531));
   }
@@ -1635,6 +1637,7 @@ __device__ __forceinline__ void pp_turn(int wg) {
 }
 __device__ __forceinline__ void pp_pass(int wg, bool last) {
 #if PINGPONG
+  // (wg ^ 1 is (wg + 1) % 2: kept for two warpgroups so that their measured kernels' PTX stays the same)
   if (!(last && wg == NWG - 1)) named_arrive(BAR_PP + (NWG == 2 ? wg ^ 1 : (wg + 1) % NWG), 2 * 128);
 #endif
 }

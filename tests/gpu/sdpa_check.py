@@ -171,6 +171,11 @@ def nvrtc_compile(job):
     return True, log, out_path
 
 
+# ptxas's "Potential Performance Loss: wgmma.mma_async instructions are serialized due to ..." (C7510 ..
+# C7520): the kernel runs, correct, with every wgmma waited for before the next; a sweep should see it.
+WGMMA_SERIAL = re.compile(r"\((C75\d\d)\) Potential Performance Loss: wgmma")
+
+
 def ptxas_figures(log):
     regs = re.search(r"Used (\d+) registers", log)
     spill = re.findall(r"(\d+) bytes spill (?:stores|loads)", log)
@@ -409,13 +414,17 @@ def check_profile(a, path):
             print("COMPILE FAIL", cfg_key(cfg), log.strip().splitlines()[-3:])
         elif spill or stack:
             print("SPILL", cfg_key(cfg), "regs", regs, "spill", spill, "stack", stack)
-        rows.append(dict(cfg=cfg, ok=ok, regs=regs, spill=spill, stack=stack, cubin=cub))
+        serial = sorted(set(WGMMA_SERIAL.findall(log))) if ok else []
+        if serial:
+            print("WGMMA SERIALISED", cfg_key(cfg), ",".join(serial))
+        rows.append(dict(cfg=cfg, ok=ok, regs=regs, spill=spill, stack=stack, cubin=cub, serial=serial))
     regs_all = [r["regs"] for r in rows if r["ok"]]
-    print("compile: %d ok, %d failed, %d with spills or stack; registers %s..%s" %
-          (len(rows) - nfail, nfail, sum(1 for r in rows if r["ok"] and (r["spill"] or r["stack"])),
+    nserial = sum(1 for r in rows if r["serial"])
+    print("compile: %d ok, %d failed, %d with spills or stack, %d with serialised wgmma; registers %s..%s" %
+          (len(rows) - nfail, nfail, sum(1 for r in rows if r["ok"] and (r["spill"] or r["stack"])), nserial,
            min(regs_all, default="-"), max(regs_all, default="-")), flush=True)
     result = dict(valid=len(cfgs), compile_fail=nfail,
-                  spills=sum(1 for r in rows if r["ok"] and (r["spill"] or r["stack"])))
+                  spills=sum(1 for r in rows if r["ok"] and (r["spill"] or r["stack"])), wgmma_serialised=nserial)
     if a.compile_only:
         return result
 
