@@ -53,6 +53,7 @@ void print_evaluation(const Evaluation& e, const Timing& baseline, const std::st
                (s.blocks_per_sm > 0 ? ", " + std::to_string(s.blocks_per_sm) + " blocks/SM (occupancy " +
                                           fmt_num(s.occupancy_pct, 0) + "%, by " + s.occupancy_limit + ")"
                                     : "") +
+               (s.ptxas.wgmma_serialized.empty() ? "" : ", wgmma serialised (" + wgmma_serialized_codes(s.ptxas) + ")") +
                (s.reason.empty() ? "" : "; " + s.reason)});
   const bool ran = compiled && s.outcome != Outcome::Rejected;
   if (ran) {

@@ -146,7 +146,7 @@ int cmd_compile(const Globals& g, const CompileArgs& a) {
                                   std::vector<Build>(all.begin() + static_cast<std::ptrdiff_t>(at),
                                                      all.begin() + static_cast<std::ptrdiff_t>(at + per_config[i].size()))));
 
-  int passed = 0, failed_compile = 0, rejected = 0, cached = 0;
+  int passed = 0, failed_compile = 0, rejected = 0, cached = 0, serialized = 0;
   nlohmann::json out = nlohmann::json::array();
   Table t({"config", "knobs", "compile", "regs", "spill", "stack", "smem", "threads", "blocks/SM", "static", "reason"});
   for (std::size_t i = 0; i < configs.size(); ++i) {
@@ -164,6 +164,12 @@ int cmd_compile(const Globals& g, const CompileArgs& a) {
       ++passed;
     } else {
       ++rejected;
+    }
+    // Shown beside the verdict; in the reason already when the profile rejects it.
+    if (b.ok && !v.ptxas.wgmma_serialized.empty()) {
+      ++serialized;
+      if (!p.gates.static_limits.reject_wgmma_serialized)
+        reason += (reason.empty() ? "" : "; ") + std::string("wgmma serialised (") + wgmma_serialized_codes(v.ptxas) + ")";
     }
     t.add({config_hash(configs[i]), config_text(configs[i]),
            b.ok ? fmt_num(b.compile_ms, 0) + (b.from_cache ? " ms*" : " ms") : "failed",
@@ -183,7 +189,8 @@ int cmd_compile(const Globals& g, const CompileArgs& a) {
     t.print(std::cout);
     std::cout << configs.size() << " configs for " << arch << " in " << fmt_num(wall, 1) << " s (" << cached
               << " from cache, * in the table): " << passed << " passed, " << rejected << " rejected by the static gate, "
-              << failed_compile << " failed to compile\n";
+              << failed_compile << " failed to compile"
+              << (serialized ? ", " + std::to_string(serialized) + " with wgmma serialised by ptxas" : "") << "\n";
   }
   return failed_compile ? 1 : 0;
 }

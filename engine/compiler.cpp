@@ -325,9 +325,56 @@ std::string nvrtc_version() {
 //   ptxas info    : Used 26 registers, used 1 barriers, 128 bytes cumulative stack size, 1024 bytes smem, ...
 // Non-inlined helpers get a "Function properties" block of their own (no "Used" line), so a line
 // belongs to the function named most recently.
+// On sm_90a, where ptxas cannot keep a warpgroup MMA pipeline, it also says why, before the
+// function's "Compiling entry function" line (so not by position):
+//   ptxas info    : (C7511) Potential Performance Loss: wgmma.mma_async instructions are serialized
+//                   due to insufficient register resources for the wgmma pipeline in the function 'NAME'
+// Such a line counts for the entry it names; one that names no function, for every entry.
+
+namespace {
+
+// "C7511: insufficient register resources for the wgmma pipeline" and the function the line names
+// ("" for none), or nullopt for any other line. Plain finds, not a regex: a mangled name can be
+// thousands of characters, and std::regex recurses per character.
+std::optional<std::pair<std::string, std::string>> wgmma_serialized_line(const std::string& line) {
+  constexpr auto npos = std::string::npos;
+  const std::string due_to = " due to ";
+  const auto loss = line.find("Potential Performance Loss: wgmma");
+  const auto due = loss == npos ? npos : line.find(due_to, loss);
+  if (due == npos || line.find("seriali", loss) > due) return std::nullopt;
+  const auto open = line.rfind("(C", loss);  // the code, "(C7511)", just before
+  const auto close = open == npos ? npos : line.find(')', open);
+  if (close > loss) return std::nullopt;
+  std::string reason = line.substr(due + due_to.size()), function;
+  while (!reason.empty() && (std::isspace(static_cast<unsigned char>(reason.back())) || reason.back() == '.'))
+    reason.pop_back();
+  for (const std::string in : {" in the function '", " in function '"})
+    if (const auto at = reason.rfind(in); at != npos && reason.back() == '\'') {
+      function = reason.substr(at + in.size(), reason.size() - at - in.size() - 1);
+      reason.resize(at);
+      break;
+    }
+  return std::make_pair(line.substr(open + 1, close - open - 1) + ": " + reason, function);
+}
+
+// The report's wgmma_serialized: the lines for `lowered_name` or for no function, each once.
+std::vector<std::string> wgmma_serialized(const std::string& log, const std::string& lowered_name) {
+  std::vector<std::string> out;
+  std::istringstream lines(log);
+  std::string line;
+  while (std::getline(lines, line)) {
+    const auto w = wgmma_serialized_line(line);
+    if (!w || !(w->second.empty() || w->second == lowered_name)) continue;
+    if (std::find(out.begin(), out.end(), w->first) == out.end()) out.push_back(w->first);
+  }
+  return out;
+}
+
+}  // namespace
 
 PtxasReport parse_ptxas(const std::string& log, const std::string& lowered_name) {
   PtxasReport rep;
+  rep.wgmma_serialized = wgmma_serialized(log, lowered_name);
   std::string current;
   std::istringstream lines(log);
   std::string line;
@@ -400,6 +447,10 @@ std::optional<Build> CompileCache::lookup(const std::string& key) const {
     return std::nullopt;  // not ours, or from an incompatible evo: compile again, overwrite
   }
   if (b.ok) {
+    // From the log the entry keeps, as compile() read them: so an entry cached by an evo that did
+    // not read ptxas's wgmma warnings has them too, and its key (and every key) stays as it was.
+    b.ptxas.wgmma_serialized = wgmma_serialized(b.log, b.lowered_name);
+    for (auto& k : b.kernels) k.ptxas.wgmma_serialized = wgmma_serialized(b.log, k.lowered_name);
     // The entry may have moved with its folder: the image is beside the json, whatever was stored.
     const fs::path image = json_path.parent_path() / fs::path(b.cubin_path).filename();
     std::error_code ec;

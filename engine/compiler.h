@@ -80,6 +80,8 @@ Build compile(const CompileRequest& r, CompileCache& cache);
 
 // The -Xptxas=-v figures of the entry `lowered_name` (a log may hold several entries and helper
 // functions; only that entry's lines count). registers = -1 if the entry is not in the log.
+// wgmma_serialized: ptxas's "wgmma.mma_async instructions are serialized due to ..." lines that
+// name this entry ("in the function 'NAME'") or no function at all (those count for every entry).
 PtxasReport parse_ptxas(const std::string& log, const std::string& lowered_name);
 
 // N compile-worker processes, forked at construction: the owner must not have initialised CUDA

@@ -1,10 +1,23 @@
 #include "engine/evaluation.h"
 
+#include <algorithm>
+
 namespace evo {
 
 std::vector<LaunchKernel> launch_kernels(const Build& b) {
   if (!b.kernels.empty()) return b.kernels;
   return {LaunchKernel{"", b.lowered_name, b.cubin_path, b.ptxas}};
+}
+
+std::string wgmma_serialized_codes(const PtxasReport& r) {
+  std::vector<std::string> codes;
+  for (const auto& w : r.wgmma_serialized) {
+    const std::string code = w.substr(0, w.find(':'));
+    if (std::find(codes.begin(), codes.end(), code) == codes.end()) codes.push_back(code);
+  }
+  std::string out;
+  for (const auto& c : codes) out += (out.empty() ? "" : ", ") + c;
+  return out;
 }
 
 const char* outcome_name(Outcome o) {

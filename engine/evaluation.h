@@ -24,7 +24,13 @@ struct PtxasReport {
   std::int64_t stack_bytes = 0;
   std::int64_t static_smem = 0;
   int barriers = 0;
+  // ptxas's "Potential Performance Loss: wgmma.mma_async instructions are serialized due to ..."
+  // (sm_90a), one "CODE: reason" per distinct message, in log order: "C7511: insufficient register
+  // resources for the wgmma pipeline". Empty: every wgmma pipeline kept (or no wgmma at all).
+  std::vector<std::string> wgmma_serialized;
 };
+// "C7511, C7513": the codes of r.wgmma_serialized, each once; "" when there are none.
+std::string wgmma_serialized_codes(const PtxasReport& r);
 
 // The kernel one launch starts: an entry point of a compiled module.
 struct LaunchKernel {

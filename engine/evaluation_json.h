@@ -21,8 +21,25 @@ NLOHMANN_JSON_SERIALIZE_ENUM(Status, {{Status::CompileError, "compile_error"},
                                       {Status::MetricRejected, "metric_rejected"},
                                       {Status::SanitizeFailed, "sanitize_failed"}})
 
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PtxasReport, registers, spill_stores, spill_loads, stack_bytes,
-                                                static_smem, barriers)
+// By hand, for one field: wgmma_serialized is written only when ptxas reported a serialised wgmma
+// pipeline, so the JSON of every other report (cache entries, database rows, landscapes, exports,
+// the proposer's input) is what it was before the field existed. Absent keys read as defaults, as
+// the macros below do: a document written before the field reads with it empty.
+inline void to_json(nlohmann::json& j, const PtxasReport& r) {
+  j = nlohmann::json{{"registers", r.registers},     {"spill_stores", r.spill_stores}, {"spill_loads", r.spill_loads},
+                     {"stack_bytes", r.stack_bytes}, {"static_smem", r.static_smem},   {"barriers", r.barriers}};
+  if (!r.wgmma_serialized.empty()) j["wgmma_serialized"] = r.wgmma_serialized;
+}
+inline void from_json(const nlohmann::json& j, PtxasReport& r) {
+  const PtxasReport d;
+  r.registers = j.value("registers", d.registers);
+  r.spill_stores = j.value("spill_stores", d.spill_stores);
+  r.spill_loads = j.value("spill_loads", d.spill_loads);
+  r.stack_bytes = j.value("stack_bytes", d.stack_bytes);
+  r.static_smem = j.value("static_smem", d.static_smem);
+  r.barriers = j.value("barriers", d.barriers);
+  r.wgmma_serialized = j.value("wgmma_serialized", d.wgmma_serialized);
+}
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(LaunchKernel, name_expression, lowered_name, cubin_path, ptxas)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Build, ok, key, cubin_path, lowered_name, log, ptxas, compile_ms,
                                                 from_cache, kernels)

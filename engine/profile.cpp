@@ -692,6 +692,12 @@ Profile load_profile(const std::filesystem::path& path) {
       L.max_spill_bytes = static_cast<std::int64_t>(s.num("max_spill_bytes", static_cast<double>(L.max_spill_bytes)));
       L.max_stack_bytes = static_cast<std::int64_t>(s.num("max_stack_bytes", static_cast<double>(L.max_stack_bytes)));
       L.max_threads_per_block = static_cast<int>(s.num("max_threads_per_block", L.max_threads_per_block));
+      if (s.has("wgmma_serialized")) {  // what to do with a build ptxas says serialises its wgmma
+        const Json& v = s.get("wgmma_serialized");
+        if (v != "allow" && v != "reject")
+          s.fail("wgmma_serialized", v.dump() + " not allowed (choose \"allow\", \"reject\")");
+        L.reject_wgmma_serialized = v == "reject";
+      }
     }
     if (gr.has("green")) {
       Reader g(file, "gates.green", gr.get("green"));

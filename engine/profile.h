@@ -117,6 +117,9 @@ struct StaticLimits {
   std::int64_t max_spill_bytes = 0;     // spill stores + spill loads
   std::int64_t max_stack_bytes = -1;    // -1: no limit
   int max_threads_per_block = 1024;
+  // "wgmma_serialized": "reject" (true) turns away a build whose ptxas report says its wgmma
+  // pipeline is serialised (PtxasReport::wgmma_serialized); "allow" (default) keeps and shows it.
+  bool reject_wgmma_serialized = false;
 };
 
 struct GreenThresholds {

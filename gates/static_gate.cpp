@@ -148,6 +148,12 @@ StaticVerdict check_launch(const Profile& p, const KernelSpec& k, const Config& 
                     ": " + std::to_string(o.shared_per_block) + " bytes shared memory allocated per block, " +
                     std::to_string(o.registers_per_block) + " registers): the launch would fail");
   }
+  // ptxas's own warning: correct, but each wgmma waits for the one before (docs/profiles.md: the cost measured).
+  if (L.reject_wgmma_serialized && !r.wgmma_serialized.empty()) {
+    std::string what;
+    for (const auto& w : r.wgmma_serialized) what += (what.empty() ? "" : "; ") + w;
+    why.push_back("wgmma serialised by ptxas (" + what + "; gates.static.wgmma_serialized: reject)");
+  }
   return v;
 }
 
@@ -167,7 +173,8 @@ StaticVerdict static_gate(const Profile& p, const Config& c, const Build& b, con
     v = check_launch(p, p.kernel, c, b.ptxas, limits, why);
   } else {
     // Every launch's kernel must pass; the verdict's figures are the worst over them (most
-    // registers, spills, stack, threads and shared memory; the lowest predicted occupancy).
+    // registers, spills, stack, threads and shared memory; the lowest predicted occupancy; every
+    // launch's wgmma serialisation).
     const std::vector<LaunchKernel> kernels = launch_kernels(b);
     if (kernels.size() != launches.size())
       why.push_back("the build has " + std::to_string(kernels.size()) + " kernels for " +
@@ -186,6 +193,9 @@ StaticVerdict static_gate(const Profile& p, const Config& c, const Build& b, con
       v.ptxas.stack_bytes = std::max(v.ptxas.stack_bytes, w.ptxas.stack_bytes);
       v.ptxas.static_smem = std::max(v.ptxas.static_smem, w.ptxas.static_smem);
       v.ptxas.barriers = std::max(v.ptxas.barriers, w.ptxas.barriers);
+      for (const auto& x : w.ptxas.wgmma_serialized)  // every launch's, each once
+        if (std::find(v.ptxas.wgmma_serialized.begin(), v.ptxas.wgmma_serialized.end(), x) == v.ptxas.wgmma_serialized.end())
+          v.ptxas.wgmma_serialized.push_back(x);
       v.threads_per_block = std::max(v.threads_per_block, w.threads_per_block);
       v.dynamic_smem = std::max(v.dynamic_smem, w.dynamic_smem);
       v.total_smem = std::max(v.total_smem, w.total_smem);

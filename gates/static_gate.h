@@ -1,11 +1,13 @@
 // The static gate: resource limits checked from the ptxas report and the launch geometry before
 // anything runs, so a launch can never fail with "too many resources requested" and a spilling
 // candidate is never timed; every TMA tensor map is evaluated for every problem too, so one the
-// driver would refuse never reaches the GPU. Limits come from the profile (gates.static) and the
-// target arch. Whether a block fits an SM at all, and how many do, is CUDA's own occupancy
-// calculator's answer (cuda_occupancy.h, header-only in the toolkit): registers are allocated per
-// warp and per SM sub-partition (a block's warps rounded up to a multiple of 4), shared memory
-// in its allocation granularity with the part the driver reserves per block.
+// driver would refuse never reaches the GPU; and, where the profile says "reject", a build whose
+// wgmma pipeline ptxas serialised (PtxasReport::wgmma_serialized). Limits come from the profile
+// (gates.static) and the target arch. Whether a block fits an SM at all, and how many do, is
+// CUDA's own occupancy calculator's answer (cuda_occupancy.h, header-only in the toolkit):
+// registers are allocated per warp and per SM sub-partition (a block's warps rounded up to a
+// multiple of 4), shared memory in its allocation granularity with the part the driver reserves
+// per block.
 #pragma once
 #include <cstdint>
 #include <string>

@@ -137,7 +137,16 @@ ALTER TABLE evaluations ADD COLUMN recorded_unix REAL;  -- the same clock, at th
 
 )sql";
 
-constexpr std::array<std::string_view, 2> kMigrations = {kV1, kV2};
+// v2 -> v3: ptxas's "wgmma.mma_async instructions are serialized due to ..." for the build's entry
+// (PtxasReport::wgmma_serialized), so a serialised kernel can be found by query. '' in rows
+// written before v3, as for a build ptxas kept every wgmma pipeline of.
+constexpr std::string_view kV3 = R"sql(
+
+ALTER TABLE builds ADD COLUMN wgmma_serialized TEXT NOT NULL DEFAULT '';  -- one "C7511: <reason>" a line; '' none
+
+)sql";
+
+constexpr std::array<std::string_view, 3> kMigrations = {kV1, kV2, kV3};
 
 }  // namespace
 

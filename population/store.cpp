@@ -7,6 +7,7 @@
 //   E. check
 #include "population/store.h"
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -53,6 +54,22 @@ T from_json_text(const sql::Conn& db, std::int64_t id, const char* column, const
 
 std::optional<double> positive_or_null(double v) { return v > 0 ? std::optional<double>(v) : std::nullopt; }
 
+// builds.wgmma_serialized: one entry a line (an entry is one ptxas line's code and reason), '' none.
+std::string lines_text(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const auto& l : lines) out += (out.empty() ? "" : "\n") + l;
+  return out;
+}
+std::vector<std::string> text_lines(const std::string& text) {
+  std::vector<std::string> out;
+  for (std::size_t at = 0; at < text.size();) {
+    const auto end = std::min(text.find('\n', at), text.size());
+    out.push_back(text.substr(at, end - at));
+    at = end + 1;
+  }
+  return out;
+}
+
 // --- A. opening ---------------------------------------------------------------------------------
 
 // Throws unless the database is empty or evo's at a version this binary can use.
@@ -96,7 +113,7 @@ constexpr const char* kEvalColumns =
     " e.seconds_green, e.seconds_fast, e.seconds_metrics, e.created_at, c.config_json, b.ok,"
     " b.lowered_name, b.cubin_path, b.registers, b.spill_stores, b.spill_loads, b.stack_bytes,"
     " b.static_smem, b.barriers, b.compile_ms, b.log,"
-    " e.recorded_unix - (SELECT r.started_unix FROM runs r WHERE r.id = e.run_id)";
+    " e.recorded_unix - (SELECT r.started_unix FROM runs r WHERE r.id = e.run_id), b.wgmma_serialized";
 constexpr const char* kEvalJoins =
     " JOIN candidates c ON c.profile = e.profile AND c.config_hash = e.config_hash"
     " JOIN builds b ON b.build_key = e.build_key";
@@ -260,10 +277,11 @@ std::int64_t Store::record(std::int64_t run, const EvalKey& key, const Evaluatio
            {key.profile, hash, config_text(e.config), json(e.config).dump()}, "cannot record candidate");
   const Build& b = e.build;
   db.query("INSERT INTO builds (build_key, ok, lowered_name, cubin_path, registers, spill_stores, spill_loads,"
-           " stack_bytes, static_smem, barriers, compile_ms, log)"
-           " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT DO NOTHING",
+           " stack_bytes, static_smem, barriers, compile_ms, log, wgmma_serialized)"
+           " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT DO NOTHING",
            {key.build_key, b.ok, b.lowered_name, b.cubin_path, b.ptxas.registers, b.ptxas.spill_stores,
-            b.ptxas.spill_loads, b.ptxas.stack_bytes, b.ptxas.static_smem, b.ptxas.barriers, b.compile_ms, b.log},
+            b.ptxas.spill_loads, b.ptxas.stack_bytes, b.ptxas.static_smem, b.ptxas.barriers, b.compile_ms, b.log,
+            lines_text(b.ptxas.wgmma_serialized)},
            "cannot record build");
   auto inserted = db.query(
       impl_->insert_evaluation,
@@ -331,6 +349,7 @@ StoredEvaluation Store::Impl::read_row(const Rows& q) {
   e.build.compile_ms = q.get_double(35);
   e.build.log = q.get_str(36);
   if (!q.is_null(37)) out.elapsed_s = q.get_double(37);
+  e.build.ptxas.wgmma_serialized = text_lines(q.get_str(38));
 
   for (auto m = db->query("SELECT name, value FROM metrics WHERE evaluation_id = $1 ORDER BY name", {out.id},
                           "cannot read metrics");

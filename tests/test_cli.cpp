@@ -392,6 +392,47 @@ TEST(CliCompile, GemmSampleForSm89) {
   }
 }
 
+// tests/data/profiles/wgmma_serialized.json: CALL_BETWEEN=1 is a kernel ptxas serialises (C7511).
+// By default it passes and the table says so; with "reject" the static gate turns it away, naming
+// the code and the reason.
+TEST(CliCompile, SerialisedWgmmaIsShownAndRejectedWhenTheProfileSaysReject) {
+  TempDir t;
+  const fs::path shipped = kSource / "tests/data/profiles/wgmma_serialized.json";
+  const std::string cache = (t.path / "cache").string();
+  const Result shown = run_evo({"--cache", cache, "compile", shipped.string(), "--all"}, t.path);
+  ASSERT_EQ(shown.code, 0) << shown.err;
+  EXPECT_NE(shown.out.find("wgmma serialised (C7511)"), std::string::npos) << shown.out;
+  EXPECT_NE(shown.out.find("2 passed, 0 rejected by the static gate, 0 failed to compile, 1 with wgmma serialised by ptxas"),
+            std::string::npos)
+      << shown.out;
+
+  std::ifstream in(shipped);
+  auto j = ordered_json::parse(in);
+  j["template"] = (kSource / "tests/data/templates/wgmma_serialized.cu").string();
+  j["reference"]["template"] = j["template"];
+  j["gates"]["static"] = {{"wgmma_serialized", "reject"}};
+  write_text(t.path / "reject.json", j.dump(2));
+  const Result r = run_evo({"--cache", cache, "compile", (t.path / "reject.json").string(), "--all", "--json"}, t.path);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json out = json::parse(r.out);
+  ASSERT_EQ(out["results"].size(), 2u);
+  for (const auto& res : out["results"]) {
+    const bool serial = res["config"]["CALL_BETWEEN"] == 1;
+    EXPECT_EQ(res["build"]["from_cache"], true) << "the option is no part of the compile";
+    if (serial) {
+      EXPECT_EQ(res["static"]["outcome"], "rejected") << res.dump();
+      EXPECT_EQ(res["static"]["reason"],
+                "wgmma serialised by ptxas (C7511: insufficient register resources for the wgmma pipeline; "
+                "gates.static.wgmma_serialized: reject)");
+      EXPECT_EQ(res["build"]["ptxas"]["wgmma_serialized"],
+                json::array({"C7511: insufficient register resources for the wgmma pipeline"}));
+    } else {
+      EXPECT_EQ(res["static"]["outcome"], "passed") << res.dump();
+      EXPECT_FALSE(res["build"]["ptxas"].contains("wgmma_serialized")) << res.dump();
+    }
+  }
+}
+
 // ---- export -------------------------------------------------------------------------------------------
 
 RunInfo gemm_run() {

@@ -18,6 +18,7 @@
 
 #include "engine/compiler.h"
 #include "engine/error.h"
+#include "engine/evaluation_json.h"  // defines: to_json/from_json of PtxasReport
 #include "engine/launch.h"
 #include "engine/profile.h"
 #include "engine/space.h"
@@ -370,6 +371,149 @@ TEST(Ptxas, LiveNvrtcLogReportsSpillsOfTheSpillingEntryOnly) {
 }
 
 // ---- the compile-worker pool --------------------------------------------------------------------------
+
+// ---- wgmma serialised: ptxas's "Potential Performance Loss" lines --------------------------------------
+
+// As NVRTC 13.0 prints them for sm_90a (-Xptxas=-v), before the entry's "Compiling entry function"
+// line; the C7519 line is another warning (an injected warpgroup.arrive), not a serialisation.
+const char* kWgmmaPtxasLog =
+    "ptxas info    : (C7519) warpgroup.arrive is injected in around line 412 by compiler to allow use of "
+    "registers in GMMA in function 'sdpa_fwd'\n"
+    "ptxas info    : (C7513) Potential Performance Loss: wgmma.mma_async instructions are serialized due to non "
+    "wgmma instructions defining input registers of a wgmma between start and end of the pipeline stage in the "
+    "function 'sdpa_fwd'\n"
+    "ptxas info    : (C7511) Potential Performance Loss: wgmma.mma_async instructions are serialized due to "
+    "insufficient register resources for the wgmma pipeline in the function 'sdpa_fwd'\n"
+    "ptxas info    : (C7513) Potential Performance Loss: wgmma.mma_async instructions are serialized due to non "
+    "wgmma instructions defining input registers of a wgmma between start and end of the pipeline stage in the "
+    "function 'sdpa_fwd'\n"
+    "ptxas info    : (C7510) Potential Performance Loss: wgmma.mma_async instructions are serialized due to the "
+    "presence of Extern calls in the function 'sdpa_split'\n"
+    "ptxas info    : 0 bytes gmem\n"
+    "ptxas info    : Compiling entry function 'sdpa_split' for 'sm_90a'\n"
+    "ptxas info    : Function properties for sdpa_split\n"
+    "ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+    "ptxas info    : Used 90 registers, used 1 barriers, 16 bytes smem\n"
+    "ptxas info    : Compiling entry function 'sdpa_fwd' for 'sm_90a'\n"
+    "ptxas info    : Function properties for sdpa_fwd\n"
+    "ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+    "ptxas info    : Used 168 registers, used 1 barriers, 128 bytes smem\n";
+
+const std::string kC7513 =
+    "C7513: non wgmma instructions defining input registers of a wgmma between start and end of the pipeline stage";
+const std::string kC7511 = "C7511: insufficient register resources for the wgmma pipeline";
+
+TEST(Ptxas, WgmmaSerialisationCountsForTheEntryItNamesOnly) {
+  const PtxasReport fwd = parse_ptxas(kWgmmaPtxasLog, "sdpa_fwd");
+  EXPECT_EQ(fwd.wgmma_serialized, (std::vector<std::string>{kC7513, kC7511}));  // two codes, each once; not C7519
+  EXPECT_EQ(wgmma_serialized_codes(fwd), "C7513, C7511");
+  EXPECT_EQ(fwd.registers, 168);  // the figures as before
+  EXPECT_EQ(fwd.static_smem, 128);
+
+  const PtxasReport split = parse_ptxas(kWgmmaPtxasLog, "sdpa_split");  // one code, its own only
+  EXPECT_EQ(split.wgmma_serialized, std::vector<std::string>{"C7510: the presence of Extern calls"});
+  EXPECT_EQ(wgmma_serialized_codes(split), "C7510");
+  EXPECT_EQ(split.registers, 90);
+
+  EXPECT_TRUE(parse_ptxas(kWgmmaPtxasLog, "sdpa_bwd").wgmma_serialized.empty());  // named by no line
+}
+
+TEST(Ptxas, WgmmaLineNamingNoFunctionCountsForEveryEntry) {
+  const std::string log =
+      std::string("ptxas info    : (C7520) Potential Performance Loss: wgmma.mma_async instructions are serialized "
+                  "due to program dependence on compiler-inserted WG.AR in divergent path.\n") +
+      kRecordedPtxasLog;
+  for (const char* entry : {"spill", "calls"}) {
+    const PtxasReport r = parse_ptxas(log, entry);
+    EXPECT_EQ(r.wgmma_serialized,
+              std::vector<std::string>{"C7520: program dependence on compiler-inserted WG.AR in divergent path"})
+        << entry;
+    EXPECT_EQ(r.registers, 32) << entry;
+  }
+  // "in function 'X'" (no "the"), as ptxas words its other GMMA lines, names a function too.
+  const std::string named =
+      "ptxas info    : (C7512) Potential Performance Loss: wgmma.mma_async instructions are serialized due to "
+      "wgmma pipeline crossing function boundary in function 'calls'\n" + std::string(kRecordedPtxasLog);
+  EXPECT_EQ(parse_ptxas(named, "calls").wgmma_serialized,
+            std::vector<std::string>{"C7512: wgmma pipeline crossing function boundary"});
+  EXPECT_TRUE(parse_ptxas(named, "spill").wgmma_serialized.empty());
+}
+
+TEST(Ptxas, LogWithoutWgmmaLinesLeavesTheReportEmpty) {
+  for (const char* entry : {"spill", "calls"}) {
+    const PtxasReport r = parse_ptxas(kRecordedPtxasLog, entry);
+    EXPECT_TRUE(r.wgmma_serialized.empty()) << entry;
+    EXPECT_EQ(wgmma_serialized_codes(r), "") << entry;
+  }
+  EXPECT_TRUE(parse_ptxas("", "spill").wgmma_serialized.empty());
+}
+
+// The JSON of a report (cache entries, database verdicts, landscapes, exports, the proposer's input)
+// carries the field only when ptxas said so, and a document from before the field reads as none.
+TEST(Ptxas, ReportJsonRoundTripsAndAnOlderDocumentReadsAsNotSerialised) {
+  PtxasReport r;
+  r.registers = 168;
+  r.barriers = 1;
+  const nlohmann::json plain = r;
+  EXPECT_FALSE(plain.contains("wgmma_serialized")) << plain.dump();  // what every evo before it wrote
+  r.wgmma_serialized = {kC7513, kC7511};
+  const nlohmann::json j = r;
+  ASSERT_TRUE(j.contains("wgmma_serialized")) << j.dump();
+  const auto back = nlohmann::json::parse(j.dump()).get<PtxasReport>();
+  EXPECT_EQ(back.wgmma_serialized, r.wgmma_serialized);
+  EXPECT_EQ(back.registers, 168);
+  EXPECT_EQ(back.barriers, 1);
+
+  const auto old = nlohmann::json::parse(R"({"registers": 96, "spill_stores": 8, "spill_loads": 12, "stack_bytes": 16,
+                                             "static_smem": 4096, "barriers": 2})")
+                       .get<PtxasReport>();
+  EXPECT_TRUE(old.wgmma_serialized.empty());
+  EXPECT_EQ(old.registers, 96);
+  EXPECT_EQ(old.spill_loads, 12);
+  EXPECT_EQ(old.static_smem, 4096);
+}
+
+// tests/data/templates/wgmma_serialized.cu: CALL_BETWEEN=1 puts a call between two wgmma.mma_async,
+// which NVRTC 13.0's ptxas serialises (C7511); its other entry, and CALL_BETWEEN=0, are clean.
+TEST(Ptxas, LiveNvrtcLogReportsSerialisedWgmmaOfThatEntryOnly) {
+  TempDir t;
+  CompileCache cache(t.path / "cache");
+  CompileRequest r;
+  r.source_path = (kSource / "tests/data/templates/wgmma_serialized.cu").string();
+  r.arch = "sm_90a";
+  r.name_expression = "wgmma_pair";
+  r.more_names = {"wgmma_pair_ref"};
+  r.defines = {{"CALL_BETWEEN", "1"}};
+  const Build serial = compile(r, cache);
+  ASSERT_TRUE(serial.ok) << serial.log;
+  ASSERT_EQ(serial.kernels.size(), 2u);
+  EXPECT_EQ(serial.ptxas.wgmma_serialized, std::vector<std::string>{kC7511}) << serial.log;
+  EXPECT_EQ(serial.kernels[0].ptxas.wgmma_serialized, std::vector<std::string>{kC7511}) << serial.log;
+  EXPECT_TRUE(serial.kernels[1].ptxas.wgmma_serialized.empty()) << serial.log;
+  EXPECT_GT(serial.kernels[1].ptxas.registers, 0);
+
+  r.defines = {{"CALL_BETWEEN", "0"}};
+  const Build pipelined = compile(r, cache);
+  ASSERT_TRUE(pipelined.ok) << pipelined.log;
+  EXPECT_TRUE(pipelined.ptxas.wgmma_serialized.empty()) << pipelined.log;
+
+  // An entry cached by an evo that did not read these lines has none in its JSON: read back, the
+  // report comes from the log it kept, and the key it is cached under is the same.
+  const fs::path entry = cache.dir() / serial.key.substr(0, 2) / (serial.key + ".json");
+  auto j = nlohmann::json::parse(read_bytes(entry));
+  ASSERT_TRUE(j["ptxas"].contains("wgmma_serialized")) << j.dump();
+  j["ptxas"].erase("wgmma_serialized");
+  for (auto& k : j["kernels"]) k["ptxas"].erase("wgmma_serialized");
+  write_text(entry, j.dump());
+  r.defines = {{"CALL_BETWEEN", "1"}};
+  EXPECT_EQ(cache.key(r), serial.key);
+  const Build old = compile(r, cache);
+  EXPECT_TRUE(old.from_cache);
+  EXPECT_EQ(old.ptxas.wgmma_serialized, std::vector<std::string>{kC7511});
+  ASSERT_EQ(old.kernels.size(), 2u);
+  EXPECT_EQ(old.kernels[0].ptxas.wgmma_serialized, std::vector<std::string>{kC7511});
+  EXPECT_TRUE(old.kernels[1].ptxas.wgmma_serialized.empty());
+}
 
 TEST(CompilePool, CompilesInParallelWorkersInRequestOrder) {
   TempDir t;

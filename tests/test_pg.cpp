@@ -563,7 +563,7 @@ std::int64_t spread_run_equals_run_alone(const Layout& layout, const test::TempD
   EXPECT_TRUE(b.check().ok);
   EXPECT_EQ(run_evo_cli({"--db", layout.store, "db", "check"}, dir.path / "check.txt"), 0)
       << file_text(dir.path / "check.txt");
-  EXPECT_NE(file_text(dir.path / "check.txt").find(": ok (schema v2, "), std::string::npos)
+  EXPECT_NE(file_text(dir.path / "check.txt").find(": ok (schema v3, "), std::string::npos)
       << file_text(dir.path / "check.txt");
 
   // The queue did each candidate once; the one the killed worker held was taken over.
@@ -751,10 +751,10 @@ TEST_F(Pg, EvoDbPostgresBadInputIsOneLineAndWritesNothing) {
   { Store s(newer); }
   {
     pg::Conn c(newer);
-    c.exec("UPDATE evo_meta SET schema_version = 3", "setup");
+    c.exec("UPDATE evo_meta SET schema_version = 4", "setup");
   }
   const auto newer_tables = tables_of(newer);
-  one_line(with({"--db", newer}, search), newer + ": database schema v3 is newer than this evo (v2); upgrade evo");
+  one_line(with({"--db", newer}, search), newer + ": database schema v4 is newer than this evo (v3); upgrade evo");
   one_line({"--db", newer, "db", "check"}, "is newer than this evo");
   EXPECT_EQ(tables_of(newer), newer_tables) << "the coordinator made its work queue in a newer evo's database";
 
@@ -932,7 +932,7 @@ TEST_F(Pg, StoreOnPostgresHasTheSqliteSchemaWithPostgresTypes) {
         col.replace(col.size() - from.size(), from.size(), to);
     want.push_back(col);
   }
-  EXPECT_EQ(want.size(), 70u);
+  EXPECT_EQ(want.size(), 71u);  // v3: builds.wgmma_serialized
   EXPECT_EQ(columns_of_postgres(url), want);
   auto c = sql::open(url, false);
   auto meta = c->query("SELECT application_id, schema_version FROM evo_meta", {}, "meta");
@@ -970,26 +970,29 @@ TEST_F(Pg, AnOlderStoreOnPostgresIsMigratedForward) {
     e.config = {{"X", 1}};
     old_id = s.record(s.begin_run(info), {"p", "b", "d", "q"}, e, false);
   }
-  {  // what a v1 evo wrote: no commit clock
+  {  // what a v1 evo wrote: no commit clock, no wgmma column
     pg::Conn c(url);
     c.exec("ALTER TABLE evaluations DROP COLUMN recorded_unix; ALTER TABLE runs DROP COLUMN started_unix;"
-           " UPDATE evo_meta SET schema_version = 1",
+           " ALTER TABLE builds DROP COLUMN wgmma_serialized; UPDATE evo_meta SET schema_version = 1",
            "setup");
   }
   Store s(url);
   auto c = sql::open(url, false);
   auto v = c->query("SELECT schema_version FROM evo_meta", {}, "version");
   v.next();
-  EXPECT_EQ(v.get_int(0), 2);
+  EXPECT_EQ(v.get_int(0), 3);
   ASSERT_TRUE(s.evaluation(old_id));
   EXPECT_FALSE(s.evaluation(old_id)->elapsed_s);  // unknown, not zero
+  EXPECT_TRUE(s.evaluation(old_id)->eval.build.ptxas.wgmma_serialized.empty());
   RunInfo info;
   info.profile = "p";
   Evaluation e;
   e.config = {{"X", 2}};
-  const auto id = s.record(s.begin_run(info), {"p", "b", "d", "q"}, e, false);
+  e.build.ptxas.wgmma_serialized = {"C7511: insufficient register resources for the wgmma pipeline"};
+  const auto id = s.record(s.begin_run(info), {"p", "b2", "d", "q"}, e, false);
   ASSERT_TRUE(s.evaluation(id)->elapsed_s);
   EXPECT_LT(*s.evaluation(id)->elapsed_s, 60.0);
+  EXPECT_EQ(s.evaluation(id)->eval.build.ptxas.wgmma_serialized, e.build.ptxas.wgmma_serialized);
 }
 
 // What SQLite's integrity_check finds in a damaged file, PostgreSQL's keys keep out while they
@@ -1010,7 +1013,7 @@ TEST_F(Pg, DbCheckOnPostgresSaysWhichKeysNoLongerKeepOutOrphansAndDuplicates) {
     EXPECT_TRUE(s.check().ok);
   }
   EXPECT_EQ(run_evo_cli({"--db", url, "db", "check"}, dir.path / "clean.txt"), 0) << file_text(dir.path / "clean.txt");
-  EXPECT_EQ(file_text(dir.path / "clean.txt"), url + ": ok (schema v2, 1 runs)\n");
+  EXPECT_EQ(file_text(dir.path / "clean.txt"), url + ": ok (schema v3, 1 runs)\n");
   {
     pg::Conn c(url);
     c.exec("ALTER TABLE builds DROP CONSTRAINT builds_pkey CASCADE;"  // and evaluations' key to it

@@ -241,7 +241,13 @@ INSTANTIATE_TEST_SUITE_P(
                        "tensor_maps[0].box[1]"},
         BadProfileCase{"tensor_map_misspelt_field",
                        [](ordered_json& j) { with_map(j, [](ordered_json& m) { m["swizle"] = m["swizzle"]; }); },
-                       "tensor_maps[0].swizle: unknown field"}),
+                       "tensor_maps[0].swizle: unknown field"},
+        BadProfileCase{"static_wgmma_serialized_value",
+                       [](ordered_json& j) { j["gates"]["static"]["wgmma_serialized"] = "warn"; },
+                       "gates.static.wgmma_serialized: \"warn\" not allowed (choose \"allow\", \"reject\")"},
+        BadProfileCase{"static_wgmma_serialized_not_a_string",
+                       [](ordered_json& j) { j["gates"]["static"]["wgmma_serialized"] = true; },
+                       "gates.static.wgmma_serialized: true not allowed (choose \"allow\", \"reject\")"}),
     [](const auto& info) { return info.param.name; });
 
 TEST(Profile, TensorMapsLoadAndAreKernelArguments) {
@@ -415,6 +421,46 @@ TEST(StaticGate, PassesACleanBuildAndRejectsSpills) {
   auto spill = evo::static_gate(p, p.baseline, fake_build(96, 40, 0), lim);
   EXPECT_EQ(spill.outcome, evo::Outcome::Rejected);
   EXPECT_NE(spill.reason.find("40 bytes spilled"), std::string::npos) << spill.reason;
+}
+
+// ptxas serialised the wgmma pipeline: kept and shown by default, a rejection naming the codes and
+// reasons when the profile says "reject".
+TEST(StaticGate, RejectsSerialisedWgmmaOnlyWhenTheProfileSaysReject) {
+  auto j = gemm_json();
+  const auto lim = evo::arch_limits("sm_90");
+  evo::Build b = fake_build(96, 0, 0);
+  b.ptxas.wgmma_serialized = {
+      "C7513: non wgmma instructions defining input registers of a wgmma between start and end of the pipeline stage",
+      "C7511: insufficient register resources for the wgmma pipeline"};
+
+  const auto by_default = evo::load_profile(write_profile(j, "wgmma_default"));
+  EXPECT_FALSE(by_default.gates.static_limits.reject_wgmma_serialized);
+  const auto kept = evo::static_gate(by_default, by_default.baseline, b, lim);
+  EXPECT_EQ(kept.outcome, evo::Outcome::Passed) << kept.reason;
+  EXPECT_EQ(kept.reason, "");
+  EXPECT_EQ(kept.ptxas.wgmma_serialized, b.ptxas.wgmma_serialized);  // the report still says so
+
+  j["gates"]["static"]["wgmma_serialized"] = "allow";
+  const auto allow = evo::load_profile(write_profile(j, "wgmma_allow"));
+  EXPECT_FALSE(allow.gates.static_limits.reject_wgmma_serialized);
+  const auto allowed = evo::static_gate(allow, allow.baseline, b, lim);
+  EXPECT_EQ(allowed.outcome, evo::Outcome::Passed) << allowed.reason;
+  EXPECT_EQ(allowed.ptxas.wgmma_serialized, b.ptxas.wgmma_serialized);
+
+  j["gates"]["static"]["wgmma_serialized"] = "reject";
+  const auto reject = evo::load_profile(write_profile(j, "wgmma_reject"));
+  EXPECT_TRUE(reject.gates.static_limits.reject_wgmma_serialized);
+  const auto rejected = evo::static_gate(reject, reject.baseline, b, lim);
+  EXPECT_EQ(rejected.outcome, evo::Outcome::Rejected);
+  EXPECT_EQ(rejected.reason,
+            "wgmma serialised by ptxas (C7513: non wgmma instructions defining input registers of a wgmma between "
+            "start and end of the pipeline stage; C7511: insufficient register resources for the wgmma pipeline; "
+            "gates.static.wgmma_serialized: reject)");
+  EXPECT_EQ(rejected.ptxas.wgmma_serialized, b.ptxas.wgmma_serialized);
+  EXPECT_GT(rejected.blocks_per_sm, 0);  // the launch itself would fit: only ptxas's warning turns it away
+  // A build ptxas did not serialise passes the same profile.
+  const auto clean = evo::static_gate(reject, reject.baseline, fake_build(96, 0, 0), lim);
+  EXPECT_EQ(clean.outcome, evo::Outcome::Passed) << clean.reason;
 }
 
 TEST(StaticGate, RejectsRegisterFileOverflowAndSharedMemoryOverLimit) {
@@ -712,6 +758,20 @@ TEST(StaticGate, EveryLaunchIsCheckedAndTheWorstFiguresKept) {
   EXPECT_EQ(full.outcome, evo::Outcome::Rejected);
   EXPECT_NE(full.reason.find("launch 2 (final_sum): 72 registers x 1024 threads"), std::string::npos) << full.reason;
   EXPECT_EQ(full.blocks_per_sm, 0);  // the lowest occupancy over the launches
+  // Every launch's wgmma serialisation is in the figures; "reject" names the launch it is in.
+  evo::Build serial = two_kernel_build(30, 40);
+  serial.kernels[1].ptxas.wgmma_serialized = {"C7510: the presence of Extern calls"};
+  const auto shown = evo::static_gate(p, c, serial, lim);
+  EXPECT_EQ(shown.outcome, evo::Outcome::Passed) << shown.reason;
+  EXPECT_EQ(shown.ptxas.wgmma_serialized, std::vector<std::string>{"C7510: the presence of Extern calls"});
+  p.gates.static_limits.reject_wgmma_serialized = true;
+  const auto turned = evo::static_gate(p, c, serial, lim);
+  EXPECT_EQ(turned.outcome, evo::Outcome::Rejected);
+  EXPECT_NE(turned.reason.find("launch 2 (final_sum): wgmma serialised by ptxas (C7510: the presence of Extern calls;"),
+            std::string::npos)
+      << turned.reason;
+  EXPECT_EQ(turned.reason.find("launch 1"), std::string::npos) << turned.reason;
+  p.gates.static_limits.reject_wgmma_serialized = false;
   // A build holding fewer kernels than launches cannot be judged launch by launch.
   const auto one = evo::static_gate(p, c, fake_build(30, 0, 0), lim);
   EXPECT_EQ(one.outcome, evo::Outcome::Rejected);

@@ -105,8 +105,10 @@ Evaluation full_evaluation() {
   e.status = Status::MetricRejected;
   e.message = "tensor pipe 12% < 40%";
   e.build = {true, "build-7f3a", "/cache/7f3a.cubin", "_Z4sdpaILi128EEvPK6__half", "ptxas info: 96 registers",
-             {96, 8, 12, 16, 4096, 2}, 812.5, true, {}};
-  e.static_verdict = {Outcome::Passed, {96, 8, 12, 16, 4096, 2}, 256, 49152, 53248, 1, 12.5, "registers", "fits"};
+             {96, 8, 12, 16, 4096, 2, {"C7513: non wgmma instructions defining input registers", "C7511: it's 'quoted'"}},
+             812.5, true, {}};
+  e.static_verdict = {Outcome::Passed, {96, 8, 12, 16, 4096, 2, {"C7510: the presence of Extern calls"}}, 256, 49152,
+                      53248, 1, 12.5, "registers", "fits"};
   e.green.outcome = Outcome::Passed;
   e.green.reason = "all problems within tolerance";
   e.green.problems = {{"small", Outcome::Passed, 1e-3, 2e-4, 3e-5, 0.25, 1, 2, 3, 6, "ok small"},
@@ -134,6 +136,7 @@ void expect_same_ptxas(const PtxasReport& a, const PtxasReport& b) {
   EXPECT_EQ(a.stack_bytes, b.stack_bytes);
   EXPECT_EQ(a.static_smem, b.static_smem);
   EXPECT_EQ(a.barriers, b.barriers);
+  EXPECT_EQ(a.wgmma_serialized, b.wgmma_serialized);
 }
 
 void expect_same(const Evaluation& got, const Evaluation& want) {
@@ -280,7 +283,7 @@ TEST(Population, NewDatabaseIsEvosCurrentSchemaInWalMode) {
   TempDir dir;
   const auto db = dir.path / "evo.db";
   { Store s(db); }
-  EXPECT_EQ(Store::schema_version(), 2);
+  EXPECT_EQ(Store::schema_version(), 3);
   EXPECT_EQ(scalar(db, "PRAGMA user_version"), Store::schema_version());
   EXPECT_EQ(scalar(db, "PRAGMA application_id"), schema::kApplicationId);
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN"
@@ -311,13 +314,13 @@ TEST(Population, SchemaV1FileIsMigratedAndItsRowsStayReadable) {
     run = s.begin_run(sample_run());
     old_id = s.record(run, sample_key(), measured(config_n(1), 10), false);
   }
-  {  // what a v1 evo wrote: no commit clock
+  {  // what a v1 evo wrote: no commit clock, no wgmma column
     sqlite::Db raw(db, false);
     raw.exec("ALTER TABLE evaluations DROP COLUMN recorded_unix; ALTER TABLE runs DROP COLUMN started_unix;"
-             " PRAGMA user_version = 1", "test");
+             " ALTER TABLE builds DROP COLUMN wgmma_serialized; PRAGMA user_version = 1", "test");
   }
   Store s(db);
-  EXPECT_EQ(scalar(db, "PRAGMA user_version"), 2);
+  EXPECT_EQ(scalar(db, "PRAGMA user_version"), 3);
   ASSERT_TRUE(s.evaluation(old_id));
   EXPECT_EQ(s.evaluation(old_id)->eval.fast.p50_us, 10);
   EXPECT_FALSE(s.evaluation(old_id)->elapsed_s);  // unknown, not zero
@@ -328,16 +331,43 @@ TEST(Population, SchemaV1FileIsMigratedAndItsRowsStayReadable) {
   EXPECT_LT(*s.evaluation(id)->elapsed_s, 60.0);
 }
 
+// v3 stores the build's wgmma serialisation: a v2 file's builds read as not serialised (which is
+// what they were recorded as), and new rows keep theirs.
+TEST(Population, SchemaV2FileIsMigratedAndItsBuildsReadAsNotSerialised) {
+  TempDir dir;
+  const auto db = dir.path / "evo.db";
+  std::int64_t run, old_id;
+  {
+    Store s(db);
+    run = s.begin_run(sample_run());
+    old_id = s.record(run, sample_key(), measured(config_n(1), 10), false);
+  }
+  {  // what a v2 evo wrote
+    sqlite::Db raw(db, false);
+    raw.exec("ALTER TABLE builds DROP COLUMN wgmma_serialized; PRAGMA user_version = 2", "test");
+  }
+  Store s(db);
+  EXPECT_EQ(scalar(db, "PRAGMA user_version"), 3);
+  ASSERT_TRUE(s.evaluation(old_id));
+  EXPECT_TRUE(s.evaluation(old_id)->eval.build.ptxas.wgmma_serialized.empty());
+  EXPECT_EQ(s.evaluation(old_id)->eval.fast.p50_us, 10);
+  Evaluation serial = measured(config_n(2), 9);
+  serial.build.ptxas.wgmma_serialized = {"C7511: insufficient register resources for the wgmma pipeline"};
+  const std::int64_t id = s.record(run, {"sdpa", "build-serial", "NVIDIA H100 80GB HBM3", "large"}, serial, false);
+  EXPECT_EQ(s.evaluation(id)->eval.build.ptxas.wgmma_serialized, serial.build.ptxas.wgmma_serialized);
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM builds WHERE wgmma_serialized LIKE 'C7511:%'"), 1);
+}
+
 TEST(Population, RefusesNewerSchemaGivingBothVersions) {
   TempDir dir;
   const auto db = dir.path / "evo.db";
   { Store s(db); }
   {
     sqlite::Db raw(db, false);
-    raw.exec("PRAGMA user_version = 3", "test");
+    raw.exec("PRAGMA user_version = 4", "test");
   }
   const std::string before = read_bytes(db);
-  EXPECT_EQ(error_of(db), db.string() + ": database schema v3 is newer than this evo (v2); upgrade evo");
+  EXPECT_EQ(error_of(db), db.string() + ": database schema v4 is newer than this evo (v3); upgrade evo");
   EXPECT_EQ(read_bytes(db), before);
 }
 
