@@ -156,6 +156,40 @@ TEST(Insights, BankConflictsAboveTheThresholdProposeAnotherSwizzle) {
   for (const auto& s : suggest_insights(e, p, space)) EXPECT_NE(s.rule, "bank-conflicts-swizzle");
 }
 
+// A build ptxas serialised (its report's wgmma_serialized) gets smaller tiles or fewer stages, each
+// one knob one step down, with the codes in the reason; a pipelined one gets nothing from the rule.
+TEST(Insights, SerialisedWgmmaProposesSmallerTilesOrFewerStages) {
+  const Profile p = load_profile(evo::test::source_root() / "profiles" / "sdpa_fp16_wgmma_d128.json");
+  const KnobSpace space(p);
+  Evaluation e;
+  e.config = Config(p.baseline.begin(), p.baseline.end());
+  e.config["TILE_N"] = 128;
+  e.config["STAGES"] = 2;
+  ASSERT_TRUE(space.valid(e.config));
+  e.status = Status::Measured;
+  e.fast.outcome = Outcome::Passed;
+  e.fast.p50_us = 600;
+  e.build.ptxas.registers = 120;  // under max_registers: spills-smaller-tile stays quiet
+  e.build.ptxas.wgmma_serialized = {"C7511: insufficient register resources for the wgmma pipeline"};
+  int fired = 0;
+  for (const auto& s : suggest_insights(e, p, space)) {
+    if (s.rule != "wgmma-serialized") continue;
+    ++fired;
+    EXPECT_NE(s.why.find("C7511"), std::string::npos) << s.why;
+    int changed = 0;
+    for (const auto& [k, v] : s.config)
+      if (v != e.config.at(k)) {
+        ++changed;
+        EXPECT_TRUE(k.rfind("TILE_", 0) == 0 || k == "STAGES") << k;
+        EXPECT_LT(v, e.config.at(k)) << k;
+      }
+    EXPECT_EQ(changed, 1);
+  }
+  EXPECT_GT(fired, 0);
+  e.build.ptxas.wgmma_serialized.clear();
+  for (const auto& s : suggest_insights(e, p, space)) EXPECT_NE(s.rule, "wgmma-serialized");
+}
+
 TEST(Strategies, BadOptionsAreOneLineUserErrors) {
   ReplayEvaluator ev(kSynthetic);
   KnobSpace space(ev.profile());

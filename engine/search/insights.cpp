@@ -99,6 +99,18 @@ void spills_smaller_tile(const RuleInput& in, std::vector<std::optional<Config>>
   out.push_back(in.m.step(in.m.base, "STAGES", -1));
 }
 
+// ptxas serialised the wgmma pipeline (C7511: not enough registers to keep the accumulators of
+// the wgmmas in flight; other codes: code that touches their registers mid-pipeline): fewer
+// accumulator registers first, a smaller tile, or fewer STAGES, as for spills. Not stage knobs
+// of the user's own making: a code-structure cause is the template author's to fix.
+void wgmma_serialized(const RuleInput& in, std::vector<std::optional<Config>>& out, std::string& why) {
+  const PtxasReport& p = ptxas_of(in.e);
+  if (p.wgmma_serialized.empty()) return;
+  why = "wgmma serialised by ptxas (" + wgmma_serialized_codes(p) + ")";
+  for (const auto& k : kTileKnobs) out.push_back(in.m.step(in.m.base, k, -1));
+  out.push_back(in.m.step(in.m.base, "STAGES", -1));
+}
+
 // Shared-memory loads conflicting in banks: another SWIZZLE value (nearest first).
 void bank_conflicts_swizzle(const RuleInput& in, std::vector<std::optional<Config>>& out, std::string& why) {
   const auto pct = metric_value(in.e.metrics, metric::kBankConflictPct);
@@ -187,6 +199,8 @@ const std::vector<Rule>& rules() {
        low_tensor_pipe_wmma},
       {{"spills-smaller-tile", "spills, or registers above max_registers: one step smaller TILE_*/BLOCK_*, or fewer STAGES"},
        spills_smaller_tile},
+      {{"wgmma-serialized", "ptxas serialised the wgmma pipeline (its C7510..C7520 warnings): one step smaller TILE_*/BLOCK_*, or fewer STAGES"},
+       wgmma_serialized},
       {{"bank-conflicts-swizzle", "shared-load bank conflicts above bank_conflict_pct of wavefronts: another SWIZZLE"},
        bank_conflicts_swizzle},
       {{"dram-bound-pipeline", "DRAM throughput above dram_pct with STAGES at its lowest or USE_CP_ASYNC=0: more STAGES, cp.async on"},
