@@ -22,6 +22,7 @@
 #include "engine/compiler.h"
 #include "engine/error.h"
 #include "engine/reference.h"  // defines: ReferenceError
+#include "engine/space.h"      // defines: set_device_sms, uses_device_sms
 #include "engine/worker.h"
 #include "gates/metrics.h"
 #include "gates/sanitize.h"
@@ -66,11 +67,17 @@ class GpuEvaluator : public Evaluator {
         throw UserError("--devices: GPU " + std::to_string(d) + " is " + lane->info.cc + ", GPU " +
                         std::to_string(lanes_.front()->device) + " is " + lanes_.front()->info.cc +
                         ": one run compiles for one architecture (run one evo per architecture)");
+      if (!lanes_.empty() && lane->info.sm_count != lanes_.front()->info.sm_count && uses_device_sms(profile))
+        throw UserError("--devices: GPU " + std::to_string(d) + " has " + std::to_string(lane->info.sm_count) +
+                        " SMs, GPU " + std::to_string(lanes_.front()->device) + " " +
+                        std::to_string(lanes_.front()->info.sm_count) + ", and profile " + profile.name +
+                        "'s launch reads NUM_SMS: one value per run (run one evo per device model)");
       if (all && k == 0)
         for (int more = 1; more < lane->info.device_count; ++more) devices.push_back(more);
       lanes_.push_back(std::move(lane));
     }
     const DeviceInfo& info_ = lanes_.front()->info;
+    set_device_sms(info_.sm_count);  // NUM_SMS here as in the workers: features, keys, exports agree
     // The profile's arch when it is for this device (sm_90a on sm_90 keeps its wgmma), else the device's.
     if (!options.arch.empty()) arch_ = options.arch;
     else if (profile.arch.rfind(info_.cc, 0) == 0) arch_ = profile.arch;

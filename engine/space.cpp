@@ -1,7 +1,9 @@
 #include "engine/space.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
+#include <regex>
 #include <sstream>
 
 #include "engine/error.h"
@@ -17,8 +19,18 @@ std::string config_text(const Config& c) {
 
 std::string config_hash(const Config& c) { return short_hash(config_text(c)); }
 
+namespace {
+std::atomic<int> g_device_sms{132};
+}  // namespace
+
+int device_sms() { return g_device_sms.load(); }
+void set_device_sms(int sms) {
+  if (sms > 0) g_device_sms.store(sms);
+}
+
 Vars expression_vars(const KernelSpec& k, const Problem& p, const Config& c) {
   Vars v(p.sizes.begin(), p.sizes.end());
+  v.emplace("NUM_SMS", device_sms());  // a size of that name wins; a define or knob below overrides
   for (const auto& [name, value] : k.defines) {
     char* end = nullptr;
     double d = std::strtod(value.c_str(), &end);
@@ -26,6 +38,22 @@ Vars expression_vars(const KernelSpec& k, const Problem& p, const Config& c) {
   }
   for (const auto& [name, value] : c) v[name] = static_cast<double>(value);
   return v;
+}
+
+bool uses_device_sms(const Profile& p) {
+  static const std::regex word(R"((^|[^A-Za-z0-9_])NUM_SMS([^A-Za-z0-9_]|$))");
+  auto in = [&](const std::string& e) { return std::regex_search(e, word); };
+  std::vector<const KernelSpec*> ks{&p.kernel};
+  for (const auto& k : p.later_launches) ks.push_back(&k);
+  for (const KernelSpec* k : ks) {
+    for (const auto& e : k->launch.grid) if (in(e)) return true;
+    for (const auto& e : k->launch.block) if (in(e)) return true;
+    if (in(k->launch.shared_bytes)) return true;
+  }
+  for (const auto& b : p.buffers)
+    for (const auto& e : b.shape) if (in(e)) return true;
+  for (const auto& s : p.scalars) if (in(s.value)) return true;
+  return false;
 }
 
 KnobSpace::KnobSpace(const Profile& p) : knobs_(p.knobs) {

@@ -48,7 +48,17 @@ class KnobSpace {
   mutable std::optional<std::vector<Config>> valid_cache_;
 };
 
-// Problem sizes, numeric fixed defines of `k`, and the knobs, as expression variables.
+// Problem sizes, numeric fixed defines of `k`, and the knobs, as expression variables; and NUM_SMS,
+// the multiprocessor count of the GPU the kernels run on (a persistent grid is sized by it), unless
+// the profile names a size, define or knob so.
 Vars expression_vars(const KernelSpec& k, const Problem& p, const Config& c);
+
+// NUM_SMS's value: 132 (H100 SXM, H200) until evo knows its device; the worker process sets its own
+// device's, a run its (first) device's, so geometry, features and exports agree with what launches.
+int device_sms();
+void set_device_sms(int sms);
+// Whether any launch, buffer shape or scalar of p reads NUM_SMS (a run over GPUs of different SM
+// counts is refused then: one value per run).
+bool uses_device_sms(const Profile& p);
 
 }  // namespace evo

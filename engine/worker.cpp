@@ -26,6 +26,7 @@
 #include "engine/launch.h"
 #include "engine/profile.h"
 #include "engine/reference.h"
+#include "engine/space.h"  // defines: set_device_sms
 #include "gates/fast.h"
 #include "gates/green.h"
 #include "gates/metrics.h"
@@ -130,7 +131,10 @@ struct WorkerState {
   std::map<std::string, std::unique_ptr<Profile>> profiles;
 
   const DeviceInfo& probe() {
-    if (!info) info = probe_device(device);
+    if (!info) {
+      info = probe_device(device);
+      if (info->present) set_device_sms(info->sm_count);  // NUM_SMS in this worker's launches
+    }
     return *info;
   }
   const Profile& profile(const std::string& path) {

@@ -234,6 +234,18 @@ def _mod(a, b):
 _compiled = {}
 
 
+def _device_sms():
+    """NUM_SMS in a profile's expressions: the current CUDA device's multiprocessor count, as evo's
+    worker gives it; 132 (H100 SXM, H200) where torch or a GPU is not at hand, as evo does."""
+    try:
+        import torch
+        if torch.cuda.is_available():
+            return torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
+    except Exception:  # noqa: BLE001 - no torch, no driver: the documented default
+        pass
+    return 132
+
+
 def _expr(text):
     """A profile value (a number or an expression) as a closure vars -> float."""
     if isinstance(text, (int, float)):
@@ -403,7 +415,8 @@ class Kernel:
     # -- what the call means -------------------------------------------------------------------
 
     def variables(self, sizes):
-        v = dict(self.fixed)
+        v = {"NUM_SMS": float(_device_sms())}  # a profile's size, define or knob of that name wins
+        v.update(self.fixed)
         v.update({k: float(x) for k, x in sizes.items()})
         return v
 

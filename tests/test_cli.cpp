@@ -776,6 +776,42 @@ TEST(CliElites, ShowElitesRanksEachProblemApart) {
   EXPECT_EQ(firsts, (std::map<std::string, int>{{"mission", 80}, {"small", 6}}));
 }
 
+// A profile whose persistent grid is min(tiles, NUM_SMS): the header's Sizes carries the device's SM
+// count (132 unless set) and launch() sizes the grid by it, the way evo's worker does.
+TEST(CliExport, DispatchHeaderSizesAPersistentGridByTheDevicesSmCount) {
+  TempDir t;
+  const fs::path db = t.path / "evo.db", out = t.path / "kernels";
+  const fs::path land = kSource / "tests" / "data" / "landscape_sdpa_fp8pv_h100.json";
+  // 96 evaluations (30 %) of the evo strategy find the space's best, 128x224 with PERSIST=1 (docs/search.md)
+  Result r = run_evo({"--db", db.string(), "run", "--replay", land.string(), "--budget", "96", "--seed", "1", "-q"}, t.path);
+  ASSERT_EQ(r.code, 0) << r.err;
+  r = run_evo({"--db", db.string(), "export", "best", "--dispatch", "--to", out.string()}, t.path);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string h = read_bytes(out / "sdpa_fp8pv_wgmma_dispatch.h");
+  EXPECT_NE(h.find("double NUM_SMS = 132;"), std::string::npos) << h;
+  const json table = json::parse(read_bytes(out / "sdpa_fp8pv_wgmma_dispatch.json"));
+  ASSERT_EQ(table["entries"].size(), 1u);  // a replay measures the objective problem only
+  const json knobs = json::parse(read_bytes(out / table["entries"][0]["export"].get<std::string>()))["knobs"];
+  ASSERT_EQ(knobs["PERSIST"], 1) << knobs.dump();
+  write_text(t.path / "grid.cpp", R"(#include "sdpa_fp8pv_wgmma_dispatch.h"
+#include <cstdio>
+int main() {
+  using namespace evo_sdpa_fp8pv_wgmma;
+  Sizes s{};
+  s.B = 2; s.H = 16; s.S = 4096; s.D = 64; s.causal = 0;
+  std::printf("%u ", launch(0, s).grid[0]);
+  s.NUM_SMS = 114;
+  std::printf("%u\n", launch(0, s).grid[0]);
+}
+)");
+  const std::string cxx = "g++ -std=c++17 -Wall -Werror -I" + out.string() + " " + (t.path / "grid.cpp").string() + " -o " +
+                          (t.path / "grid").string() + " > " + (t.path / "cxx.log").string() + " 2>&1";
+  ASSERT_EQ(std::system(cxx.c_str()), 0) << read_bytes(t.path / "cxx.log");
+  ASSERT_EQ(std::system(((t.path / "grid").string() + " > " + (t.path / "grid.out").string()).c_str()), 0);
+  ASSERT_GT(4096 / knobs["TILE_M"].get<int>() * 2 * 16, 132);  // more query tiles than SMs: the grid is NUM_SMS
+  EXPECT_EQ(read_bytes(t.path / "grid.out"), "132 114\n");
+}
+
 TEST(CliExport, DispatchWritesEachProblemsBestAndAHeaderThatPicksByTheDocumentedRule) {
   TempDir t;
   const fs::path db = t.path / "evo.db", out = t.path / "kernels";

@@ -393,6 +393,30 @@ TEST(KnobSpace, ParseRejectsUnknownKnobAndDisallowedValue) {
   }
 }
 
+// NUM_SMS sizes PERSIST=1's grid in the FlashAttention-3 profiles: 132 until evo knows its device,
+// then that device's count (the worker's, the run's), and a problem size of that name wins.
+TEST(Launch, NumSmsIsTheDevicesMultiprocessorCountWith132Before) {
+  const auto p = evo::load_profile(kSource / "profiles/sdpa_fp8pv_wgmma_d128.json");
+  EXPECT_TRUE(evo::uses_device_sms(p));
+  EXPECT_FALSE(evo::uses_device_sms(evo::load_profile(kSource / "profiles/gemm_fp16.json")));
+  evo::Config c = p.baseline;
+  c["PERSIST"] = 1;
+  const evo::Problem& longp = *p.find_problem("long");  // 32 query tiles of 128 rows x 32 heads: 1024 items
+  ASSERT_EQ(evo::device_sms(), 132);
+  EXPECT_EQ(evo::launch_geometry(p.kernel, longp, c).grid[0], 132u);
+  evo::set_device_sms(114);  // an H100 PCIe
+  EXPECT_EQ(evo::launch_geometry(p.kernel, longp, c).grid[0], 114u);
+  EXPECT_EQ(evo::expression_vars(p.kernel, longp, c).at("NUM_SMS"), 114);
+  evo::Problem sized = longp;
+  sized.sizes["NUM_SMS"] = 16;
+  EXPECT_EQ(evo::launch_geometry(p.kernel, sized, c).grid[0], 16u);
+  c["PERSIST"] = 0;  // a block per query tile, whatever the device
+  EXPECT_EQ(evo::launch_geometry(p.kernel, longp, c).grid[0], 4096u / c.at("TILE_M"));
+  evo::set_device_sms(0);  // not a count: ignored
+  EXPECT_EQ(evo::device_sms(), 114);
+  evo::set_device_sms(132);
+}
+
 TEST(Launch, GeometryEvaluatesProfileExpressions) {
   auto p = evo::load_profile(kSource / "profiles/gemm_fp16.json");
   auto g = evo::launch_geometry(p.kernel, *p.find_problem("mission"), p.baseline);

@@ -58,11 +58,23 @@ def ev(expr, env):
     return eval(to_python(expr), {"__builtins__": {}}, dict(EXPR_FUNCS, **env))
 
 
+def device_sms():
+    """NUM_SMS: the GPU's multiprocessor count, 132 (H100 SXM, H200) without one, as evo."""
+    try:
+        import torch
+        if torch.cuda.is_available():
+            return torch.cuda.get_device_properties(0).multi_processor_count
+    except ImportError:
+        pass
+    return 132
+
+
 def load_profile(path):
     with open(path) as f:
         p = json.load(f)
     p["_dir"] = os.path.dirname(os.path.abspath(path))
     p["_defines_num"] = {k: v for k, v in p.get("defines", {}).items() if isinstance(v, (int, float))}
+    p["_defines_num"].setdefault("NUM_SMS", device_sms())  # as evo's expression_vars
     return p
 
 

@@ -98,6 +98,19 @@ class Calls(unittest.TestCase):
         self.assertEqual(k.shape(k.buffers[2], sizes), (64, 96))
         self.assertEqual(k.geometry(sizes), ((3, 2, 1), (64, 1, 1), 2 * 32 * 40 * 2))  # PAD is the define 8
 
+    def test_num_sms_is_the_devices_count_and_a_size_of_that_name_wins(self):
+        k = evo_torch.load(os.path.join(self.dir, "toy-small.json"))
+        k.launches[0]["launch"]["grid_expr"] = ["min(cdiv(N, BLOCK) * cdiv(M, BLOCK), NUM_SMS)", 1, 1]  # a persistent grid
+        sizes = {"K": 4096.0, "M": 4096.0, "N": 4096.0}
+        real = evo_torch._device_sms
+        try:
+            evo_torch._device_sms = lambda: 114  # an H100 PCIe
+            self.assertEqual(k.geometry(sizes)[0], (114, 1, 1))
+            self.assertEqual(k.geometry(dict(sizes, NUM_SMS=16.0))[0], (16, 1, 1))
+        finally:
+            evo_torch._device_sms = real
+        self.assertGreater(evo_torch._device_sms(), 0)  # torch's device's, or 132 without one
+
     def test_a_shapes_plan_holds_geometry_and_arguments(self):
         k = evo_torch.load(os.path.join(self.dir, "toy-small.json"))
         sizes = {"K": 64.0, "M": 64.0, "N": 96.0}
