@@ -85,6 +85,12 @@ std::optional<double> metric_pct(const Evaluation& e, const std::string& prefix)
   return std::nullopt;
 }
 
+// Fewer registers: each tile knob one step smaller, or one pipeline stage fewer.
+void smaller_tile_or_fewer_stages(const RuleInput& in, std::vector<std::optional<Config>>& out) {
+  for (const auto& k : kTileKnobs) out.push_back(in.m.step(in.m.base, k, -1));
+  out.push_back(in.m.step(in.m.base, "STAGES", -1));
+}
+
 // Spills, or more registers than the threshold: a smaller tile or fewer pipeline stages.
 void spills_smaller_tile(const RuleInput& in, std::vector<std::optional<Config>>& out, std::string& why) {
   const PtxasReport& p = ptxas_of(in.e);
@@ -95,8 +101,7 @@ void spills_smaller_tile(const RuleInput& in, std::vector<std::optional<Config>>
     why = std::to_string(p.registers) + " registers > " + std::to_string(in.s.max_registers);
   else
     return;
-  for (const auto& k : kTileKnobs) out.push_back(in.m.step(in.m.base, k, -1));
-  out.push_back(in.m.step(in.m.base, "STAGES", -1));
+  smaller_tile_or_fewer_stages(in, out);
 }
 
 // ptxas serialised the wgmma pipeline (C7511: not enough registers to keep the accumulators of
@@ -107,8 +112,7 @@ void wgmma_serialized(const RuleInput& in, std::vector<std::optional<Config>>& o
   const PtxasReport& p = ptxas_of(in.e);
   if (p.wgmma_serialized.empty()) return;
   why = "wgmma serialised by ptxas (" + wgmma_serialized_codes(p) + ")";
-  for (const auto& k : kTileKnobs) out.push_back(in.m.step(in.m.base, k, -1));
-  out.push_back(in.m.step(in.m.base, "STAGES", -1));
+  smaller_tile_or_fewer_stages(in, out);
 }
 
 // Shared-memory loads conflicting in banks: another SWIZZLE value (nearest first).
