@@ -208,6 +208,13 @@ typedef __nv_fp8_e4m3 IN_T;
 typedef __half IN_T;
 #endif
 
+#ifdef SDPA_TRACE  // diagnostics, not a knob (bench/timeline.py): clock64() stamps of MMA_PATH=3's steps, thread 0 of
+// every warpgroup of the blocks with a linear index below SDPA_TRACE; [block][warpgroup][ring position][event]
+extern "C" {  // (a definition with C linkage: bench/timeline.py finds it by this name)
+__device__ unsigned long long sdpa_trace[SDPA_TRACE][4][64][8];
+}
+#endif
+
 namespace sdpa {
 
 // ---- derived constants ----
@@ -1422,6 +1429,17 @@ __device__ __forceinline__ void store_o(const WarpState& ws, const Work& w, int 
 // epilogue no longer leave the tensor cores idle. The ring's position runs on across items.
 // Causal: an item's query tiles are taken last first (the most keys first, the fewest last).
 // =============================================================================================
+// Trace events (SDPA_TRACE): a consumer warpgroup's step j: TR_READY its operands are in (before the turn),
+// TR_TURN it may issue, TR_ISSUED both products issued, TR_S S_j landed, TR_SOFTMAX softmax j done, TR_PV
+// the P·V landed, TR_END P_j packed. The producer's tile g: TR_READY before waiting for the stage,
+// TR_TURN its TMA loads issued, TR_ISSUED (fp8) the rewrite of tile g - 1 published.
+enum : int { TR_READY = 0, TR_TURN = 1, TR_ISSUED = 2, TR_S = 3, TR_SOFTMAX = 4, TR_PV = 5, TR_END = 6 };
+__device__ __forceinline__ void trace(int g, int ev) {
+#ifdef SDPA_TRACE
+  const unsigned b = blockIdx.y * gridDim.x + blockIdx.x;
+  if (b < SDPA_TRACE && (threadIdx.x & 127) == 0 && g < 64) sdpa_trace[b][threadIdx.x >> 7][g][ev] = clock64();
+#endif
+}
 constexpr bool XFORM_V = IN_FP8;                 // the producer rewrites V (transposed or widened)
 // mbarriers, STAGES each: K landed, K free, V landed (TMA), V free (its P·V is done), X written;
 // then per Q buffer: Q landed (the producer warpgroup's cp.async), Q free (its last Q·Kᵀ is done)
@@ -1598,6 +1616,7 @@ __device__ __forceinline__ void fa3_producer(const Fa3Problem& P, unsigned char*
     load_tile<TILE_M, RB_IN, 128>(q_buf(smem, b), w.gQ, min(TILE_M, P.S - w.q0), ptid);
     asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(q_full_bar(w, b)) : "memory");
     for (int j = 0; j < w.n_tiles; ++j, ++g) {
+      trace(g, TR_READY);
       if (ptid == 0) {
         const int st = g % STAGES, kv0 = (w.t_begin + j) * TILE_N;
         if (g >= STAGES) fa3_wait(w, FA3_K_EMPTY, g - STAGES);
@@ -1615,7 +1634,9 @@ __device__ __forceinline__ void fa3_producer(const Fa3Problem& P, unsigned char*
           tma_load_3d(smem_u32(v_stage(smem, st)) + p * TILE_N * PANEL, w.vmap, p * PANEL / ESZ, kv0, w.bh,
                       fa3_bar(w, FA3_V_FULL, st));
       }
+      trace(g, TR_TURN);
       if (XFORM_V && g >= 1) fa3_rewrite_v(w, smem, g - 1, ptid);
+      trace(g, TR_ISSUED);
     }
   }
   if (XFORM_V && g >= 1) {
@@ -1660,7 +1681,9 @@ __device__ __forceinline__ void fa3_step(const Work& w, unsigned char* smem, con
   const int gj = g + j;
   fa3_wait(w, FA3_K_FULL, gj);
   fa3_wait(w, vfull, gj - 1);  // both operands in before the turn: no wait between the two issues
+  trace(gj, TR_READY);
   pp_turn(wg);
+  trace(gj, TR_TURN);
   wg_keep(pa);
   wg_keep(ws.o[0]);
   wg_fence();
@@ -1669,24 +1692,31 @@ __device__ __forceinline__ void fa3_step(const Work& w, unsigned char* smem, con
   fa3_pv_issue(ws.o[0], pa, pv_stage(smem, (gj - 1) % STAGES));  // O += P_{j-1} V_{j-1}
   wg_commit();
   pp_pass(wg, false);
+  trace(gj, TR_ISSUED);
 #if WG_PIPE  // knob WG_PIPE=1: softmax of tile j while P_{j-1}·V_{j-1} runs
   wg_wait<1>();
   wg_keep(s[0]);
+  trace(gj, TR_S);
   fa3_release(w, FA3_K_EMPTY, gj, lane);
   if (j == n - 1 && lane == 0) mbar_arrive(q_empty_bar(w, qb));
   warp_scores(ws, s, sQ, nullptr, wrow, lane, w, (w.t_begin + j) * TILE_N, MASK);
   fa3_softmax_done(ws, s[0]);
+  trace(gj, TR_SOFTMAX);
   wg_wait<0>();
   wg_keep(ws.o[0]);
+  trace(gj, TR_PV);
   fa3_release(w, FA3_V_EMPTY, gj - 1, lane);
 #else        // knob WG_PIPE=0: both products first
   wg_wait<0>();
   wg_keep(s[0]);
   wg_keep(ws.o[0]);
+  trace(gj, TR_S);
+  trace(gj, TR_PV);
   fa3_release(w, FA3_K_EMPTY, gj, lane);
   fa3_release(w, FA3_V_EMPTY, gj - 1, lane);
   if (j == n - 1 && lane == 0) mbar_arrive(q_empty_bar(w, qb));
   warp_scores(ws, s, sQ, nullptr, wrow, lane, w, (w.t_begin + j) * TILE_N, MASK);
+  trace(gj, TR_SOFTMAX);
 #endif
 #if LAZY_RESCALE  // knob LAZY_RESCALE=1: once the maxima settle, most tiles move none of the warp's 16
   if (__any_sync(0xffffffffu, ws.alpha[0][0] != 1.f || ws.alpha[0][1] != 1.f))
@@ -1699,6 +1729,7 @@ __device__ __forceinline__ void fa3_step(const Work& w, unsigned char* smem, con
         ws.o[0][dt][2 * h + 1] *= ws.alpha[0][h];
       }
   fa3_pack_p(pa, s[0]);
+  trace(gj, TR_END);
 }
 // Consumer warpgroups: threads 0 .. NUM_WARPS*32 - 1, warp w owns rows 16w .. 16w + 15 of each item.
 // One item: tiles g .. g + n - 1 of the ring; `last` is this block's last item (PINGPONG's bookkeeping).

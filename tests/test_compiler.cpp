@@ -803,6 +803,28 @@ TEST(ShippedProfiles, SdpaSharedBytesExpressionIsTheTemplates) {
   EXPECT_GE(checked, 40u);
 }
 
+// SDPA_TRACE (bench/timeline.py's stamps) is a diagnostic define, not a knob: with it an MMA_PATH=3 kernel
+// declares the stamp array and reads the clock in its steps; without it there is neither, so no searched
+// kernel carries them.
+TEST(ShippedProfiles, SdpaTraceStampsOnlyWhenAsked) {
+  TempDir t;
+  CompileCache cache(t.path / "cache");
+  const Profile p = load_profile(kSource / "profiles" / "sdpa_fp8pv_wgmma_d128.json");
+  Config c = p.baseline;
+  ASSERT_EQ(c.at("MMA_PATH"), 3);
+  CompileRequest plain = candidate_request(p, c, "compute_90a");
+  CompileRequest traced = plain;
+  traced.defines["SDPA_TRACE"] = "2";
+  const Build a = compile(plain, cache), b = compile(traced, cache);
+  ASSERT_TRUE(a.ok) << a.log;
+  ASSERT_TRUE(b.ok) << b.log;
+  const std::string pa = read_bytes(a.cubin_path), pb = read_bytes(b.cubin_path);
+  EXPECT_EQ(pa.find("sdpa_trace"), std::string::npos);
+  EXPECT_EQ(pa.find("%clock64"), std::string::npos);
+  EXPECT_NE(pb.find(".global .align 8 .b8 sdpa_trace[32768];"), std::string::npos) << pb.substr(0, 2000);  // 2 x 4 x 64 x 8 x 8 bytes
+  EXPECT_NE(pb.find("%clock64"), std::string::npos);
+}
+
 TEST(ForeignKernel, ProfileLoadsWithTemplatedEntryAndConstantTable) {
   const Profile p = load_profile(kSource / "tests/data/profiles/foreign_kernel.json");
   EXPECT_EQ(p.kernel.name, "foreign::scale<float, block_size_x, tile_size_x>");
