@@ -119,6 +119,11 @@
 #define LAZY_RESCALE 0   // MMA_PATH=3: 1 a warp none of whose rows' running max moved in this tile skips O's
                          // rescale (exact: alpha is 1 there), 0 every tile rescales O
 #endif
+#ifndef ROWSUM_MMA
+#define ROWSUM_MMA 0     // MMA_PATH=3 with PV_FP8=1: 1 the softmax's row sums come out of the P·V wgmma (8 rows of
+                         // e4m3 ones appended to V's transpose, N = HEAD_DIM + 8: the sum of the e4m3 P that P·V
+                         // used), 0 the softmax adds its probabilities (one FADD each)
+#endif
 #ifndef PERSIST
 #define PERSIST 0        // MMA_PATH=3: 1 a block per SM walks the query tiles (grid = min(tiles, SMs)), loading the
                          // next tile's Q and K/V while this one finishes; 0 a block per query tile
@@ -190,6 +195,8 @@ static_assert(PINGPONG == 0 || (PINGPONG == 1 && MMA_PATH == 3 && NUM_WARPS >= 8
               "PINGPONG=1 needs MMA_PATH=3 and NUM_WARPS 8 or 12 (two or three consumer warpgroups)");
 static_assert(PERSIST == 0 || (PERSIST == 1 && MMA_PATH == 3), "PERSIST=1 needs MMA_PATH=3");
 static_assert(LAZY_RESCALE == 0 || (LAZY_RESCALE == 1 && MMA_PATH == 3), "LAZY_RESCALE=1 needs MMA_PATH=3");
+static_assert(ROWSUM_MMA == 0 || (ROWSUM_MMA == 1 && MMA_PATH == 3 && PV_FP8 == 1),
+              "ROWSUM_MMA=1 needs MMA_PATH=3 and PV_FP8=1 (the ones are rows of the transposed e4m3 V)");
 static_assert(MIN_BLOCKS == 1 || MIN_BLOCKS == 2 || MIN_BLOCKS == 4, "MIN_BLOCKS must be 1, 2 or 4");
 static_assert(V_REGS == 0 || (V_REGS == 1 && MMA_PATH == 2 && IN_FP8 == 1 && QK_HOISTED && WG_PIPE == 0),
               "V_REGS=1 needs MMA_PATH=2 with IN_FP8=1 (the widened V copy) and Q·Kᵀ issued in block_mma");
@@ -265,7 +272,9 @@ constexpr int OFF_V  = OFF_K + STAGES * TILE_N * RS_IN;
 constexpr int OFF_KH = OFF_V + (V_REGS ? 0 : STAGES * TILE_N * RS_IN);  // (V_REGS=1: V has no ring stages)
 constexpr int OFF_VH = OFF_KH + (NEED_KH ? CONV_BUFS * TILE_N * RS_H : 0);
 constexpr int OFF_VT = OFF_VH + (NEED_VH ? CONV_BUFS * TILE_N * RS_H : 0);
-constexpr int OFF_S  = OFF_VT + (NEED_VT ? STAGES * TILE_N * RS_IN : 0);
+constexpr int VT_ROWS = HEAD_DIM + (ROWSUM_MMA ? 8 : 0);  // rows of a transposed V tile (ROWSUM_MMA: + 8 of ones)
+constexpr int VT_STAGE_BYTES = TILE_N * VT_ROWS;          // one transposed e4m3 tile
+constexpr int OFF_S  = OFF_VT + (NEED_VT ? STAGES * VT_STAGE_BYTES : 0);
 constexpr int OFF_P  = OFF_S + (MMA_PATH == 0 ? TILE_M * LDS * 4 : 0);
 constexpr int OFF_O  = OFF_P + (MMA_PATH == 0 && USE_WMMA_PV ? TILE_M * LDP * 2 : 0);
 constexpr int OFF_M  = OFF_O + (MMA_PATH == 0 ? TILE_M * LDO * 4 : 0);
@@ -939,6 +948,32 @@ WG_RS_N128(wg_rs, "k16.f32.f16.f16", "1, 1, 1, 1")
 WG_RS_N64(wg_rs8, "k32.f32.e4m3.e4m3", "1, 1, 1")      // scale-d, scale-a, scale-b
 WG_RS_N128(wg_rs8, "k32.f32.e4m3.e4m3", "1, 1, 1")
 #endif
+#if ROWSUM_MMA
+// knob ROWSUM_MMA=1: O(64 x HEAD_DIM) and the ones block's 8 columns (s) in one e4m3 wgmma, N = HEAD_DIM + 8
+__device__ __forceinline__ void wg_rs8s(float (&d)[8][4], float (&s)[1][4], const unsigned (&a)[4], unsigned long long b) {
+  asm volatile(
+      "wgmma.mma_async.sync.aligned.m64n72k32.f32.e4m3.e4m3 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35}, "
+      "{%36, %37, %38, %39}, %40, 1, 1, 1;\n"
+      : WG_D4(d, 0), WG_D4(d, 1), WG_D4(d, 2), WG_D4(d, 3), WG_D4(d, 4), WG_D4(d, 5), WG_D4(d, 6), WG_D4(d, 7),
+        WG_D4(s, 0)
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+}
+__device__ __forceinline__ void wg_rs8s(float (&d)[16][4], float (&s)[1][4], const unsigned (&a)[4], unsigned long long b) {
+  asm volatile(
+      "wgmma.mma_async.sync.aligned.m64n136k32.f32.e4m3.e4m3 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67}, "
+      "{%68, %69, %70, %71}, %72, 1, 1, 1;\n"
+      : WG_D4(d, 0), WG_D4(d, 1), WG_D4(d, 2), WG_D4(d, 3), WG_D4(d, 4), WG_D4(d, 5), WG_D4(d, 6), WG_D4(d, 7),
+        WG_D4(d, 8), WG_D4(d, 9), WG_D4(d, 10), WG_D4(d, 11), WG_D4(d, 12), WG_D4(d, 13), WG_D4(d, 14), WG_D4(d, 15),
+        WG_D4(s, 0)
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+}
+#endif
 
 template <int N>
 __device__ __forceinline__ void wg_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory"); }
@@ -992,8 +1027,17 @@ struct WarpState {
 #if WG_PIPE || MMA_PATH == 3
   float alpha[MT][2];      // WG_PIPE=1, MMA_PATH=3: this tile's rescale of O, applied once the previous P·V is done
 #endif
+#if ROWSUM_MMA
+  float lsum[1][4];        // knob ROWSUM_MMA=1: P·V's columns HEAD_DIM .. +7, each the running sum of rows g (0, 1), g+8 (2, 3)
+#endif
   unsigned qf[Q_IN_REGS ? MT : 1][Q_IN_REGS ? KS : 1][4];  // Q A-fragments
 };
+// knob ROWSUM_MMA=1: the running sums are wgmma accumulators like O, fenced with it
+__device__ __forceinline__ void wg_keep_sum(WarpState& ws) {
+#if ROWSUM_MMA
+  wg_keep(ws.lsum);
+#endif
+}
 
 __device__ __forceinline__ void load_q_frags(WarpState& ws, const unsigned char* sQ, int wrow, int lane) {
   if (Q_IN_REGS) {
@@ -1104,7 +1148,9 @@ __device__ __forceinline__ void warp_scores(WarpState& ws, Scores& s, const unsi
         for (int e = 2 * h; e < 2 * h + 2; ++e) {
           const float p = fast_exp2(fmaf(s[mt][nt][e], w.scale_log2, -m_p));  // this tile's probabilities
           s[mt][nt][e] = p;
+#if !ROWSUM_MMA  // (knob ROWSUM_MMA=1: P·V sums them)
           rs[nt % RS_WAYS] += p;
+#endif
         }
 #pragma unroll
       for (int i = 1; i < RS_WAYS; ++i) rs[0] += rs[i];
@@ -1378,9 +1424,13 @@ __device__ __forceinline__ void store_o(const WarpState& ws, const Work& w, int 
 #endif
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
+#if ROWSUM_MMA  // knob ROWSUM_MMA=1: every column of the ones block holds the whole row's sum
+      const float l = ws.lsum[0][2 * h];
+#else
       float l = ws.l[mt][h];
       l += __shfl_xor_sync(0xffffffffu, l, 1);
       l += __shfl_xor_sync(0xffffffffu, l, 2);
+#endif
       const float inv = l > 0.f ? w.v_descale / l : 0.f;
       const int row = w.q0 + wrow + mt * 16 + g + 8 * h;
       if (row < w.S) {
@@ -1500,7 +1550,7 @@ __device__ __forceinline__ void fa3_release(const Work& w, int kind, int j, int 
 // The stage that P·V reads for tile j: V itself (fp16), its widened copy, or its transpose.
 __device__ __forceinline__ const unsigned char* pv_stage(unsigned char* smem, int st) {
 #if PV_FP8
-  return smem + OFF_VT + st * TILE_N * RS_IN;
+  return smem + OFF_VT + st * VT_STAGE_BYTES;
 #elif IN_FP8
   return vh_buf(smem, st);
 #else
@@ -1530,18 +1580,26 @@ __device__ __forceinline__ void fa3_pack_p(PTile& a, const float (&p)[NTN][4]) {
 // panels of 32 keys, each HEAD_DIM rows of 32 bytes in the 32-byte swizzle (chunk c of row d at
 // c ^ ((d / 4) % 2)): one panel per P·V k-step. Byte offset of 16-key chunk b of row d:
 constexpr bool VT_PANELS = TILE_N != 64 && TILE_N != 128;
-constexpr int VT_PANEL_BYTES = HEAD_DIM * 32;  // one 32-key panel: HEAD_DIM rows of 32 bytes
+constexpr int VT_PANEL_BYTES = VT_ROWS * 32;  // one 32-key panel: HEAD_DIM (+ 8, ROWSUM_MMA) rows of 32 bytes
 __device__ __forceinline__ int vt_off(int d, int b) {
   if (VT_PANELS) return (b >> 1) * VT_PANEL_BYTES + d * 32 + (((b & 1) ^ ((d >> 2) & 1)) << 4);
   return tile_off<HEAD_DIM, TILE_N>(d, b);
 }
 // O += P·V: B is the transposed tile; one m64n{HEAD_DIM}k32 per 32 keys.
-__device__ __forceinline__ void fa3_pv_issue(float (&o)[NTD][4], const PTile& a, const unsigned char* sVt) {
+// knob ROWSUM_MMA=1: N = HEAD_DIM + 8, the last 8 rows of the tile ones, their products the row sums of P.
+__device__ __forceinline__ void fa3_pv_issue(WarpState& ws, const PTile& a, const unsigned char* sVt) {
   constexpr unsigned ROWB = VT_PANELS ? 32 : TILE_N, SBO = 8 * ROWB;
   constexpr unsigned LAYOUT = VT_PANELS ? 3 : TILE_N == 64 ? 2 : 1;  // 32-, 64-, 128-byte swizzle
   const unsigned long long dv = wg_desc(sVt, 16, SBO, LAYOUT);
 #pragma unroll
-  for (int q = 0; q < TILE_N / 32; ++q) wg_rs8(o, a[q], dv + ((VT_PANELS ? q * VT_PANEL_BYTES : q * 32) >> 4));
+  for (int q = 0; q < TILE_N / 32; ++q) {
+    const unsigned long long b = dv + ((VT_PANELS ? q * VT_PANEL_BYTES : q * 32) >> 4);
+#if ROWSUM_MMA
+    wg_rs8s(ws.o[0], ws.lsum, a[q], b);
+#else
+    wg_rs8(ws.o[0], a[q], b);
+#endif
+  }
 }
 __device__ __forceinline__ void stsm_x4(unsigned addr, unsigned r0, unsigned r1, unsigned r2, unsigned r3) {
   asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n"
@@ -1583,8 +1641,20 @@ __device__ __forceinline__ void transpose_v(unsigned char* vt, const unsigned ch
 // knob PV_FP8=0: P·V in fp16, P packed as MMA_PATH=2 does, V (or its widened copy) MN-major.
 typedef unsigned PTile[TILE_N / 16][4];
 __device__ __forceinline__ void fa3_pack_p(PTile& a, const float (&p)[NTN][4]) { wg_pack_p(a, p); }
-__device__ __forceinline__ void fa3_pv_issue(float (&o)[NTD][4], const PTile& a, const unsigned char* sV) {
-  wg_pv_issue(o, a, sV);
+__device__ __forceinline__ void fa3_pv_issue(WarpState& ws, const PTile& a, const unsigned char* sV) {
+  wg_pv_issue(ws.o[0], a, sV);
+}
+#endif
+#if ROWSUM_MMA
+// knob ROWSUM_MMA=1: the ones rows of every stage, written once (the transposes never touch them)
+__device__ __forceinline__ void fill_ones(unsigned char* smem, int ptid) {
+  constexpr int PANELS = VT_PANELS ? TILE_N / 32 : 1, ONES = (VT_PANELS ? 32 : TILE_N) * 8;  // bytes a panel
+  for (int i = ptid; i < STAGES * PANELS * ONES / 4; i += 128) {
+    const int st = i / (PANELS * ONES / 4), r = i % (PANELS * ONES / 4), pn = r / (ONES / 4), wd = r % (ONES / 4);
+    unsigned char* ones = smem + OFF_VT + st * VT_STAGE_BYTES + (VT_PANELS ? pn * VT_PANEL_BYTES + HEAD_DIM * 32
+                                                                             : HEAD_DIM * TILE_N);
+    reinterpret_cast<unsigned*>(ones)[wd] = 0x38383838u;  // e4m3 1.0 in every byte
+  }
 }
 #endif
 
@@ -1598,7 +1668,7 @@ __device__ __forceinline__ void fa3_rewrite_v(const Work& w, unsigned char* smem
   fa3_wait(w, FA3_V_FULL, g);
   if (g >= STAGES) fa3_wait(w, FA3_V_EMPTY, g - STAGES);
 #if PV_FP8  // knob PV_FP8=1: transpose
-  transpose_v(smem + OFF_VT + st * TILE_N * RS_IN, v_stage(smem, st), ptid);
+  transpose_v(smem + OFF_VT + st * VT_STAGE_BYTES, v_stage(smem, st), ptid);
 #else       // knob PV_FP8=0: widen
   convert_tile<TILE_N>(vh_buf(smem, st), v_stage(smem, st), ptid, 128);
 #endif
@@ -1608,6 +1678,9 @@ __device__ __forceinline__ void fa3_rewrite_v(const Work& w, unsigned char* smem
 }
 __device__ __forceinline__ void fa3_producer(const Fa3Problem& P, unsigned char* smem, int ptid) {
   constexpr int PANEL = RB_IN < 128 ? RB_IN : 128;  // bytes of a row per TMA box
+#if ROWSUM_MMA
+  fill_ones(smem, ptid);  // knob ROWSUM_MMA=1 (fenced for wgmma with the first rewritten tile, before its X_FULL)
+#endif
   int g = 0;
   for (int idx = fa3_first_item(P), k = 0; idx < P.items; idx = fa3_next_item(P, idx), ++k) {
     const Work w = fa3_work(P, idx);
@@ -1686,10 +1759,11 @@ __device__ __forceinline__ void fa3_step(const Work& w, unsigned char* smem, con
   trace(gj, TR_TURN);
   wg_keep(pa);
   wg_keep(ws.o[0]);
+  wg_keep_sum(ws);
   wg_fence();
   wg_qk_issue(s[0], sQ, k_stage(smem, gj % STAGES), wrow);   // S_j
   wg_commit();
-  fa3_pv_issue(ws.o[0], pa, pv_stage(smem, (gj - 1) % STAGES));  // O += P_{j-1} V_{j-1}
+  fa3_pv_issue(ws, pa, pv_stage(smem, (gj - 1) % STAGES));  // O += P_{j-1} V_{j-1}
   wg_commit();
   pp_pass(wg, false);
   trace(gj, TR_ISSUED);
@@ -1704,12 +1778,14 @@ __device__ __forceinline__ void fa3_step(const Work& w, unsigned char* smem, con
   trace(gj, TR_SOFTMAX);
   wg_wait<0>();
   wg_keep(ws.o[0]);
+  wg_keep_sum(ws);
   trace(gj, TR_PV);
   fa3_release(w, FA3_V_EMPTY, gj - 1, lane);
 #else        // knob WG_PIPE=0: both products first
   wg_wait<0>();
   wg_keep(s[0]);
   wg_keep(ws.o[0]);
+  wg_keep_sum(ws);
   trace(gj, TR_S);
   trace(gj, TR_PV);
   fa3_release(w, FA3_K_EMPTY, gj, lane);
@@ -1721,6 +1797,7 @@ __device__ __forceinline__ void fa3_step(const Work& w, unsigned char* smem, con
 #if LAZY_RESCALE  // knob LAZY_RESCALE=1: once the maxima settle, most tiles move none of the warp's 16
   if (__any_sync(0xffffffffu, ws.alpha[0][0] != 1.f || ws.alpha[0][1] != 1.f))
 #endif
+  {
 #pragma unroll
     for (int h = 0; h < 2; ++h)
 #pragma unroll
@@ -1728,6 +1805,11 @@ __device__ __forceinline__ void fa3_step(const Work& w, unsigned char* smem, con
         ws.o[0][dt][2 * h] *= ws.alpha[0][h];
         ws.o[0][dt][2 * h + 1] *= ws.alpha[0][h];
       }
+#if ROWSUM_MMA  // knob ROWSUM_MMA=1: the running sums are P·V's columns, rescaled with the rest of O
+#pragma unroll
+    for (int e = 0; e < 4; ++e) ws.lsum[0][e] *= ws.alpha[0][e >> 1];
+#endif
+  }
   fa3_pack_p(pa, s[0]);
   trace(gj, TR_END);
 }
@@ -1743,6 +1825,9 @@ __device__ __forceinline__ void fa3_item(const Work& w, unsigned char* smem, con
   for (int h = 0; h < 2; ++h) { ws.m[0][h] = neg_inf(); ws.l[0][h] = 0.f; }
 #pragma unroll
   for (int dt = 0; dt < NTD; ++dt) ws.o[0][dt][0] = ws.o[0][dt][1] = ws.o[0][dt][2] = ws.o[0][dt][3] = 0.f;
+#if ROWSUM_MMA
+  ws.lsum[0][0] = ws.lsum[0][1] = ws.lsum[0][2] = ws.lsum[0][3] = 0.f;
+#endif
 
   Scores s;
   PTile pa;
@@ -1773,12 +1858,14 @@ __device__ __forceinline__ void fa3_item(const Work& w, unsigned char* smem, con
   pp_turn(wg);
   wg_keep(pa);
   wg_keep(ws.o[0]);
+  wg_keep_sum(ws);
   wg_fence();
-  fa3_pv_issue(ws.o[0], pa, pv_stage(smem, (g + n - 1) % STAGES));
+  fa3_pv_issue(ws, pa, pv_stage(smem, (g + n - 1) % STAGES));
   wg_commit();
   pp_pass(wg, last);
   wg_wait<0>();
   wg_keep(ws.o[0]);
+  wg_keep_sum(ws);
   fa3_release(w, FA3_V_EMPTY, g + n - 1, lane);
   store_o(ws, w, wrow, lane);
 }

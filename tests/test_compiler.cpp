@@ -782,7 +782,8 @@ TEST(ShippedProfiles, SdpaSharedBytesExpressionIsTheTemplates) {
     // for each combination of the knobs its shared memory depends on
     std::set<std::vector<long>> fa3;
     for (const Config& c : whole)
-      if (c.at("MMA_PATH") == 3 && fa3.insert({c.at("TILE_M"), c.at("TILE_N"), c.at("STAGES"), c.at("PERSIST")}).second)
+      if (c.at("MMA_PATH") == 3 && fa3.insert({c.at("TILE_M"), c.at("TILE_N"), c.at("STAGES"), c.at("PERSIST"),
+                                               c.count("ROWSUM_MMA") ? c.at("ROWSUM_MMA") : 0}).second)
         sample.push_back(c);
     for (const Config& c : sample) {
       const auto bytes = launch_geometry(p.kernel, p.problems.front(), c).shared_bytes;

@@ -176,7 +176,7 @@ TEST(GpuGates, Fp8AttentionBaselinePassesGreenWithItsDescales) {
 // barriers, persistent, and with e4m3 P·V the O rescale skipped where no max moved: a wrong hand-over
 // hangs (a timeout naming the step) or races (GREEN fails), and the rows of the third warpgroup are
 // only right if its descriptors and epilogue start at row 128. Every problem passes through evo's gates.
-TEST(GpuGates, Fa3ThreeWarpgroupsAndLazyRescalePassGreen) {
+TEST(GpuGates, Fa3ThreeWarpgroupsLazyRescaleAndRowsumMmaPassGreen) {
   REQUIRE_GPU();
   struct Case {
     const char* profile;
@@ -189,6 +189,12 @@ TEST(GpuGates, Fa3ThreeWarpgroupsAndLazyRescalePassGreen) {
       {"profiles/sdpa_fp8pv_wgmma.json",
        {{"TILE_M", 128}, {"NUM_WARPS", 8}, {"TILE_N", 224}, {"STAGES", 3}, {"WG_PIPE", 1}, {"PERSIST", 1},
         {"PINGPONG", 0}, {"LAZY_RESCALE", 1}}},
+      // ROWSUM_MMA: the row sums from the P·V wgmma's ones columns, through 32-key panels (160 keys) and the
+      // 128-byte swizzle (128 keys); wrong ones rows or a missed rescale of the sums fail GREEN on every problem
+      {"profiles/sdpa_fp8pv_wgmma_d128.json",
+       {{"TILE_N", 160}, {"STAGES", 2}, {"WG_PIPE", 1}, {"PERSIST", 1}, {"PINGPONG", 1}, {"ROWSUM_MMA", 1}}},
+      {"profiles/sdpa_fp8pv_wgmma_d128.json",
+       {{"TILE_N", 128}, {"STAGES", 3}, {"WG_PIPE", 0}, {"PERSIST", 0}, {"PINGPONG", 0}, {"ROWSUM_MMA", 1}}},
   };
   for (const auto& c : cases) {
     const Profile p = load_profile(repo(c.profile));
