@@ -124,6 +124,11 @@
                          // e4m3 ones appended to V's transpose, N = HEAD_DIM + 8: the sum of the e4m3 P that P·V
                          // used), 0 the softmax adds its probabilities (one FADD each)
 #endif
+#ifndef ITEM_OVERLAP
+#define ITEM_OVERLAP 0   // MMA_PATH=3 with PERSIST=1: 1 an item's last P·V and the next item's first Q·Kᵀ go in one turn,
+                         // the next item's first softmax runs under that P·V, then the item's epilogue; 0 an item
+                         // ends with its last P·V alone and the next starts with its first Q·Kᵀ alone
+#endif
 #ifndef PERSIST
 #define PERSIST 0        // MMA_PATH=3: 1 a block per SM walks the query tiles (grid = min(tiles, SMs)), loading the
                          // next tile's Q and K/V while this one finishes; 0 a block per query tile
@@ -195,6 +200,8 @@ static_assert(PINGPONG == 0 || (PINGPONG == 1 && MMA_PATH == 3 && NUM_WARPS >= 8
               "PINGPONG=1 needs MMA_PATH=3 and NUM_WARPS 8 or 12 (two or three consumer warpgroups)");
 static_assert(PERSIST == 0 || (PERSIST == 1 && MMA_PATH == 3), "PERSIST=1 needs MMA_PATH=3");
 static_assert(LAZY_RESCALE == 0 || (LAZY_RESCALE == 1 && MMA_PATH == 3), "LAZY_RESCALE=1 needs MMA_PATH=3");
+static_assert(ITEM_OVERLAP == 0 || (ITEM_OVERLAP == 1 && MMA_PATH == 3 && PERSIST == 1),
+              "ITEM_OVERLAP=1 needs MMA_PATH=3 and PERSIST=1 (a block's next item)");
 static_assert(ROWSUM_MMA == 0 || (ROWSUM_MMA == 1 && MMA_PATH == 3 && PV_FP8 == 1),
               "ROWSUM_MMA=1 needs MMA_PATH=3 and PV_FP8=1 (the ones are rows of the transposed e4m3 V)");
 static_assert(MIN_BLOCKS == 1 || MIN_BLOCKS == 2 || MIN_BLOCKS == 4, "MIN_BLOCKS must be 1, 2 or 4");
@@ -1744,6 +1751,18 @@ __device__ __forceinline__ void fa3_softmax_done(WarpState& ws, float (&s)[NTN][
 #pragma unroll
   for (int h = 0; h < 2; ++h) asm volatile("" : "+f"(ws.m[0][h]), "+f"(ws.l[0][h]), "+f"(ws.alpha[0][h])::"memory");
 }
+// A turn's two products: S = Q·K_gᵀ (ring position g) and O += P·V_{g-1}, issued together.
+__device__ __forceinline__ void fa3_issue_turn(WarpState& ws, Scores& s, PTile& pa, unsigned char* smem,
+                                               const unsigned char* sQ, int g, int wrow) {
+  wg_keep(pa);
+  wg_keep(ws.o[0]);
+  wg_keep_sum(ws);
+  wg_fence();
+  wg_qk_issue(s[0], sQ, k_stage(smem, g % STAGES), wrow);
+  wg_commit();
+  fa3_pv_issue(ws, pa, pv_stage(smem, (g - 1) % STAGES));
+  wg_commit();
+}
 // One key tile j of an item, after the first: Q·K_jᵀ and P_{j-1}·V_{j-1} in one turn, then softmax j.
 template <bool MASK>
 __device__ __forceinline__ void fa3_step(const Work& w, unsigned char* smem, const unsigned char* sQ, int qb, int g,
@@ -1757,14 +1776,7 @@ __device__ __forceinline__ void fa3_step(const Work& w, unsigned char* smem, con
   trace(gj, TR_READY);
   pp_turn(wg);
   trace(gj, TR_TURN);
-  wg_keep(pa);
-  wg_keep(ws.o[0]);
-  wg_keep_sum(ws);
-  wg_fence();
-  wg_qk_issue(s[0], sQ, k_stage(smem, gj % STAGES), wrow);   // S_j
-  wg_commit();
-  fa3_pv_issue(ws, pa, pv_stage(smem, (gj - 1) % STAGES));  // O += P_{j-1} V_{j-1}
-  wg_commit();
+  fa3_issue_turn(ws, s, pa, smem, sQ, gj, wrow);
   pp_pass(wg, false);
   trace(gj, TR_ISSUED);
 #if WG_PIPE  // knob WG_PIPE=1: softmax of tile j while P_{j-1}·V_{j-1} runs
@@ -1813,25 +1825,23 @@ __device__ __forceinline__ void fa3_step(const Work& w, unsigned char* smem, con
   fa3_pack_p(pa, s[0]);
   trace(gj, TR_END);
 }
-// Consumer warpgroups: threads 0 .. NUM_WARPS*32 - 1, warp w owns rows 16w .. 16w + 15 of each item.
-// One item: tiles g .. g + n - 1 of the ring; `last` is this block's last item (PINGPONG's bookkeeping).
-__device__ __forceinline__ void fa3_item(const Work& w, unsigned char* smem, const unsigned char* sQ, int qb, int g,
-                                         bool last, int tid) {
-  const int warp = tid >> 5, lane = tid & 31, wrow = warp * 16, wg = warp >> 2;
-  const int vfull = XFORM_V ? FA3_X_FULL : FA3_V_FULL;
-  const int n = w.n_tiles;
-  WarpState ws;
-#pragma unroll
-  for (int h = 0; h < 2; ++h) { ws.m[0][h] = neg_inf(); ws.l[0][h] = 0.f; }
+// O and the running sums start over (an item's first tile, or ITEM_OVERLAP's hand-over after the epilogue).
+__device__ __forceinline__ void fa3_zero_o(WarpState& ws) {
 #pragma unroll
   for (int dt = 0; dt < NTD; ++dt) ws.o[0][dt][0] = ws.o[0][dt][1] = ws.o[0][dt][2] = ws.o[0][dt][3] = 0.f;
 #if ROWSUM_MMA
   ws.lsum[0][0] = ws.lsum[0][1] = ws.lsum[0][2] = ws.lsum[0][3] = 0.f;
 #endif
+}
+// An item's first tile: S_0 alone (O is still zero), softmax 0, P_0 packed.
+__device__ __forceinline__ void fa3_item_start(const Work& w, unsigned char* smem, const unsigned char* sQ, int qb,
+                                               int g, WarpState& ws, Scores& s, PTile& pa, int tid) {
+  const int warp = tid >> 5, lane = tid & 31, wrow = warp * 16, wg = warp >> 2;
+  const int n = w.n_tiles;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) { ws.m[0][h] = neg_inf(); ws.l[0][h] = 0.f; }
+  fa3_zero_o(ws);
 
-  Scores s;
-  PTile pa;
-  // tile 0: S_0 alone (O is still zero)
   fa3_wait(w, FA3_K_FULL, g);
   pp_turn(wg);
   wg_fence();
@@ -1844,7 +1854,11 @@ __device__ __forceinline__ void fa3_item(const Work& w, unsigned char* smem, con
   if (n == 1 && lane == 0) mbar_arrive(q_empty_bar(w, qb));  // the item's last Q·Kᵀ is done
   warp_scores(ws, s, sQ, nullptr, wrow, lane, w, w.t_begin * TILE_N);
   fa3_pack_p(pa, s[0]);
-
+}
+// An item's tiles 1 .. n - 1.
+__device__ __forceinline__ void fa3_item_steps(const Work& w, unsigned char* smem, const unsigned char* sQ, int qb,
+                                               int g, WarpState& ws, Scores& s, PTile& pa, int tid) {
+  const int n = w.n_tiles;
   // Tiles no row of this block masks (all keys < S, causal: before the first query row) take a softmax
   // with no masking branch: in one loop with the masked ones, the branch's merge point let ptxas put
   // the wait for P·V before the whole softmax (WARPGROUP.DEPBAR ahead of every MUFU.EX2 in the SASS),
@@ -1853,7 +1867,13 @@ __device__ __forceinline__ void fa3_item(const Work& w, unsigned char* smem, con
   const int n_free = max(1, min(n, kv_free / TILE_N));      // tiles 1 .. n_free - 1 need no mask
   for (int j = 1; j < n_free; ++j) fa3_step<false>(w, smem, sQ, qb, g, j, ws, s, pa, tid);
   for (int j = n_free; j < n; ++j) fa3_step<true>(w, smem, sQ, qb, g, j, ws, s, pa, tid);
-  // the last P·V
+}
+// An item's last P·V alone, then its epilogue. `last` is this block's last item (PINGPONG's bookkeeping).
+__device__ __forceinline__ void fa3_item_end(const Work& w, unsigned char* smem, int g, bool last, WarpState& ws,
+                                             PTile& pa, int tid) {
+  const int warp = tid >> 5, lane = tid & 31, wrow = warp * 16, wg = warp >> 2;
+  const int vfull = XFORM_V ? FA3_X_FULL : FA3_V_FULL;
+  const int n = w.n_tiles;
   fa3_wait(w, vfull, g + n - 1);
   pp_turn(wg);
   wg_keep(pa);
@@ -1869,11 +1889,86 @@ __device__ __forceinline__ void fa3_item(const Work& w, unsigned char* smem, con
   fa3_release(w, FA3_V_EMPTY, g + n - 1, lane);
   store_o(ws, w, wrow, lane);
 }
+// Consumer warpgroups: threads 0 .. NUM_WARPS*32 - 1, warp w owns rows 16w .. 16w + 15 of each item.
+// One item: tiles g .. g + n - 1 of the ring.
+__device__ __forceinline__ void fa3_item(const Work& w, unsigned char* smem, const unsigned char* sQ, int qb, int g,
+                                         bool last, int tid) {
+  WarpState ws;
+  Scores s;
+  PTile pa;
+  fa3_item_start(w, smem, sQ, qb, g, ws, s, pa, tid);
+  fa3_item_steps(w, smem, sQ, qb, g, ws, s, pa, tid);
+  fa3_item_end(w, smem, g, last, ws, pa, tid);
+}
+#if ITEM_OVERLAP
+// knob ITEM_OVERLAP=1: item w's last P·V and item wn's first Q·Kᵀ (ring position g + n) in one turn; wn's first
+// softmax runs under the P·V (as a step's does, WG_PIPE=1); then w's epilogue with its own sums, and O starts over.
+__device__ __forceinline__ void fa3_item_handover(const Work& w, const Work& wn, unsigned char* smem,
+                                                  const unsigned char* sQn, int qbn, int g, WarpState& ws, Scores& s,
+                                                  PTile& pa, int tid) {
+  const int warp = tid >> 5, lane = tid & 31, wrow = warp * 16, wg = warp >> 2;
+  const int vfull = XFORM_V ? FA3_X_FULL : FA3_V_FULL;
+  const int gn = g + w.n_tiles;
+  fa3_wait(w, FA3_K_FULL, gn);
+  fa3_wait(w, vfull, gn - 1);
+  pp_turn(wg);
+  fa3_issue_turn(ws, s, pa, smem, sQn, gn, wrow);  // S_0 of item wn, item w's last P·V
+  pp_pass(wg, false);
+  wg_wait<1>();
+  wg_keep(s[0]);
+  fa3_release(w, FA3_K_EMPTY, gn, lane);
+  if (wn.n_tiles == 1 && lane == 0) mbar_arrive(q_empty_bar(wn, qbn));  // item wn's last Q·Kᵀ is done
+  const float l_w[2] = {ws.l[0][0], ws.l[0][1]};  // item w's running sums (ROWSUM_MMA: in O's columns)
+#pragma unroll
+  for (int h = 0; h < 2; ++h) { ws.m[0][h] = neg_inf(); ws.l[0][h] = 0.f; }
+  warp_scores(ws, s, sQn, nullptr, wrow, lane, wn, wn.t_begin * TILE_N);
+  fa3_softmax_done(ws, s[0]);
+  wg_wait<0>();
+  wg_keep(ws.o[0]);
+  wg_keep_sum(ws);
+  fa3_release(w, FA3_V_EMPTY, gn - 1, lane);
+  const float l_wn[2] = {ws.l[0][0], ws.l[0][1]};
+  ws.l[0][0] = l_w[0];
+  ws.l[0][1] = l_w[1];
+  store_o(ws, w, wrow, lane);
+  ws.l[0][0] = l_wn[0];
+  ws.l[0][1] = l_wn[1];
+  fa3_zero_o(ws);
+  fa3_pack_p(pa, s[0]);
+}
+#endif
 __device__ __forceinline__ void fa3_consumer(const Fa3Problem& P, unsigned char* smem, int tid) {
 #if PINGPONG  // knob PINGPONG=1: warpgroup 0 issues first
   if ((tid >> 7) == NWG - 1) named_arrive(BAR_PP + 0, 2 * 128);
 #endif
   int g = 0;
+#if ITEM_OVERLAP  // knob ITEM_OVERLAP=1: one item's end and the next one's start share a turn
+  int idx = fa3_first_item(P);
+  if (idx >= P.items) return;
+  Work w = fa3_work(P, idx);
+  mbar_wait(q_full_bar(w, 0), 0);  // Q landed (the producer's cp.async: generic proxy)
+  async_proxy_fence();             // ... and is visible to this thread's wgmma reads
+  WarpState ws;
+  Scores s;
+  PTile pa;
+  fa3_item_start(w, smem, q_buf(smem, 0), 0, g, ws, s, pa, tid);
+  for (int k = 0;; ++k) {
+    const int qb = k & 1;
+    fa3_item_steps(w, smem, q_buf(smem, qb), qb, g, ws, s, pa, tid);
+    idx = fa3_next_item(P, idx);
+    if (idx >= P.items) {
+      fa3_item_end(w, smem, g, true, ws, pa, tid);
+      break;
+    }
+    const Work wn = fa3_work(P, idx);
+    const int qbn = (k + 1) & 1;
+    mbar_wait(q_full_bar(wn, qbn), ((k + 1) >> 1) & 1);
+    async_proxy_fence();
+    fa3_item_handover(w, wn, smem, q_buf(smem, qbn), qbn, g, ws, s, pa, tid);
+    g += w.n_tiles;
+    w = wn;
+  }
+#else
   for (int idx = fa3_first_item(P), k = 0; idx < P.items; ++k) {
     const Work w = fa3_work(P, idx);
     const int qb = k & 1;
@@ -1883,6 +1978,7 @@ __device__ __forceinline__ void fa3_consumer(const Fa3Problem& P, unsigned char*
     fa3_item(w, smem, q_buf(smem, qb), qb, g, idx >= P.items, tid);
     g += w.n_tiles;
   }
+#endif
 }
 
 // setmaxnreg: a block of NT threads starts with REG_CAP registers a thread (__launch_bounds__(NT, 1));

@@ -176,7 +176,7 @@ TEST(GpuGates, Fp8AttentionBaselinePassesGreenWithItsDescales) {
 // barriers, persistent, and with e4m3 P·V the O rescale skipped where no max moved: a wrong hand-over
 // hangs (a timeout naming the step) or races (GREEN fails), and the rows of the third warpgroup are
 // only right if its descriptors and epilogue start at row 128. Every problem passes through evo's gates.
-TEST(GpuGates, Fa3ThreeWarpgroupsLazyRescaleAndRowsumMmaPassGreen) {
+TEST(GpuGates, Fa3ThreeWarpgroupsLazyRescaleRowsumMmaAndItemOverlapPassGreen) {
   REQUIRE_GPU();
   struct Case {
     const char* profile;
@@ -193,6 +193,11 @@ TEST(GpuGates, Fa3ThreeWarpgroupsLazyRescaleAndRowsumMmaPassGreen) {
       // 128-byte swizzle (128 keys); wrong ones rows or a missed rescale of the sums fail GREEN on every problem
       {"profiles/sdpa_fp8pv_wgmma_d128.json",
        {{"TILE_N", 160}, {"STAGES", 2}, {"WG_PIPE", 1}, {"PERSIST", 1}, {"PINGPONG", 1}, {"ROWSUM_MMA", 1}}},
+      // ITEM_OVERLAP: each block's items hand over in one turn (PERSIST, several items a block on every problem
+      // but the small ones); a wrong turn count hangs, a wrong sum or an O not started over fails GREEN
+      {"profiles/sdpa_fp8pv_wgmma_d128.json",
+       {{"TILE_N", 192}, {"STAGES", 2}, {"WG_PIPE", 1}, {"PERSIST", 1}, {"PINGPONG", 1}, {"ROWSUM_MMA", 1},
+        {"ITEM_OVERLAP", 1}}},
       {"profiles/sdpa_fp8pv_wgmma_d128.json",
        {{"TILE_N", 128}, {"STAGES", 3}, {"WG_PIPE", 0}, {"PERSIST", 0}, {"PINGPONG", 0}, {"ROWSUM_MMA", 1}}},
   };
