@@ -1554,10 +1554,12 @@ __device__ __forceinline__ void fa3_release(const Work& w, int kind, int j, int 
   if (lane == 0) mbar_arrive(fa3_bar(w, kind, j % STAGES));
 }
 
+// Stage st of the transposed e4m3 V ring (PV_FP8=1).
+__device__ __forceinline__ unsigned char* vt_stage(unsigned char* smem, int st) { return smem + OFF_VT + st * VT_STAGE_BYTES; }
 // The stage that P·V reads for tile j: V itself (fp16), its widened copy, or its transpose.
 __device__ __forceinline__ const unsigned char* pv_stage(unsigned char* smem, int st) {
 #if PV_FP8
-  return smem + OFF_VT + st * VT_STAGE_BYTES;
+  return vt_stage(smem, st);
 #elif IN_FP8
   return vh_buf(smem, st);
 #else
@@ -1584,7 +1586,7 @@ __device__ __forceinline__ void fa3_pack_p(PTile& a, const float (&p)[NTN][4]) {
 }
 // The transposed tile: HEAD_DIM rows of TILE_N keys, K-major. TILE_N 64 or 128: TILE_N-byte rows in the
 // 64- or 128-byte swizzle (like K's rows for Q·Kᵀ). Wider tiles (160 .. 224 keys, no power of two) go in
-// panels of 32 keys, each HEAD_DIM rows of 32 bytes in the 32-byte swizzle (chunk c of row d at
+// panels of 32 keys, each HEAD_DIM rows (ROWSUM_MMA: + 8 of ones) of 32 bytes in the 32-byte swizzle (chunk c of row d at
 // c ^ ((d / 4) % 2)): one panel per P·V k-step. Byte offset of 16-key chunk b of row d:
 constexpr bool VT_PANELS = TILE_N != 64 && TILE_N != 128;
 constexpr int VT_PANEL_BYTES = VT_ROWS * 32;  // one 32-key panel: HEAD_DIM (+ 8, ROWSUM_MMA) rows of 32 bytes
@@ -1675,7 +1677,7 @@ __device__ __forceinline__ void fa3_rewrite_v(const Work& w, unsigned char* smem
   fa3_wait(w, FA3_V_FULL, g);
   if (g >= STAGES) fa3_wait(w, FA3_V_EMPTY, g - STAGES);
 #if PV_FP8  // knob PV_FP8=1: transpose
-  transpose_v(smem + OFF_VT + st * VT_STAGE_BYTES, v_stage(smem, st), ptid);
+  transpose_v(vt_stage(smem, st), v_stage(smem, st), ptid);
 #else       // knob PV_FP8=0: widen
   convert_tile<TILE_N>(vh_buf(smem, st), v_stage(smem, st), ptid, 128);
 #endif
@@ -1825,6 +1827,11 @@ __device__ __forceinline__ void fa3_step(const Work& w, unsigned char* smem, con
   fa3_pack_p(pa, s[0]);
   trace(gj, TR_END);
 }
+// An item's rows start over: no max yet, no sum (its first tile's softmax, at an item's start or ITEM_OVERLAP's hand-over).
+__device__ __forceinline__ void fa3_start_rows(WarpState& ws) {
+#pragma unroll
+  for (int h = 0; h < 2; ++h) { ws.m[0][h] = neg_inf(); ws.l[0][h] = 0.f; }
+}
 // O and the running sums start over (an item's first tile, or ITEM_OVERLAP's hand-over after the epilogue).
 __device__ __forceinline__ void fa3_zero_o(WarpState& ws) {
 #pragma unroll
@@ -1838,8 +1845,7 @@ __device__ __forceinline__ void fa3_item_start(const Work& w, unsigned char* sme
                                                int g, WarpState& ws, Scores& s, PTile& pa, int tid) {
   const int warp = tid >> 5, lane = tid & 31, wrow = warp * 16, wg = warp >> 2;
   const int n = w.n_tiles;
-#pragma unroll
-  for (int h = 0; h < 2; ++h) { ws.m[0][h] = neg_inf(); ws.l[0][h] = 0.f; }
+  fa3_start_rows(ws);
   fa3_zero_o(ws);
 
   fa3_wait(w, FA3_K_FULL, g);
@@ -1919,8 +1925,7 @@ __device__ __forceinline__ void fa3_item_handover(const Work& w, const Work& wn,
   fa3_release(w, FA3_K_EMPTY, gn, lane);
   if (wn.n_tiles == 1 && lane == 0) mbar_arrive(q_empty_bar(wn, qbn));  // item wn's last Q·Kᵀ is done
   const float l_w[2] = {ws.l[0][0], ws.l[0][1]};  // item w's running sums (ROWSUM_MMA: in O's columns)
-#pragma unroll
-  for (int h = 0; h < 2; ++h) { ws.m[0][h] = neg_inf(); ws.l[0][h] = 0.f; }
+  fa3_start_rows(ws);
   warp_scores(ws, s, sQn, nullptr, wrow, lane, wn, wn.t_begin * TILE_N);
   fa3_softmax_done(ws, s[0]);
   wg_wait<0>();
