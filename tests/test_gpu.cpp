@@ -176,11 +176,12 @@ TEST(GpuGates, Fp8AttentionBaselinePassesGreenWithItsDescales) {
 // barriers, persistent, and with e4m3 P·V the O rescale skipped where no max moved: a wrong hand-over
 // hangs (a timeout naming the step) or races (GREEN fails), and the rows of the third warpgroup are
 // only right if its descriptors and epilogue start at row 128. Every problem passes through evo's gates.
-TEST(GpuGates, Fa3ThreeWarpgroupsLazyRescaleRowsumMmaAndItemOverlapPassGreen) {
+TEST(GpuGates, Fa3ThreeWarpgroupsLazyRescaleRowsumMmaItemOverlapAndExpBeforeMaxPassGreen) {
   REQUIRE_GPU();
   struct Case {
     const char* profile;
     Config change;
+    bool rescore_every_rise = false;  // SDPA_RESCORE_RISE=0: EXP_BEFORE_MAX recomputes every row whose max rose
   };
   const std::vector<Case> cases = {
       {"profiles/sdpa_fp16_wgmma.json",
@@ -200,12 +201,31 @@ TEST(GpuGates, Fa3ThreeWarpgroupsLazyRescaleRowsumMmaAndItemOverlapPassGreen) {
         {"ITEM_OVERLAP", 1}}},
       {"profiles/sdpa_fp8pv_wgmma_d128.json",
        {{"TILE_N", 128}, {"STAGES", 3}, {"WG_PIPE", 0}, {"PERSIST", 0}, {"PINGPONG", 0}, {"ROWSUM_MMA", 1}}},
+      // EXP_BEFORE_MAX: the exponentials against each row's reference before the tile's max; rows that rose
+      // are rescaled (a wrong alpha or reference fails GREEN), and with SDPA_RESCORE_RISE=0 every row whose
+      // max rose past its headroom has its scores recomputed from global memory (masked and causal tiles too)
+      {"profiles/sdpa_fp8pv_wgmma_d128.json",
+       {{"TILE_N", 192}, {"STAGES", 2}, {"WG_PIPE", 1}, {"PERSIST", 1}, {"PINGPONG", 1}, {"ROWSUM_MMA", 1},
+        {"ITEM_OVERLAP", 1}, {"EXP_BEFORE_MAX", 1}}},
+      {"profiles/sdpa_fp8pv_wgmma_d128.json",
+       {{"TILE_N", 160}, {"STAGES", 2}, {"WG_PIPE", 0}, {"PERSIST", 0}, {"PINGPONG", 0}, {"EXP_BEFORE_MAX", 1}},
+       true},
   };
   for (const auto& c : cases) {
-    const Profile p = load_profile(repo(c.profile));
+    fs::path path = repo(c.profile);
+    if (c.rescore_every_rise) {  // the shipped profile with one more define, its files named absolutely
+      nlohmann::json j = nlohmann::json::parse(std::ifstream(path));
+      j["defines"]["SDPA_RESCORE_RISE"] = 0;
+      j["template"] = (path.parent_path() / j["template"].get<std::string>()).lexically_normal().string();
+      j["reference"]["template"] =
+          (path.parent_path() / j["reference"]["template"].get<std::string>()).lexically_normal().string();
+      path = temp_dir("evo-rescore") / path.filename();
+      std::ofstream(path) << j.dump(1);
+    }
+    const Profile p = load_profile(path);
     Config cfg = p.baseline;
     for (const auto& [k, v] : c.change) cfg[k] = v;
-    const Evaluation e = evaluator(repo(c.profile).string()).evaluate(Candidate{cfg, Origin{"test", "", {}}});
+    const Evaluation e = evaluator(path.string()).evaluate(Candidate{cfg, Origin{"test", "", {}}});
     ASSERT_EQ(e.status, Status::Measured) << c.profile << ": " << e.message;
     ASSERT_EQ(e.green.problems.size(), p.problems.size());
     for (const auto& r : e.green.problems) {

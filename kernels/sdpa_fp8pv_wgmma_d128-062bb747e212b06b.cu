@@ -1,23 +1,24 @@
-// sdpa_fp8pv_wgmma_d128-1645d78622f97f7b.cu: exported by evo 0.1.0 from evaluation 68 (run 1)
-// profile:   sdpa_fp8pv_wgmma_d128 (sdpa_fp8pv_wgmma_d128.json), template sdpa.cu (sha256 1d3fe5c346b283f9), entry sdpa_fwd
-// knobs:     ITEM_OVERLAP=1,MIN_BLOCKS=1,MMA_PATH=3,NUM_WARPS=8,PERSIST=1,PINGPONG=1,PV_FP8=1,ROWSUM_MMA=1,SPLIT_KV=1,STAGES=2,SWIZZLE=2,TILE_M=128,TILE_N=192,USE_CP_ASYNC=1,USE_TMA=1,USE_WMMA_PV=1,USE_WMMA_QK=1,V_REGS=0,WARP_SPEC=0,WG_PIPE=1
+// sdpa_fp8pv_wgmma_d128-062bb747e212b06b.cu: exported by evo 0.1.0 from evaluation 87 (run 1)
+// profile:   sdpa_fp8pv_wgmma_d128 (sdpa_fp8pv_wgmma_d128.json), template sdpa.cu (sha256 6987b7b731f6a7c7), entry sdpa_fwd
+// knobs:     EXP_BEFORE_MAX=1,ITEM_OVERLAP=1,MIN_BLOCKS=1,MMA_PATH=3,NUM_WARPS=8,PERSIST=1,PINGPONG=0,PV_FP8=1,ROWSUM_MMA=1,SPLIT_KV=1,STAGES=2,SWIZZLE=2,TILE_M=128,TILE_N=192,USE_CP_ASYNC=1,USE_TMA=1,USE_WMMA_PV=1,USE_WMMA_QK=1,V_REGS=0,WARP_SPEC=0,WG_PIPE=1
 // device:    NVIDIA H100 80GB HBM3, driver 13.0
-// measured:  long: median 342.2 us (cv 0.020, graph, 50 iters), 1.10x the baseline in the same run
+// measured:  long: median 331.3 us (cv 0.025, graph, 50 iters), 1.14x the baseline in the same run
 // GREEN:     passed on small tail tail_causal long prefill long_causal; sanitizer: passed
 // launch (long): grid (132,1,1) block (384,1,1) dynamic smem 184576 B; grid = (PERSIST * min(cdiv(S, TILE_M) * B * H, NUM_SMS) + (1 - PERSIST) * cdiv(S, TILE_M), PERSIST + (1 - PERSIST) * B * H, SPLIT_KV)
 // tensor map k_map (long): pass by value (const __grid_constant__ CUtensorMap), from cuTensorMapEncodeTiled over K: CU_TENSOR_MAP_DATA_TYPE_UINT8, dims {128, 4096, 32} = (D, S, B * H), byte strides {128, 524288}, box {128, 192, 1} = (D, TILE_N, 1), swizzle 128B, L2 promotion 128B, interleave NONE, element strides 1, OOB fill NONE
 // tensor map v_map (long): pass by value (const __grid_constant__ CUtensorMap), from cuTensorMapEncodeTiled over V: CU_TENSOR_MAP_DATA_TYPE_UINT8, dims {128, 4096, 32} = (D, S, B * H), byte strides {128, 524288}, box {128, 192, 1} = (D, TILE_N, 1), swizzle 128B, L2 promotion 128B, interleave NONE, element strides 1, OOB fill NONE
-// build:     nvcc -gencode arch=compute_90a,code=sm_90a -std=c++17 -c sdpa_fp8pv_wgmma_d128-1645d78622f97f7b.cu   (provenance: sdpa_fp8pv_wgmma_d128-1645d78622f97f7b.json)
+// build:     nvcc -gencode arch=compute_90a,code=sm_90a -std=c++17 -c sdpa_fp8pv_wgmma_d128-062bb747e212b06b.cu   (provenance: sdpa_fp8pv_wgmma_d128-062bb747e212b06b.json)
 // Generated file: do not edit by hand; re-export instead.
 
 #define HEAD_DIM 128  // fixed by the profile
 #define IN_FP8 1  // fixed by the profile
+#define EXP_BEFORE_MAX 1  // knob chosen by evo
 #define ITEM_OVERLAP 1  // knob chosen by evo
 #define MIN_BLOCKS 1  // knob chosen by evo
 #define MMA_PATH 3  // knob chosen by evo
 #define NUM_WARPS 8  // knob chosen by evo
 #define PERSIST 1  // knob chosen by evo
-#define PINGPONG 1  // knob chosen by evo
+#define PINGPONG 0  // knob chosen by evo
 #define PV_FP8 1  // knob chosen by evo
 #define ROWSUM_MMA 1  // knob chosen by evo
 #define SPLIT_KV 1  // knob chosen by evo
@@ -164,6 +165,12 @@
                          // the next item's first softmax runs under that P·V, then the item's epilogue; 0 an item
                          // ends with its last P·V alone and the next starts with its first Q·Kᵀ alone
 #endif
+#ifndef EXP_BEFORE_MAX
+#define EXP_BEFORE_MAX 0 // MMA_PATH=3: 1 a tile's exponentials start from the running max, not waiting for the tile's own
+                         // max (which is found beside them); a row whose max rose further than P's range allows has
+                         // its probabilities rescaled (and, past what fp32 holds, its scores recomputed); 0 the
+                         // tile's max first, then its exponentials
+#endif
 #ifndef PERSIST
 #define PERSIST 0        // MMA_PATH=3: 1 a block per SM walks the query tiles (grid = min(tiles, SMs)), loading the
                          // next tile's Q and K/V while this one finishes; 0 a block per query tile
@@ -237,6 +244,7 @@ static_assert(PERSIST == 0 || (PERSIST == 1 && MMA_PATH == 3), "PERSIST=1 needs 
 static_assert(LAZY_RESCALE == 0 || (LAZY_RESCALE == 1 && MMA_PATH == 3), "LAZY_RESCALE=1 needs MMA_PATH=3");
 static_assert(ITEM_OVERLAP == 0 || (ITEM_OVERLAP == 1 && MMA_PATH == 3 && PERSIST == 1),
               "ITEM_OVERLAP=1 needs MMA_PATH=3 and PERSIST=1 (a block's next item)");
+static_assert(EXP_BEFORE_MAX == 0 || (EXP_BEFORE_MAX == 1 && MMA_PATH == 3), "EXP_BEFORE_MAX=1 needs MMA_PATH=3");
 static_assert(ROWSUM_MMA == 0 || (ROWSUM_MMA == 1 && MMA_PATH == 3 && PV_FP8 == 1),
               "ROWSUM_MMA=1 needs MMA_PATH=3 and PV_FP8=1 (the ones are rows of the transposed e4m3 V)");
 static_assert(MIN_BLOCKS == 1 || MIN_BLOCKS == 2 || MIN_BLOCKS == 4, "MIN_BLOCKS must be 1, 2 or 4");
@@ -304,6 +312,10 @@ constexpr bool Q_IN_REGS = MMA_PATH < 2 && MT * RB_IN <= 256;  // else Q fragmen
 // PV_FP8=1: P is quantised to e4m3 as P * 2^P_SHIFT (<= 256 < 448), which keeps the small
 // probabilities out of e4m3's subnormals; l carries the same factor, so O / l is unchanged.
 constexpr float P_SHIFT = PV_FP8 ? 8.f : 0.f;
+// knob EXP_BEFORE_MAX=1 with e4m3 P: a row's reference (ws.m) is set 2^P_HEADROOM above its max, so that the max may
+// rise by P_HEADROOM + 0.75 before P leaves e4m3's range and the row is rescaled (set at the max, 44 % of the warps'
+// steps rescaled: c2). P's top is then 2^7, and its subnormals start 2^-13 below it rather than 2^-14.
+constexpr float P_HEADROOM = EXP_BEFORE_MAX && PV_FP8 ? 1.f : 0.f;
 
 // ---- shared-memory layout (bytes; every section is a multiple of 32: WMMA pointers need 32-byte alignment) ----
 constexpr int RS_Q   = MMA_PATH >= 1 ? RS_IN : RS_H;   // MMA_PATH=0 keeps Q as fp16
@@ -1105,10 +1117,28 @@ __device__ __forceinline__ float row_max_tree(const float (&t)[NTN][4], int e) {
   return m[0];
 }
 
-// First half of a K/V tile for one warp: S = Q·Kᵀ, mask, online softmax; s ends holding P.
+// Keys past the end and (causal) keys after the query: -inf (qw: the warp's first row).
+__device__ __forceinline__ void mask_scores(Scores& s, const Work& w, int qw, int kv0, int lane) {
+  const int g = lane >> 2, tq = lane & 3;
+  if (kv0 + TILE_N > w.S || (w.causal && kv0 + TILE_N - 1 > qw)) {
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < NTN; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int row = qw + mt * 16 + g + (e >> 1) * 8;
+          const int col = kv0 + nt * 8 + tq * 2 + (e & 1);
+          if (col >= w.S || (w.causal && col > row)) s[mt][nt][e] = neg_inf();
+        }
+  }
+}
+
+// First half of a K/V tile for one warp: S = Q·Kᵀ, mask, online softmax; s ends holding P. MAX_TREE: the row max
+// as a tree (MMA_PATH=3's, more registers) or a chain.
+template <bool MAX_TREE = MMA_PATH == 3>
 __device__ __forceinline__ void warp_scores(WarpState& ws, Scores& s, const unsigned char* sQ, const unsigned char* sK,
                                             int wrow, int lane, const Work& w, int kv0, bool may_mask = true) {
-  const int g = lane >> 2, tq = lane & 3;
   const int qw = w.q0 + wrow;  // global index of the warp's first row
 
   // A. S = Q·Kᵀ (raw products; scale applied in the softmax)
@@ -1147,34 +1177,24 @@ __device__ __forceinline__ void warp_scores(WarpState& ws, Scores& s, const unsi
 #endif
 
   // B. mask keys past the end and (causal) keys after the query
-  if (may_mask && (kv0 + TILE_N > w.S || (w.causal && kv0 + TILE_N - 1 > qw))) {
-#pragma unroll
-    for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-      for (int nt = 0; nt < NTN; ++nt)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int row = qw + mt * 16 + g + (e >> 1) * 8;
-          const int col = kv0 + nt * 8 + tq * 2 + (e & 1);
-          if (col >= w.S || (w.causal && col > row)) s[mt][nt][e] = neg_inf();
-        }
-  }
+  if (may_mask) mask_scores(s, w, qw, kv0, lane);
 
   // C. online softmax, rows g (h=0) and g+8 (h=1) of each 16-row tile
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-#if MMA_PATH == 3  // knob MMA_PATH=3: a tree (as a chain of NTN dependent steps it stalled fp8's softmax)
-      float mx = row_max_tree(s[mt], 2 * h);
-#else
       float mx = neg_inf();
+      if (MAX_TREE) {  // knob MMA_PATH=3: a tree (as a chain of NTN dependent steps it stalled fp8's softmax)
+        mx = row_max_tree(s[mt], 2 * h);
+      } else {
 #pragma unroll
-      for (int nt = 0; nt < NTN; ++nt) mx = fmaxf(mx, fmaxf(s[mt][nt][2 * h], s[mt][nt][2 * h + 1]));
-#endif
+        for (int nt = 0; nt < NTN; ++nt) mx = fmaxf(mx, fmaxf(s[mt][nt][2 * h], s[mt][nt][2 * h + 1]));
+      }
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));  // the 4 threads of a row
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-      const float m_new = fmaxf(ws.m[mt][h], mx * w.scale_log2);    // online softmax: running max
+      const float m_new = fmaxf(ws.m[mt][h], P_HEADROOM > 0.f ? mx * w.scale_log2 + P_HEADROOM  // (EXP_BEFORE_MAX)
+                                                               : mx * w.scale_log2);  // online softmax: running max
       const float m_use = m_new == neg_inf() ? 0.f : m_new;          // row masked so far: no inf - inf
 #if LAZY_RESCALE  // knob LAZY_RESCALE=1: alpha exactly 1 where the max stayed, so that fa3_step can skip
       const float alpha = m_new == ws.m[mt][h] ? 1.f : fast_exp2(ws.m[mt][h] - m_use);
@@ -1209,6 +1229,78 @@ __device__ __forceinline__ void warp_scores(WarpState& ws, Scores& s, const unsi
     }
 
 }
+
+#if EXP_BEFORE_MAX
+// knob EXP_BEFORE_MAX=1. A row's probabilities, taken against its reference, are at most P_TOP where the reference was
+// set (2^P_SHIFT, less the headroom), and may grow to P_KEEP as the row's max rises before they are rescaled: e4m3
+// P·V keeps them under its 448 (2^8.75 = 430), fp16 P far inside its range (2^8).
+__host__ __device__ constexpr float pow2(int n) { return n == 0 ? 1.f : 2.f * pow2(n - 1); }
+constexpr float P_BOUND = pow2((int)P_SHIFT);
+constexpr float P_TOP = pow2((int)(P_SHIFT - P_HEADROOM));
+constexpr float P_KEEP = PV_FP8 ? P_BOUND * 1.6817928f : P_BOUND * 256.f;
+// Past 2^SDPA_RESCORE_RISE above P_BOUND the exponentials taken against the old max may have overflowed fp32 (2^128),
+// so the scores are recomputed. A diagnostic define, not a knob: 0 sends every rise of a max through the
+// recomputation (its GREEN check).
+#ifndef SDPA_RESCORE_RISE
+#define SDPA_RESCORE_RISE 96
+#endif
+static_assert(SDPA_RESCORE_RISE >= 0 && SDPA_RESCORE_RISE <= 112, "SDPA_RESCORE_RISE: 0 .. 112 (2^(8 + 112) < 2^128)");
+constexpr float P_RESCORE = P_BOUND * pow2(SDPA_RESCORE_RISE);
+
+// The online softmax with its exponentials before the tile's max: they are taken against the running max as it
+// stands, so they wait for nothing but the scores, and the tile's max is then the max of its probabilities (found as
+// they come out of the exponentials, no longer ahead of them). Rows whose probabilities stay under P_KEEP keep their
+// reference (alpha exactly 1: O is not rescaled); a row above it moves its reference and has its probabilities and
+// sum scaled down to P_TOP; an infinite one (or past P_RESCORE, or a row with no max yet) returns true with ws
+// untouched, and the caller recomputes the scores.
+__device__ __forceinline__ bool softmax_before_max(WarpState& ws, float (&s)[NTN][4], const Work& w) {
+  float rs[2][RS_WAYS] = {};
+#pragma unroll
+  for (int nt = 0; nt < NTN; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      // (a row with no max yet: +inf or NaN, past P_RESCORE below)
+      const float p = fast_exp2(fmaf(s[nt][e], w.scale_log2, P_SHIFT - ws.m[0][e >> 1]));
+      s[nt][e] = p;
+#if !ROWSUM_MMA  // (knob ROWSUM_MMA=1: P·V sums them)
+      rs[e >> 1][nt % RS_WAYS] += p;
+#endif
+    }
+  float pmax[2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    pmax[h] = row_max_tree(s, 2 * h);
+    pmax[h] = fmaxf(pmax[h], __shfl_xor_sync(0xffffffffu, pmax[h], 1));  // the 4 threads of a row
+    pmax[h] = fmaxf(pmax[h], __shfl_xor_sync(0xffffffffu, pmax[h], 2));
+  }
+  if (__any_sync(0xffffffffu, !(pmax[0] <= P_RESCORE) || !(pmax[1] <= P_RESCORE))) return true;
+  float alpha[2] = {1.f, 1.f};
+  if (__any_sync(0xffffffffu, pmax[0] > P_KEEP || pmax[1] > P_KEEP)) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+      if (pmax[h] > P_KEEP) {
+        alpha[h] = __fdividef(P_TOP, pmax[h]);                      // 2^(m - m_new)
+        ws.m[0][h] += __log2f(pmax[h]) - (P_SHIFT - P_HEADROOM);   // m_new: the row's max (within ex2's error) + headroom
+      }
+#pragma unroll
+    for (int nt = 0; nt < NTN; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) s[nt][e] *= alpha[e >> 1];
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+      for (int i = 0; i < RS_WAYS; ++i) rs[h][i] *= alpha[h];
+  }
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+#pragma unroll
+    for (int i = 1; i < RS_WAYS; ++i) rs[h][0] += rs[h][i];
+    ws.l[0][h] = ws.l[0][h] * alpha[h] + rs[h][0];
+    ws.alpha[0][h] = alpha[h];
+  }
+  return false;
+}
+#endif
 
 // Second half: O += P·V (P from registers as fp16 A-fragments, V fp16 through ldmatrix.trans).
 // fp8 V: ldmatrix.trans on byte pairs gives lane (g, t) keys 2t, 2t+1 of the columns 2g, 2g+1 of a
@@ -1589,10 +1681,12 @@ __device__ __forceinline__ void fa3_release(const Work& w, int kind, int j, int 
   if (lane == 0) mbar_arrive(fa3_bar(w, kind, j % STAGES));
 }
 
+// Stage st of the transposed e4m3 V ring (PV_FP8=1).
+__device__ __forceinline__ unsigned char* vt_stage(unsigned char* smem, int st) { return smem + OFF_VT + st * VT_STAGE_BYTES; }
 // The stage that P·V reads for tile j: V itself (fp16), its widened copy, or its transpose.
 __device__ __forceinline__ const unsigned char* pv_stage(unsigned char* smem, int st) {
 #if PV_FP8
-  return smem + OFF_VT + st * VT_STAGE_BYTES;
+  return vt_stage(smem, st);
 #elif IN_FP8
   return vh_buf(smem, st);
 #else
@@ -1619,7 +1713,7 @@ __device__ __forceinline__ void fa3_pack_p(PTile& a, const float (&p)[NTN][4]) {
 }
 // The transposed tile: HEAD_DIM rows of TILE_N keys, K-major. TILE_N 64 or 128: TILE_N-byte rows in the
 // 64- or 128-byte swizzle (like K's rows for Q·Kᵀ). Wider tiles (160 .. 224 keys, no power of two) go in
-// panels of 32 keys, each HEAD_DIM rows of 32 bytes in the 32-byte swizzle (chunk c of row d at
+// panels of 32 keys, each HEAD_DIM rows (ROWSUM_MMA: + 8 of ones) of 32 bytes in the 32-byte swizzle (chunk c of row d at
 // c ^ ((d / 4) % 2)): one panel per P·V k-step. Byte offset of 16-key chunk b of row d:
 constexpr bool VT_PANELS = TILE_N != 64 && TILE_N != 128;
 constexpr int VT_PANEL_BYTES = VT_ROWS * 32;  // one 32-key panel: HEAD_DIM (+ 8, ROWSUM_MMA) rows of 32 bytes
@@ -1710,7 +1804,7 @@ __device__ __forceinline__ void fa3_rewrite_v(const Work& w, unsigned char* smem
   fa3_wait(w, FA3_V_FULL, g);
   if (g >= STAGES) fa3_wait(w, FA3_V_EMPTY, g - STAGES);
 #if PV_FP8  // knob PV_FP8=1: transpose
-  transpose_v(smem + OFF_VT + st * VT_STAGE_BYTES, v_stage(smem, st), ptid);
+  transpose_v(vt_stage(smem, st), v_stage(smem, st), ptid);
 #else       // knob PV_FP8=0: widen
   convert_tile<TILE_N>(vh_buf(smem, st), v_stage(smem, st), ptid, 128);
 #endif
@@ -1786,36 +1880,93 @@ __device__ __forceinline__ void fa3_softmax_done(WarpState& ws, float (&s)[NTN][
 #pragma unroll
   for (int h = 0; h < 2; ++h) asm volatile("" : "+f"(ws.m[0][h]), "+f"(ws.l[0][h]), "+f"(ws.alpha[0][h])::"memory");
 }
+// A turn's two products: S = Q·K_gᵀ (ring position g) and O += P·V_{g-1}, issued together.
+__device__ __forceinline__ void fa3_issue_turn(WarpState& ws, Scores& s, PTile& pa, unsigned char* smem,
+                                               const unsigned char* sQ, int g, int wrow) {
+  wg_keep(pa);
+  wg_keep(ws.o[0]);
+  wg_keep_sum(ws);
+  wg_fence();
+  wg_qk_issue(s[0], sQ, k_stage(smem, g % STAGES), wrow);
+  wg_commit();
+  fa3_pv_issue(ws, pa, pv_stage(smem, (g - 1) % STAGES));
+  wg_commit();
+}
+#if EXP_BEFORE_MAX  // knob EXP_BEFORE_MAX=1
+// S = Q·Kᵀ again, by this warp alone, from global memory (mma.sync, its fragments loaded straight from Q's and K's
+// rows: 4 bytes at 4t of each 16 of a 32-byte k-step, fp16 or e4m3 alike), for the rare tile whose probabilities
+// went past P_RESCORE after they had overwritten the scores. K_j and Q are not kept in shared memory for it: the
+// producer needs K_j's stage back as early as before (held to the softmax's end, it waited 3x longer for a stage).
+// The head's pointers come from the problem in shared memory (the consumers' Work need not keep them), and rows and
+// keys past S are clamped rather than predicated (predicated, fp16 D=64 with three consumer warpgroups spilled).
+__device__ __forceinline__ void warp_rescore(float (&s)[NTN][4], const Fa3Problem& P, const Work& w, int wrow, int kv0,
+                                             int lane) {
+  const int g = lane >> 2, t4 = (lane & 3) * 4;
+  // rows g and g + 8 of the warp's 16, keys g of each 8. Past S they read row S - 1: such a row is never stored,
+  // such a key is masked.
+  const long long head = (long long)w.bh * w.S;
+  const unsigned char* q0 = P.Q + (head + min(w.q0 + wrow + g, w.S - 1)) * RB_IN + t4;
+  const unsigned char* q1 = P.Q + (head + min(w.q0 + wrow + g + 8, w.S - 1)) * RB_IN + t4;
+#pragma unroll
+  for (int nt = 0; nt < NTN; ++nt) {
+    s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.f;
+    const unsigned char* k = P.K + (head + min(kv0 + nt * 8 + g, w.S - 1)) * RB_IN + t4;
+#pragma unroll 1
+    for (int c = 0; c < RB_IN; c += 32) {
+      const unsigned a[4] = {__ldg((const unsigned*)(q0 + c)), __ldg((const unsigned*)(q1 + c)),
+                             __ldg((const unsigned*)(q0 + c + 16)), __ldg((const unsigned*)(q1 + c + 16))};
+      mma_qk(s[nt], a, __ldg((const unsigned*)(k + c)), __ldg((const unsigned*)(k + c + 16)));
+    }
+  }
+}
+#endif
+// Tile j's softmax (ring position gj), after K_j (and at the item's last tile Q) are released. pv_done: P_{j-1}·V_{j-1}
+// is done (WG_PIPE=0), and V_{j-1} is released too. Returns true where fa3_redo must recompute the scores (knob
+// EXP_BEFORE_MAX=1).
+__device__ __forceinline__ bool fa3_scores(const Work& w, const unsigned char* sQ, int qb, int gj, int j, WarpState& ws,
+                                           Scores& s, int wrow, int lane, bool mask, bool pv_done) {
+  fa3_release(w, FA3_K_EMPTY, gj, lane);
+  if (pv_done) fa3_release(w, FA3_V_EMPTY, gj - 1, lane);
+  if (j == w.n_tiles - 1 && lane == 0) mbar_arrive(q_empty_bar(w, qb));
+#if EXP_BEFORE_MAX  // knob EXP_BEFORE_MAX=1: the exponentials against the running max, the tile's max after them
+  if (mask) mask_scores(s, w, w.q0 + wrow, (w.t_begin + j) * TILE_N, lane);
+  return softmax_before_max(ws, s[0], w);
+#else
+  warp_scores(ws, s, sQ, nullptr, wrow, lane, w, (w.t_begin + j) * TILE_N, mask);
+  return false;
+#endif
+}
+// knob EXP_BEFORE_MAX=1: a tile whose probabilities overflowed gets S again and the exact softmax, once no wgmma is
+// in flight (inside the P·V's flight, this branch made ptxas spill and serialise the wgmma: C7512).
+__device__ __forceinline__ void fa3_redo(bool redo, const Work& w, const unsigned char* smem, int j, WarpState& ws,
+                                         Scores& s, int wrow, int lane, bool mask) {
+#if EXP_BEFORE_MAX
+  if (redo) {
+    warp_rescore(s[0], *reinterpret_cast<const Fa3Problem*>(smem + OFF_BAR + 160), w, wrow, (w.t_begin + j) * TILE_N, lane);
+    warp_scores<false>(ws, s, nullptr, nullptr, wrow, lane, w, (w.t_begin + j) * TILE_N, mask);  // (fewer registers)
+  }
+#endif
+}
 // One key tile j of an item, after the first: Q·K_jᵀ and P_{j-1}·V_{j-1} in one turn, then softmax j.
 template <bool MASK>
 __device__ __forceinline__ void fa3_step(const Work& w, unsigned char* smem, const unsigned char* sQ, int qb, int g,
                                          int j, WarpState& ws, Scores& s, PTile& pa, int tid) {
   const int warp = tid >> 5, lane = tid & 31, wrow = warp * 16, wg = warp >> 2;
   const int vfull = XFORM_V ? FA3_X_FULL : FA3_V_FULL;
-  const int n = w.n_tiles;
   const int gj = g + j;
   fa3_wait(w, FA3_K_FULL, gj);
   fa3_wait(w, vfull, gj - 1);  // both operands in before the turn: no wait between the two issues
   trace(gj, TR_READY);
   pp_turn(wg);
   trace(gj, TR_TURN);
-  wg_keep(pa);
-  wg_keep(ws.o[0]);
-  wg_keep_sum(ws);
-  wg_fence();
-  wg_qk_issue(s[0], sQ, k_stage(smem, gj % STAGES), wrow);   // S_j
-  wg_commit();
-  fa3_pv_issue(ws, pa, pv_stage(smem, (gj - 1) % STAGES));  // O += P_{j-1} V_{j-1}
-  wg_commit();
+  fa3_issue_turn(ws, s, pa, smem, sQ, gj, wrow);
   pp_pass(wg, false);
   trace(gj, TR_ISSUED);
 #if WG_PIPE  // knob WG_PIPE=1: softmax of tile j while P_{j-1}·V_{j-1} runs
   wg_wait<1>();
   wg_keep(s[0]);
   trace(gj, TR_S);
-  fa3_release(w, FA3_K_EMPTY, gj, lane);
-  if (j == n - 1 && lane == 0) mbar_arrive(q_empty_bar(w, qb));
-  warp_scores(ws, s, sQ, nullptr, wrow, lane, w, (w.t_begin + j) * TILE_N, MASK);
+  const bool redo = fa3_scores(w, sQ, qb, gj, j, ws, s, wrow, lane, MASK, false);
   fa3_softmax_done(ws, s[0]);
   trace(gj, TR_SOFTMAX);
   wg_wait<0>();
@@ -1823,6 +1974,7 @@ __device__ __forceinline__ void fa3_step(const Work& w, unsigned char* smem, con
   wg_keep_sum(ws);
   trace(gj, TR_PV);
   fa3_release(w, FA3_V_EMPTY, gj - 1, lane);
+  fa3_redo(redo, w, smem, j, ws, s, wrow, lane, MASK);
 #else        // knob WG_PIPE=0: both products first
   wg_wait<0>();
   wg_keep(s[0]);
@@ -1830,13 +1982,11 @@ __device__ __forceinline__ void fa3_step(const Work& w, unsigned char* smem, con
   wg_keep_sum(ws);
   trace(gj, TR_S);
   trace(gj, TR_PV);
-  fa3_release(w, FA3_K_EMPTY, gj, lane);
-  fa3_release(w, FA3_V_EMPTY, gj - 1, lane);
-  if (j == n - 1 && lane == 0) mbar_arrive(q_empty_bar(w, qb));
-  warp_scores(ws, s, sQ, nullptr, wrow, lane, w, (w.t_begin + j) * TILE_N, MASK);
+  fa3_redo(fa3_scores(w, sQ, qb, gj, j, ws, s, wrow, lane, MASK, true), w, smem, j, ws, s, wrow, lane, MASK);
   trace(gj, TR_SOFTMAX);
 #endif
-#if LAZY_RESCALE  // knob LAZY_RESCALE=1: once the maxima settle, most tiles move none of the warp's 16
+#if LAZY_RESCALE || EXP_BEFORE_MAX  // knob LAZY_RESCALE=1: once the maxima settle, most tiles move none of the warp's 16
+                                    // rows (EXP_BEFORE_MAX=1: none moves its reference by RISE_KEEP or less)
   if (__any_sync(0xffffffffu, ws.alpha[0][0] != 1.f || ws.alpha[0][1] != 1.f))
 #endif
   {
@@ -1855,6 +2005,11 @@ __device__ __forceinline__ void fa3_step(const Work& w, unsigned char* smem, con
   fa3_pack_p(pa, s[0]);
   trace(gj, TR_END);
 }
+// An item's rows start over: no max yet, no sum (its first tile's softmax, at an item's start or ITEM_OVERLAP's hand-over).
+__device__ __forceinline__ void fa3_start_rows(WarpState& ws) {
+#pragma unroll
+  for (int h = 0; h < 2; ++h) { ws.m[0][h] = neg_inf(); ws.l[0][h] = 0.f; }
+}
 // O and the running sums start over (an item's first tile, or ITEM_OVERLAP's hand-over after the epilogue).
 __device__ __forceinline__ void fa3_zero_o(WarpState& ws) {
 #pragma unroll
@@ -1868,8 +2023,7 @@ __device__ __forceinline__ void fa3_item_start(const Work& w, unsigned char* sme
                                                int g, WarpState& ws, Scores& s, PTile& pa, int tid) {
   const int warp = tid >> 5, lane = tid & 31, wrow = warp * 16, wg = warp >> 2;
   const int n = w.n_tiles;
-#pragma unroll
-  for (int h = 0; h < 2; ++h) { ws.m[0][h] = neg_inf(); ws.l[0][h] = 0.f; }
+  fa3_start_rows(ws);
   fa3_zero_o(ws);
 
   fa3_wait(w, FA3_K_FULL, g);
@@ -1942,22 +2096,14 @@ __device__ __forceinline__ void fa3_item_handover(const Work& w, const Work& wn,
   fa3_wait(w, FA3_K_FULL, gn);
   fa3_wait(w, vfull, gn - 1);
   pp_turn(wg);
-  wg_keep(pa);
-  wg_keep(ws.o[0]);
-  wg_keep_sum(ws);
-  wg_fence();
-  wg_qk_issue(s[0], sQn, k_stage(smem, gn % STAGES), wrow);  // S_0 of item wn
-  wg_commit();
-  fa3_pv_issue(ws, pa, pv_stage(smem, (gn - 1) % STAGES));  // item w's last P·V
-  wg_commit();
+  fa3_issue_turn(ws, s, pa, smem, sQn, gn, wrow);  // S_0 of item wn, item w's last P·V
   pp_pass(wg, false);
   wg_wait<1>();
   wg_keep(s[0]);
   fa3_release(w, FA3_K_EMPTY, gn, lane);
   if (wn.n_tiles == 1 && lane == 0) mbar_arrive(q_empty_bar(wn, qbn));  // item wn's last Q·Kᵀ is done
   const float l_w[2] = {ws.l[0][0], ws.l[0][1]};  // item w's running sums (ROWSUM_MMA: in O's columns)
-#pragma unroll
-  for (int h = 0; h < 2; ++h) { ws.m[0][h] = neg_inf(); ws.l[0][h] = 0.f; }
+  fa3_start_rows(ws);
   warp_scores(ws, s, sQn, nullptr, wrow, lane, wn, wn.t_begin * TILE_N);
   fa3_softmax_done(ws, s[0]);
   wg_wait<0>();
