@@ -646,8 +646,8 @@ void write_dispatch(const Profile& p, const std::vector<ExportedKernel>& ks, con
   h << "// Generated file: do not edit by hand; re-export instead.\n#pragma once\n#include <cmath>\n\nnamespace " << ns
     << " {\n\nstruct Sizes {\n";
   for (const auto& n : size_names) h << "  double " << identifier(n) << ";\n";
-  const bool sms = uses_device_sms(p) && std::find(size_names.begin(), size_names.end(), "NUM_SMS") == size_names.end();
-  if (sms) h << "  double NUM_SMS = 132;  // the GPU's multiprocessor count (cudaDevAttrMultiProcessorCount)\n";
+  const bool sms = uses_device_sms(p) && std::find(size_names.begin(), size_names.end(), kDeviceSmsVar) == size_names.end();
+  if (sms) h << "  double " << kDeviceSmsVar << " = 132;  // the GPU's multiprocessor count (cudaDevAttrMultiProcessorCount)\n";
   h << "};\n\nstruct Kernel {\n  const char* problem;  // tuned on\n  const char* file;     // the exported .cu\n"
     << "  const char* entry;    // its entry point\n  Sizes tuned;\n  double p50_us;       // measured on the tuned problem\n};\n\n"
     << "inline constexpr int kKernels = " << ks.size() << ";\ninline const Kernel kTable[kKernels] = {\n";
@@ -661,7 +661,7 @@ void write_dispatch(const Profile& p, const std::vector<ExportedKernel>& ks, con
   auto var_for = [&](const Config& c) {
     return [&, c](const std::string& name) -> std::string {
       if (std::find(size_names.begin(), size_names.end(), name) != size_names.end()) return "s." + identifier(name);
-      if (name == "NUM_SMS" && sms) return "s.NUM_SMS";
+      if (name == kDeviceSmsVar && sms) return std::string("s.") + kDeviceSmsVar;
       if (auto it = c.find(name); it != c.end()) return std::to_string(it->second);
       if (auto it = p.kernel.defines.find(name); it != p.kernel.defines.end()) return "(" + it->second + ")";
       throw UserError("--dispatch: profile " + p.name + ": '" + name + "' is neither a size, a knob nor a define");

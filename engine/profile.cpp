@@ -358,7 +358,7 @@ Profile load_profile(const std::filesystem::path& path) {
 
   std::vector<std::string> vars = size_names;
   for (const auto& k : p.knobs) vars.push_back(k.name);
-  vars.push_back("NUM_SMS");  // the device's multiprocessor count (expression_vars; docs/profiles.md)
+  vars.push_back(kDeviceSmsVar);  // the device's multiprocessor count (expression_vars; docs/profiles.md)
   auto with_defines = [&](const KernelSpec& ks) {
     std::vector<std::string> v = vars;
     for (const auto& [name, value] : ks.defines) {
@@ -570,7 +570,7 @@ Profile load_profile(const std::filesystem::path& path) {
     auto reference_vars = [&](const std::map<std::string, std::string>& defines) {
       std::vector<std::string> rv = size_names;
       for (const auto& [name, _] : defines) rv.push_back(name);
-      rv.push_back("NUM_SMS");
+      rv.push_back(kDeviceSmsVar);
       return rv;
     };
     if (rr.has("command")) {

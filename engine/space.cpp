@@ -30,7 +30,7 @@ void set_device_sms(int sms) {
 
 Vars expression_vars(const KernelSpec& k, const Problem& p, const Config& c) {
   Vars v(p.sizes.begin(), p.sizes.end());
-  v.emplace("NUM_SMS", device_sms());  // a size of that name wins; a define or knob below overrides
+  v.emplace(kDeviceSmsVar, device_sms());  // a size of that name wins; a define or knob below overrides
   for (const auto& [name, value] : k.defines) {
     char* end = nullptr;
     double d = std::strtod(value.c_str(), &end);
@@ -41,7 +41,7 @@ Vars expression_vars(const KernelSpec& k, const Problem& p, const Config& c) {
 }
 
 bool uses_device_sms(const Profile& p) {
-  static const std::regex word(R"((^|[^A-Za-z0-9_])NUM_SMS([^A-Za-z0-9_]|$))");
+  static const std::regex word(std::string("(^|[^A-Za-z0-9_])") + kDeviceSmsVar + "([^A-Za-z0-9_]|$)");
   auto in = [&](const std::string& e) { return std::regex_search(e, word); };
   std::vector<const KernelSpec*> ks{&p.kernel};
   for (const auto& k : p.later_launches) ks.push_back(&k);

@@ -53,6 +53,8 @@ class KnobSpace {
 // the profile names a size, define or knob so.
 Vars expression_vars(const KernelSpec& k, const Problem& p, const Config& c);
 
+// The name expressions read the multiprocessor count by.
+inline constexpr const char* kDeviceSmsVar = "NUM_SMS";
 // NUM_SMS's value: 132 (H100 SXM, H200) until evo knows its device; the worker process sets its own
 // device's, a run its (first) device's, so geometry, features and exports agree with what launches.
 int device_sms();

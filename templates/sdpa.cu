@@ -277,8 +277,9 @@ constexpr bool Q_IN_REGS = MMA_PATH < 2 && MT * RB_IN <= 256;  // else Q fragmen
 // probabilities out of e4m3's subnormals; l carries the same factor, so O / l is unchanged.
 constexpr float P_SHIFT = PV_FP8 ? 8.f : 0.f;
 // knob EXP_BEFORE_MAX=1 with e4m3 P: a row's reference (ws.m) is set 2^P_HEADROOM above its max, so that the max may
-// rise by P_HEADROOM + 0.75 before P leaves e4m3's range and the row is rescaled (set at the max, 44 % of the warps'
-// steps rescaled: c2). P's top is then 2^7, and its subnormals start 2^-13 below it rather than 2^-14.
+// rise by P_HEADROOM + 0.75 before P leaves e4m3's range and the row is rescaled (set at the max, 44 % of a warp's
+// steps would rescale on Gaussian scores, and the knob gained 2 % where it could gain 7 %: docs/results/sdpa-fa3.md).
+// P's top is then 2^7, and its subnormals start 2^-13 below it rather than 2^-14.
 constexpr float P_HEADROOM = EXP_BEFORE_MAX && PV_FP8 ? 1.f : 0.f;
 
 // ---- shared-memory layout (bytes; every section is a multiple of 32: WMMA pointers need 32-byte alignment) ----
@@ -299,6 +300,7 @@ constexpr int OFF_M  = OFF_O + (MMA_PATH == 0 ? TILE_M * LDO * 4 : 0);
 constexpr int OFF_L  = OFF_M + (MMA_PATH == 0 ? TILE_M * 4 : 0);
 constexpr int OFF_BAR = OFF_L + (MMA_PATH == 0 ? TILE_M * 4 : 0);    // MMA_PATH=3: the ring's mbarriers
 constexpr int MAIN_BYTES = OFF_BAR + (MMA_PATH == 3 ? 256 : 0);
+constexpr int OFF_PROBLEM = OFF_BAR + 160;  // MMA_PATH=3: the problem (Fa3Problem), after the mbarriers
 // SPLIT_KV>1 (MMA_PATH 1 or 2): the mailbox where the other splits' partial states of the 16-row tiles
 // this block owns arrive (split_exchange), after everything above so that it is free from the start,
 // then the mbarrier that counts their bytes. A partial is one warp's registers for one 16-row tile:
@@ -1906,7 +1908,8 @@ __device__ __forceinline__ void fa3_redo(bool redo, const Work& w, const unsigne
                                          Scores& s, int wrow, int lane, bool mask) {
 #if EXP_BEFORE_MAX
   if (redo) {
-    warp_rescore(s[0], *reinterpret_cast<const Fa3Problem*>(smem + OFF_BAR + 160), w, wrow, (w.t_begin + j) * TILE_N, lane);
+    const Fa3Problem& P = *reinterpret_cast<const Fa3Problem*>(smem + OFF_PROBLEM);
+    warp_rescore(s[0], P, w, wrow, (w.t_begin + j) * TILE_N, lane);
     warp_scores<false>(ws, s, nullptr, nullptr, wrow, lane, w, (w.t_begin + j) * TILE_N, mask);  // (fewer registers)
   }
 #endif
@@ -1950,7 +1953,7 @@ __device__ __forceinline__ void fa3_step(const Work& w, unsigned char* smem, con
   trace(gj, TR_SOFTMAX);
 #endif
 #if LAZY_RESCALE || EXP_BEFORE_MAX  // knob LAZY_RESCALE=1: once the maxima settle, most tiles move none of the warp's 16
-                                    // rows (EXP_BEFORE_MAX=1: none moves its reference by RISE_KEEP or less)
+                                    // rows (EXP_BEFORE_MAX=1: none whose probabilities stay under P_KEEP)
   if (__any_sync(0xffffffffu, ws.alpha[0][0] != 1.f || ws.alpha[0][1] != 1.f))
 #endif
   {
@@ -2170,8 +2173,8 @@ __device__ __forceinline__ void fa3_kernel(unsigned char* smem, const IN_T* Q, c
       (PERSIST ? gridDim.y != 1 || (int)gridDim.x > n_q * B * H : gridDim.y != B * H || (int)gridDim.x != n_q))
     __trap();
   unsigned char* base = smem + ((1024u - (smem_u32(smem) & 1023u)) & 1023u);  // the swizzle atoms' alignment
-  static_assert(sizeof(Fa3Problem) <= 96, "MMA_PATH=3: the problem must fit the 96 bytes after the mbarriers");
-  Fa3Problem& P = *reinterpret_cast<Fa3Problem*>(base + OFF_BAR + 160);
+  static_assert(OFF_PROBLEM + sizeof(Fa3Problem) <= MAIN_BYTES, "MMA_PATH=3: the problem must fit after the mbarriers");
+  Fa3Problem& P = *reinterpret_cast<Fa3Problem*>(base + OFF_PROBLEM);
   if (threadIdx.x == 0) {
     P.n_q = n_q;
     P.items = n_q * B * H;
