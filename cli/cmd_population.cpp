@@ -14,6 +14,7 @@
 
 #include "cli/commands.h"
 #include "cli/table.h"
+#include "engine/buffers.h"
 #include "engine/compiler.h"
 #include "engine/data_dir.h"
 #include "engine/error.h"
@@ -259,8 +260,10 @@ int cmd_show_elites(const Globals& g, const ElitesArgs& a) {
 
 // The profile an exported kernel is built from: the run's own. A replay run's is its landscape,
 // which holds the knob space but no template: then the profile the landscape names (shipped), or
-// the one given with --profile, whose space must hold the exported configuration.
-Profile profile_for_export(const std::optional<RunInfo>& run, const StoredEvaluation& pick, const std::string& given) {
+// the one given with --profile, whose space must hold the exported configuration. A knob the profile
+// gained after the landscape was recorded takes its baseline value in pick (the template's behaviour
+// before the knob, as for every knob added since: their baselines are 0, "off"), and the export says so.
+Profile profile_for_export(const std::optional<RunInfo>& run, StoredEvaluation& pick, const std::string& given) {
   const bool replay = run && run->device.rfind("replay:", 0) == 0;
   if (!replay) {
     if (!given.empty() && fs::exists(given)) return load_profile(given);
@@ -278,6 +281,15 @@ Profile profile_for_export(const std::optional<RunInfo>& run, const StoredEvalua
   if (p.name != pick.key.profile)
     throw UserError("--profile " + given + " is profile " + p.name + ", the replayed landscape is of profile " +
                     pick.key.profile + "; " + how);
+  std::string added;
+  for (const auto& k : p.knobs)
+    if (!pick.eval.config.count(k.name) && p.baseline.count(k.name)) {
+      pick.eval.config[k.name] = p.baseline.at(k.name);
+      added += (added.empty() ? "" : ",") + k.name + "=" + std::to_string(p.baseline.at(k.name));
+    }
+  if (!added.empty())
+    spdlog::warn("evaluation {} was recorded before profile {} had {}: exported with the baseline's value ({})", pick.id,
+                 p.name, added.find(',') == std::string::npos ? "this knob" : "these knobs", added);
   if (auto why = KnobSpace(p).why_invalid(pick.eval.config))
     throw UserError("profile " + p.path.string() + " does not hold the replayed configuration " +
                     config_text(pick.eval.config) + ": " + *why + "; " + how);
@@ -374,11 +386,11 @@ void make_folder(const fs::path& to) {
 
 fs::path torch_module() { return data_dir() / "python" / "evo_torch.py"; }
 
-ExportedKernel export_kernel(Store& s, const StoredEvaluation& chosen, const std::string& given_profile, const fs::path& to,
+ExportedKernel export_kernel(Store& s, StoredEvaluation chosen, const std::string& given_profile, const fs::path& to,
                              const ExportOptions& xo) {
-  const auto& ev = chosen.eval;
   auto run = s.run(chosen.run_id);
   Profile p = profile_for_export(run, chosen, given_profile);
+  const auto& ev = chosen.eval;
   if (xo.cubins)
     if (auto why = why_not_torch(p)) throw UserError("--torch: profile " + p.name + ": " + *why);
 
@@ -496,6 +508,16 @@ ExportedKernel export_kernel(Store& s, const StoredEvaluation& chosen, const std
                  "} = (" + list(m.box) + "), swizzle " + bytes_enum(t.swizzle_bytes) + ", L2 promotion " +
                  bytes_enum(t.l2_promotion_bytes) + ", interleave NONE, element strides 1, OOB fill NONE\n";
   }
+  // Scratch a caller must allocate (and keep between launches, for kernels that leave state there for the next).
+  std::string scratch_text;
+  for (const auto& b : p.buffers) {
+    if (b.role != BufferRole::Scratch) continue;
+    std::int64_t n = 1;
+    for (const auto d : buffer_shape(b, p.kernel, obj, ev.config)) n *= d;
+    scratch_text += (scratch_text.empty() ? "// scratch (" + obj.name + "): " : "; ") + b.name + " " + std::to_string(n) + " " +
+                    dtype_name(b.dtype) + (b.init.kind == InitSpec::Kind::Zeros ? ", zeros before the first launch" : "");
+  }
+  if (!scratch_text.empty()) scratch_text += " (shapes: " + p.path.filename().string() + " or the .json beside this file)\n";
   std::ostringstream h;
   h << "// " << stem << ".cu: exported by evo " << EVO_VERSION << " from evaluation " << chosen.id << " (run "
     << chosen.run_id << ")\n"
@@ -515,6 +537,7 @@ ExportedKernel export_kernel(Store& s, const StoredEvaluation& chosen, const std
                                   " launches, in this order, on the same buffers (the launch line above is the first's):\n"
                             : std::string())
     << launches_text
+    << scratch_text
     << maps_text
     << "// build:     nvcc " << nvcc_arch_flags(p.arch) << " -std=c++17 -c " << stem << ".cu   (provenance: " << stem
     << ".json)\n"
@@ -764,7 +787,7 @@ int cmd_export(const Globals& g, const ExportArgs& a) {
     if (a.torch) write_dispatch(profile_for_export(s.run(k.pick.run_id), k.pick, a.profile), {k}, a.to, true);
     return 0;
   }
-  const StoredEvaluation& first = best.begin()->second;
+  StoredEvaluation first = best.begin()->second;
   const Profile p = profile_for_export(s.run(first.run_id), first, a.profile);
   std::vector<ExportedKernel> ks;
   // A configuration best on several problems is one file with one entry (named after its first

@@ -649,6 +649,11 @@ TEST(CliExport, SeveralLaunchesAreExportedInTheirOrder) {
   EXPECT_NE(two, std::string::npos) << text.substr(0, 2500);
   EXPECT_LT(one, two);
   EXPECT_NE(text.find("#define FINAL_BLOCK 128"), std::string::npos);
+  // the scratch a caller allocates, at the objective's sizes: cdiv(N, BLOCK * ITEMS) partial sums
+  EXPECT_NE(text.find("// scratch (main): PARTIAL 2048 f32, zeros before the first launch (shapes: reduce_sum.json or the "
+                      ".json beside this file)"),
+            std::string::npos)
+      << text.substr(0, 2500);
   EXPECT_NE(text.find("void __launch_bounds__(FINAL_BLOCK) final_sum("), std::string::npos) << "both kernels' source";
 
   const fs::path nvcc = fs::path(EVO_CUDA_HOME) / "bin" / "nvcc";
