@@ -792,12 +792,18 @@ TEST(CliExport, DispatchHeaderSizesAPersistentGridByTheDevicesSmCount) {
   ASSERT_EQ(r.code, 0) << r.err;
   r = run_evo({"--db", db.string(), "export", "best", "--dispatch", "--to", out.string()}, t.path);
   ASSERT_EQ(r.code, 0) << r.err;
+  // the landscape predates STREAM_K: the export takes its baseline value (off) and says so
+  EXPECT_NE((r.out + r.err).find("recorded before profile sdpa_fp8pv_wgmma had this knob: exported with the baseline's "
+                                  "value (STREAM_K=0)"),
+            std::string::npos)
+      << r.out << r.err;
   const std::string h = read_bytes(out / "sdpa_fp8pv_wgmma_dispatch.h");
   EXPECT_NE(h.find("double NUM_SMS = 132;"), std::string::npos) << h;
   const json table = json::parse(read_bytes(out / "sdpa_fp8pv_wgmma_dispatch.json"));
   ASSERT_EQ(table["entries"].size(), 1u);  // a replay measures the objective problem only
   const json knobs = json::parse(read_bytes(out / table["entries"][0]["export"].get<std::string>()))["knobs"];
   ASSERT_EQ(knobs["PERSIST"], 1) << knobs.dump();
+  EXPECT_EQ(knobs["STREAM_K"], 0) << knobs.dump();
   write_text(t.path / "grid.cpp", R"(#include "sdpa_fp8pv_wgmma_dispatch.h"
 #include <cstdio>
 int main() {

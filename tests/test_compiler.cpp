@@ -720,6 +720,19 @@ TEST(ShippedProfiles, AttentionTemplateRefusesIllegalKnobsNamingThem) {
   const Build b3 = compile(candidate_request(fp16_64, three, "sm_90a"), cache);
   EXPECT_TRUE(b3.ok) << b3.log;
   EXPECT_EQ(b3.ptxas.spill_stores, 0) << b3.log;
+  // ... and persistent, with STREAM_K's shares: the producer copies Q a chunk at a time (Q_LEAN) so that it keeps 32
+  // registers and the consumers their 160 (with 48 it left them 152: 80 bytes spilled, the wgmma serialised)
+  Config lean = three;
+  lean["PERSIST"] = 1;
+  lean["STREAM_K"] = 1;
+  const Build bl = compile(candidate_request(fp16_64, lean, "sm_90a"), cache);
+  EXPECT_TRUE(bl.ok) << bl.log;
+  EXPECT_EQ(bl.ptxas.spill_stores, 0) << bl.log;
+  EXPECT_EQ(bl.log.find("C7512"), std::string::npos) << bl.log;
+  lean["PERSIST"] = 0;  // STREAM_K divides a persistent block's items
+  const Build bs = compile(candidate_request(fp16_64, lean, "sm_90a"), cache);
+  EXPECT_FALSE(bs.ok);
+  EXPECT_NE(bs.log.find("STREAM_K=1 needs MMA_PATH=3 and PERSIST=1"), std::string::npos) << bs.log;
   three["MMA_PATH"] = 2;
   three["PINGPONG"] = 0;
   three["WG_PIPE"] = 0;
@@ -783,7 +796,8 @@ TEST(ShippedProfiles, SdpaSharedBytesExpressionIsTheTemplates) {
     std::set<std::vector<long>> fa3;
     for (const Config& c : whole)
       if (c.at("MMA_PATH") == 3 && fa3.insert({c.at("TILE_M"), c.at("TILE_N"), c.at("STAGES"), c.at("PERSIST"),
-                                               c.count("ROWSUM_MMA") ? c.at("ROWSUM_MMA") : 0}).second)
+                                               c.count("ROWSUM_MMA") ? c.at("ROWSUM_MMA") : 0,
+                                               c.count("STREAM_K") ? c.at("STREAM_K") : 0}).second)
         sample.push_back(c);
     for (const Config& c : sample) {
       const auto bytes = launch_geometry(p.kernel, p.problems.front(), c).shared_bytes;

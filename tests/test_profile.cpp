@@ -10,6 +10,7 @@
 #include <random>
 #include <set>
 
+#include "engine/buffers.h"
 #include "engine/error.h"
 #include "engine/expr.h"
 #include "engine/hash.h"
@@ -415,6 +416,30 @@ TEST(Launch, NumSmsIsTheDevicesMultiprocessorCountWith132Before) {
   evo::set_device_sms(0);  // not a count: ignored
   EXPECT_EQ(evo::device_sms(), 114);
   evo::set_device_sms(132);
+}
+
+// STREAM_K's halves live in partial_o and its tickets in split_counter: a slot per block of the persistent grid
+// (at most NUM_SMS), 2 x (D/2 + 6) floats a consumer thread and a ticket a warp; one element without the knob.
+TEST(Launch, StreamKScratchIsSizedByTheDevicesGrid) {
+  const auto p = evo::load_profile(kSource / "profiles/sdpa_fp16_wgmma.json");
+  const evo::Problem& longp = *p.find_problem("long");
+  auto size = [&](const std::string& name, const evo::Config& c) {
+    for (const auto& b : p.buffers)
+      if (b.name == name) return evo::buffer_shape(b, p.kernel, longp, c).at(0);
+    ADD_FAILURE() << "no buffer " << name;
+    return std::int64_t{0};
+  };
+  evo::Config c = p.baseline;
+  for (const auto& [k, v] : evo::Config{{"MMA_PATH", 3}, {"TILE_M", 192}, {"TILE_N", 128}, {"NUM_WARPS", 12},
+                                        {"USE_TMA", 1}, {"PERSIST", 1}, {"STREAM_K", 0}})
+    c[k] = v;
+  EXPECT_EQ(size("partial_o", c), 1);
+  EXPECT_EQ(size("split_counter", c), 1);
+  c["STREAM_K"] = 1;
+  ASSERT_EQ(evo::device_sms(), 132);
+  EXPECT_EQ(size("partial_o", c), 132 * 2 * (64 / 2 + 6) * 12 * 32 + 1);
+  EXPECT_EQ(size("split_counter", c), 132 * 12 + 1);
+  EXPECT_EQ(evo::launch_geometry(p.kernel, longp, c).grid[0], 132u);  // the grid the slots are counted for
 }
 
 TEST(Launch, GeometryEvaluatesProfileExpressions) {

@@ -337,11 +337,16 @@ class Runner:
         self.fn(grid, block, self.args(bufs, desc, prob, scale), shared_mem=smem, stream=stream)
 
 
-def scratch(torch, prob, split_max=4, tile_min=32):
+def scratch(torch, prob, split_max=4, tile_min=32, warps_max=12):
+    """partial_o, partial_ml, split_counter, large enough for any configuration of the profiles: SPLIT_KV's
+    partial rows, and STREAM_K's halves (a slot per block of at most NUM_SMS: 2 x (D/2 + 6) values a consumer
+    thread of at most 12 warps, and a ticket a warp). The tickets start at zero; every launch leaves them so."""
     B, H, S, D = (prob["sizes"][k] for k in "BHSD")
-    po = torch.empty(split_max, B, H, S, D, device="cuda", dtype=torch.float32)
+    sms = device_sms()
+    po = torch.empty(max(split_max * B * H * S * D, sms * 2 * (D // 2 + 6) * warps_max * 32), device="cuda",
+                     dtype=torch.float32)
     pml = torch.empty(split_max, B, H, S, 2, device="cuda", dtype=torch.float32)
-    cnt = torch.zeros(B * H * cdiv(S, tile_min), device="cuda", dtype=torch.int32)
+    cnt = torch.zeros(max(B * H * cdiv(S, tile_min), sms * warps_max), device="cuda", dtype=torch.int32)
     return po, pml, cnt
 
 

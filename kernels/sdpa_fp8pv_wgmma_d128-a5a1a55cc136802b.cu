@@ -1,13 +1,13 @@
-// sdpa_fp8pv_wgmma_d128-062bb747e212b06b.cu: exported by evo 0.1.0 from evaluation 87 (run 1)
-// profile:   sdpa_fp8pv_wgmma_d128 (sdpa_fp8pv_wgmma_d128.json), template sdpa.cu (sha256 6987b7b731f6a7c7), entry sdpa_fwd
-// knobs:     EXP_BEFORE_MAX=1,ITEM_OVERLAP=1,MIN_BLOCKS=1,MMA_PATH=3,NUM_WARPS=8,PERSIST=1,PINGPONG=0,PV_FP8=1,ROWSUM_MMA=1,SPLIT_KV=1,STAGES=2,SWIZZLE=2,TILE_M=128,TILE_N=192,USE_CP_ASYNC=1,USE_TMA=1,USE_WMMA_PV=1,USE_WMMA_QK=1,V_REGS=0,WARP_SPEC=0,WG_PIPE=1
+// sdpa_fp8pv_wgmma_d128-a5a1a55cc136802b.cu: exported by evo 0.1.0 from evaluation 92 (run 1)
+// profile:   sdpa_fp8pv_wgmma_d128 (sdpa_fp8pv_wgmma_d128.json), template sdpa.cu (sha256 8e421ee6850c9bfb), entry sdpa_fwd
+// knobs:     EXP_BEFORE_MAX=1,ITEM_OVERLAP=1,MIN_BLOCKS=1,MMA_PATH=3,NUM_WARPS=8,PERSIST=1,PINGPONG=0,PV_FP8=1,ROWSUM_MMA=1,SPLIT_KV=1,STAGES=2,STREAM_K=1,SWIZZLE=2,TILE_M=128,TILE_N=192,USE_CP_ASYNC=1,USE_TMA=1,USE_WMMA_PV=1,USE_WMMA_QK=1,V_REGS=0,WARP_SPEC=0,WG_PIPE=1
 // device:    NVIDIA H100 80GB HBM3, driver 13.0
-// measured:  long: median 331.3 us (cv 0.025, graph, 50 iters), 1.14x the baseline in the same run
+// measured:  long: median 332.8 us (cv 0.015, graph, 50 iters), 1.13x the baseline in the same run
 // GREEN:     passed on small tail tail_causal long prefill long_causal; sanitizer: passed
-// launch (long): grid (132,1,1) block (384,1,1) dynamic smem 184576 B; grid = (PERSIST * min(cdiv(S, TILE_M) * B * H, NUM_SMS) + (1 - PERSIST) * cdiv(S, TILE_M), PERSIST + (1 - PERSIST) * B * H, SPLIT_KV)
+// launch (long): grid (132,1,1) block (384,1,1) dynamic smem 184608 B; grid = (PERSIST * min(cdiv(S, TILE_M) * B * H, NUM_SMS) + (1 - PERSIST) * cdiv(S, TILE_M), PERSIST + (1 - PERSIST) * B * H, SPLIT_KV)
 // tensor map k_map (long): pass by value (const __grid_constant__ CUtensorMap), from cuTensorMapEncodeTiled over K: CU_TENSOR_MAP_DATA_TYPE_UINT8, dims {128, 4096, 32} = (D, S, B * H), byte strides {128, 524288}, box {128, 192, 1} = (D, TILE_N, 1), swizzle 128B, L2 promotion 128B, interleave NONE, element strides 1, OOB fill NONE
 // tensor map v_map (long): pass by value (const __grid_constant__ CUtensorMap), from cuTensorMapEncodeTiled over V: CU_TENSOR_MAP_DATA_TYPE_UINT8, dims {128, 4096, 32} = (D, S, B * H), byte strides {128, 524288}, box {128, 192, 1} = (D, TILE_N, 1), swizzle 128B, L2 promotion 128B, interleave NONE, element strides 1, OOB fill NONE
-// build:     nvcc -gencode arch=compute_90a,code=sm_90a -std=c++17 -c sdpa_fp8pv_wgmma_d128-062bb747e212b06b.cu   (provenance: sdpa_fp8pv_wgmma_d128-062bb747e212b06b.json)
+// build:     nvcc -gencode arch=compute_90a,code=sm_90a -std=c++17 -c sdpa_fp8pv_wgmma_d128-a5a1a55cc136802b.cu   (provenance: sdpa_fp8pv_wgmma_d128-a5a1a55cc136802b.json)
 // Generated file: do not edit by hand; re-export instead.
 
 #define HEAD_DIM 128  // fixed by the profile
@@ -23,6 +23,7 @@
 #define ROWSUM_MMA 1  // knob chosen by evo
 #define SPLIT_KV 1  // knob chosen by evo
 #define STAGES 2  // knob chosen by evo
+#define STREAM_K 1  // knob chosen by evo
 #define SWIZZLE 2  // knob chosen by evo
 #define TILE_M 128  // knob chosen by evo
 #define TILE_N 192  // knob chosen by evo
@@ -175,6 +176,12 @@
 #define PERSIST 0        // MMA_PATH=3: 1 a block per SM walks the query tiles (grid = min(tiles, SMs)), loading the
                          // next tile's Q and K/V while this one finishes; 0 a block per query tile
 #endif
+#ifndef STREAM_K
+#define STREAM_K 0       // MMA_PATH=3 with PERSIST=1, non-causal: 1 each block takes an equal share of all items' key
+                         // tiles (an item may end in one block and start in the next: the two halves merge through
+                         // partial_o and split_counter), so that the last wave has no idle SMs; 0 whole items, every
+                         // gridDim.x-th. Causal problems take whole items either way.
+#endif
 
 // ---- not searched: MMA_PATH=2 without WG_PIPE, where Q·K_jᵀ is issued. 1 (default): in block_mma, by
 // every warpgroup, active or not (causal: one wasted wgmma per block at most); ptxas then keeps far
@@ -242,6 +249,8 @@ static_assert(PINGPONG == 0 || (PINGPONG == 1 && MMA_PATH == 3 && NUM_WARPS >= 8
               "PINGPONG=1 needs MMA_PATH=3 and NUM_WARPS 8 or 12 (two or three consumer warpgroups)");
 static_assert(PERSIST == 0 || (PERSIST == 1 && MMA_PATH == 3), "PERSIST=1 needs MMA_PATH=3");
 static_assert(LAZY_RESCALE == 0 || (LAZY_RESCALE == 1 && MMA_PATH == 3), "LAZY_RESCALE=1 needs MMA_PATH=3");
+static_assert(STREAM_K == 0 || (STREAM_K == 1 && MMA_PATH == 3 && PERSIST == 1),
+              "STREAM_K=1 needs MMA_PATH=3 and PERSIST=1 (a block's share of the items' tiles)");
 static_assert(ITEM_OVERLAP == 0 || (ITEM_OVERLAP == 1 && MMA_PATH == 3 && PERSIST == 1),
               "ITEM_OVERLAP=1 needs MMA_PATH=3 and PERSIST=1 (a block's next item)");
 static_assert(EXP_BEFORE_MAX == 0 || (EXP_BEFORE_MAX == 1 && MMA_PATH == 3), "EXP_BEFORE_MAX=1 needs MMA_PATH=3");
@@ -313,8 +322,9 @@ constexpr bool Q_IN_REGS = MMA_PATH < 2 && MT * RB_IN <= 256;  // else Q fragmen
 // probabilities out of e4m3's subnormals; l carries the same factor, so O / l is unchanged.
 constexpr float P_SHIFT = PV_FP8 ? 8.f : 0.f;
 // knob EXP_BEFORE_MAX=1 with e4m3 P: a row's reference (ws.m) is set 2^P_HEADROOM above its max, so that the max may
-// rise by P_HEADROOM + 0.75 before P leaves e4m3's range and the row is rescaled (set at the max, 44 % of the warps'
-// steps rescaled: c2). P's top is then 2^7, and its subnormals start 2^-13 below it rather than 2^-14.
+// rise by P_HEADROOM + 0.75 before P leaves e4m3's range and the row is rescaled (set at the max, 44 % of a warp's
+// steps would rescale on Gaussian scores, and the knob gained 2 % where it could gain 7 %: docs/results/sdpa-fa3.md).
+// P's top is then 2^7, and its subnormals start 2^-13 below it rather than 2^-14.
 constexpr float P_HEADROOM = EXP_BEFORE_MAX && PV_FP8 ? 1.f : 0.f;
 
 // ---- shared-memory layout (bytes; every section is a multiple of 32: WMMA pointers need 32-byte alignment) ----
@@ -334,7 +344,8 @@ constexpr int OFF_O  = OFF_P + (MMA_PATH == 0 && USE_WMMA_PV ? TILE_M * LDP * 2 
 constexpr int OFF_M  = OFF_O + (MMA_PATH == 0 ? TILE_M * LDO * 4 : 0);
 constexpr int OFF_L  = OFF_M + (MMA_PATH == 0 ? TILE_M * 4 : 0);
 constexpr int OFF_BAR = OFF_L + (MMA_PATH == 0 ? TILE_M * 4 : 0);    // MMA_PATH=3: the ring's mbarriers
-constexpr int MAIN_BYTES = OFF_BAR + (MMA_PATH == 3 ? 256 : 0);
+constexpr int MAIN_BYTES = OFF_BAR + (MMA_PATH == 3 ? 256 + 32 * STREAM_K : 0);  // (STREAM_K=1: its share's bounds)
+constexpr int OFF_PROBLEM = OFF_BAR + 160;  // MMA_PATH=3: the problem (Fa3Problem), after the mbarriers
 // SPLIT_KV>1 (MMA_PATH 1 or 2): the mailbox where the other splits' partial states of the 16-row tiles
 // this block owns arrive (split_exchange), after everything above so that it is free from the start,
 // then the mbarrier that counts their bytes. A partial is one warp's registers for one 16-row tile:
@@ -518,8 +529,8 @@ __device__ __forceinline__ constexpr int eight_rows_bytes() {
 // keeps one chunk column and steps down the rows by a constant, so its addresses are a base plus
 // immediates (no per-chunk index arithmetic, no zero-fill operand); it needs the row step to be a
 // multiple of 8 rows, where every layout repeats.
-template <int ROWS, int RB, int NTHR>
-__device__ __forceinline__ void load_tile(unsigned char* tile, const unsigned char* g, int valid, int tid) {
+template <int ROWS, int RB, int NTHR, int UNROLL = (USE_CP_ASYNC ? 16 : 2)>  // (plain loads: a few in flight, not a
+__device__ __forceinline__ void load_tile(unsigned char* tile, const unsigned char* g, int valid, int tid) {  // tile's registers)
   constexpr int NC = RB / 16;                    // chunks per row
   constexpr int ROW_STEP = NTHR / NC;            // rows between one thread's chunks
   constexpr bool FAST = NTHR % NC == 0 && ROW_STEP % 8 == 0 && ROWS % ROW_STEP == 0;
@@ -527,13 +538,12 @@ __device__ __forceinline__ void load_tile(unsigned char* tile, const unsigned ch
     const int r0 = tid / NC, c = tid % NC;
     unsigned char* dst = tile + tile_off<ROWS, RB>(r0, c);
     const unsigned char* src = g + r0 * RB + c * 16;
-    constexpr int UNROLL = USE_CP_ASYNC ? 16 : 2;  // plain loads: a few in flight, not a tile's worth of registers
 #pragma unroll UNROLL
     for (int k = 0; k < (FAST ? ROWS / ROW_STEP : 1); ++k)
       copy16_full(dst + k * (ROW_STEP / 8) * eight_rows_bytes<RB>(), src + k * ROW_STEP * RB);
     return;
   }
-#pragma unroll 4
+#pragma unroll (UNROLL == 1 ? 1 : 4)
   for (int i = tid; i < ROWS * NC; i += NTHR) {
     const int r = i / NC, c = i % NC;
     const bool ok = r < valid;
@@ -579,6 +589,9 @@ struct Work {
   float v_descale;
   unsigned long long kmap, vmap;      // USE_TMA=1: the tensor maps' addresses (kernel parameters)
   unsigned tma_bar;                   // USE_TMA=1: 2 * STAGES mbarriers, [stage][K, V]
+#if STREAM_K
+  int part;                           // knob STREAM_K=1: 0 a whole item; else its boundary's slot c, + first half, - second
+#endif
 };
 
 __device__ __forceinline__ unsigned char* k_stage(unsigned char* smem, int st) { return smem + OFF_K + st * TILE_N * RS_IN; }
@@ -1644,7 +1657,32 @@ struct Fa3Problem {
   float scale_log2, v_descale;
   unsigned long long kmap, vmap;
   unsigned bars;
+#if STREAM_K
+  float* partial;                   // knob STREAM_K=1: the split items' halves (partial_o), and a ticket a warp
+  int* tickets;                     // and boundary (split_counter, zero between launches)
+  int sk_whole;                          // items 0 .. sk_whole - 1 go whole, every gridDim.x-th (the waves before the tail)
+  int sk_first, sk_t0, sk_last, sk_t1;  // this block's share of the rest: item sk_first from tile sk_t0 .. sk_last to sk_t1
+#endif
 };
+#if STREAM_K
+// knob STREAM_K=1, non-causal (Osama et al., Stream-K, 2023, its data-parallel + stream-K hybrid): the first waves
+// but one take whole items, every G-th (G blocks); the rest, between G and 2G items, is one row of T = rest * n key
+// tiles, and block b takes [b T / G, (b+1) T / G) of it: at least an item's worth, so an item falls into two blocks
+// at most. (All items as one row, a block's share is consecutive items of one head, so that all heads are in flight
+// at once: fp16 D=128 long, 64 MB of K and V against 50 MB of L2, measured 1.4x slower.) Causal items differ in
+// length: whole items, as with STREAM_K=0.
+__device__ __forceinline__ bool sk_on(const Fa3Problem& P) { return !P.causal; }
+__device__ __forceinline__ void sk_share(Fa3Problem& P) {
+  const int G = gridDim.x;
+  P.sk_whole = max(0, P.items / G - 1) * G;
+  const long long n = (P.S + TILE_N - 1) / TILE_N, T = n * (P.items - P.sk_whole);
+  const long long lo = T * blockIdx.x / G, hi = T * (blockIdx.x + 1) / G;
+  P.sk_first = P.sk_whole + (int)(lo / n);
+  P.sk_t0 = (int)(lo % n);
+  P.sk_last = P.sk_whole + (int)((hi - 1) / n);
+  P.sk_t1 = (int)((hi - 1) % n) + 1;
+}
+#endif
 __device__ __forceinline__ Work fa3_work(const Fa3Problem& P, int idx) {
   Work w;
   const int bh = idx / P.n_q, r = idx % P.n_q;
@@ -1664,13 +1702,35 @@ __device__ __forceinline__ Work fa3_work(const Fa3Problem& P, int idx) {
   w.kmap = P.kmap;
   w.vmap = P.vmap;
   w.tma_bar = P.bars;
+#if STREAM_K  // knob STREAM_K=1: the part of item idx's tiles that falls into this block's share
+  w.part = 0;
+  if (sk_on(P) && idx >= P.sk_whole) {
+    const int n = w.n_tiles;
+    const int t0 = idx == P.sk_first ? P.sk_t0 : 0, t1 = idx == P.sk_last ? P.sk_t1 : n;
+    w.t_begin = t0;
+    w.n_tiles = t1 - t0;
+    if (t1 - t0 < n) w.part = t0 == 0 ? (int)blockIdx.x + 1 : -(int)blockIdx.x;  // boundary c: blocks c - 1 and c
+  }
+#endif
   return w;
 }
-// This block's items: PERSIST=1 every gridDim.x-th from blockIdx.x; PERSIST=0 the one its grid cell names.
+// This block's items: PERSIST=1 every gridDim.x-th from blockIdx.x (STREAM_K=1: those its share of the tiles
+// touches); PERSIST=0 the one its grid cell names. Past the last, P.items.
 __device__ __forceinline__ int fa3_first_item(const Fa3Problem& P) {
+#if STREAM_K
+  if (sk_on(P)) return P.sk_whole > 0 ? (int)blockIdx.x : P.sk_first;
+#endif
   return PERSIST ? (int)blockIdx.x : (int)blockIdx.y * P.n_q + (int)blockIdx.x;
 }
-__device__ __forceinline__ int fa3_next_item(const Fa3Problem& P, int idx) { return PERSIST ? idx + (int)gridDim.x : P.items; }
+__device__ __forceinline__ int fa3_next_item(const Fa3Problem& P, int idx) {
+#if STREAM_K
+  if (sk_on(P)) {
+    if (idx < P.sk_whole) return idx + (int)gridDim.x < P.sk_whole ? idx + (int)gridDim.x : P.sk_first;
+    return idx < P.sk_last ? idx + 1 : P.items;
+  }
+#endif
+  return PERSIST ? idx + (int)gridDim.x : P.items;
+}
 // Wait for phase (j / STAGES) of barrier kind at tile j's stage; for an EMPTY barrier pass the
 // tile whose stage is being refilled minus STAGES, i.e. wait for its release.
 __device__ __forceinline__ void fa3_wait(const Work& w, int kind, int j) {
@@ -1812,6 +1872,11 @@ __device__ __forceinline__ void fa3_rewrite_v(const Work& w, unsigned char* smem
   named_sync(BAR_PRODUCER, 128);
   if (ptid == 0) mbar_arrive(fa3_bar(w, FA3_X_FULL, st));
 }
+// knob PERSIST=1, three consumer warpgroups, fp16, 128-key tiles: the producer copies Q a chunk at a time, so that its
+// item loop fits 32 registers and leaves the consumers the 160 they need (unrolled, a 192-row Q's 12 copies took 48
+// and left them 152: 80 bytes spilled and the wgmma serialised).
+constexpr bool Q_LEAN = PERSIST && NUM_WARPS == 12 && !IN_FP8 && TILE_N >= 128;
+constexpr int Q_UNROLL = Q_LEAN ? 1 : (USE_CP_ASYNC ? 16 : 2);
 __device__ __forceinline__ void fa3_producer(const Fa3Problem& P, unsigned char* smem, int ptid) {
   constexpr int PANEL = RB_IN < 128 ? RB_IN : 128;  // bytes of a row per TMA box
 #if ROWSUM_MMA
@@ -1822,7 +1887,7 @@ __device__ __forceinline__ void fa3_producer(const Fa3Problem& P, unsigned char*
     const Work w = fa3_work(P, idx);
     const int b = k & 1;
     if (k >= 2) mbar_wait(q_empty_bar(w, b), ((k - 2) >> 1) & 1);
-    load_tile<TILE_M, RB_IN, 128>(q_buf(smem, b), w.gQ, min(TILE_M, P.S - w.q0), ptid);
+    load_tile<TILE_M, RB_IN, 128, Q_UNROLL>(q_buf(smem, b), w.gQ, min(TILE_M, P.S - w.q0), ptid);
     asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(q_full_bar(w, b)) : "memory");
     for (int j = 0; j < w.n_tiles; ++j, ++g) {
       trace(g, TR_READY);
@@ -1942,7 +2007,8 @@ __device__ __forceinline__ void fa3_redo(bool redo, const Work& w, const unsigne
                                          Scores& s, int wrow, int lane, bool mask) {
 #if EXP_BEFORE_MAX
   if (redo) {
-    warp_rescore(s[0], *reinterpret_cast<const Fa3Problem*>(smem + OFF_BAR + 160), w, wrow, (w.t_begin + j) * TILE_N, lane);
+    const Fa3Problem& P = *reinterpret_cast<const Fa3Problem*>(smem + OFF_PROBLEM);
+    warp_rescore(s[0], P, w, wrow, (w.t_begin + j) * TILE_N, lane);
     warp_scores<false>(ws, s, nullptr, nullptr, wrow, lane, w, (w.t_begin + j) * TILE_N, mask);  // (fewer registers)
   }
 #endif
@@ -1986,7 +2052,7 @@ __device__ __forceinline__ void fa3_step(const Work& w, unsigned char* smem, con
   trace(gj, TR_SOFTMAX);
 #endif
 #if LAZY_RESCALE || EXP_BEFORE_MAX  // knob LAZY_RESCALE=1: once the maxima settle, most tiles move none of the warp's 16
-                                    // rows (EXP_BEFORE_MAX=1: none moves its reference by RISE_KEEP or less)
+                                    // rows (EXP_BEFORE_MAX=1: none whose probabilities stay under P_KEEP)
   if (__any_sync(0xffffffffu, ws.alpha[0][0] != 1.f || ws.alpha[0][1] != 1.f))
 #endif
   {
@@ -2048,9 +2114,90 @@ __device__ __forceinline__ void fa3_item_steps(const Work& w, unsigned char* sme
   // the wait for P·V before the whole softmax (WARPGROUP.DEPBAR ahead of every MUFU.EX2 in the SASS),
   // which undid WG_PIPE's overlap. FlashAttention-3 peels its masked iterations the same way.
   const int kv_free = w.causal ? min(w.S, w.q0 + 1) : w.S;  // keys below this are never masked
+#if STREAM_K
+  const int n_free = max(1, min(n, kv_free / TILE_N - w.t_begin));  // (knob STREAM_K=1: from the item's tile t_begin)
+#else
   const int n_free = max(1, min(n, kv_free / TILE_N));      // tiles 1 .. n_free - 1 need no mask
+#endif
   for (int j = 1; j < n_free; ++j) fa3_step<false>(w, smem, sQ, qb, g, j, ws, s, pa, tid);
   for (int j = n_free; j < n; ++j) fa3_step<true>(w, smem, sQ, qb, g, j, ws, s, pa, tid);
+}
+#if STREAM_K
+// knob STREAM_K=1: an item split between two blocks ends in each. Both halves leave their state (this thread's
+// registers as they are: O unnormalised, the running max, the sums) in their boundary's slot; the second to take
+// its warp's ticket merges the other's into its own, stores O and puts the ticket back to zero. Neither waits for
+// the other (a wait could outlast a block that is not resident). The merge takes the halves in the item's order,
+// so O does not depend on which arrived last.
+constexpr int SK_SUMS = ROWSUM_MMA ? 4 : 2;
+constexpr int SK_VALS = NTD * 4 + 2 + SK_SUMS;  // a consumer thread's state
+__device__ __forceinline__ float sk_sum(const WarpState& ws, int e) {
+#if ROWSUM_MMA
+  return ws.lsum[0][e];
+#else
+  return ws.l[0][e];
+#endif
+}
+__device__ __forceinline__ void sk_finish(WarpState& ws, const Work& w, const Fa3Problem& P, int tid) {
+  const int warp = tid >> 5, lane = tid & 31;
+  const int c = w.part > 0 ? w.part : -w.part, half = w.part > 0 ? 0 : 1;
+  float* slot = P.partial + (long long)c * 2 * SK_VALS * CT + tid;  // [c][half][value][thread]
+  float* mine = slot + half * SK_VALS * CT;
+#pragma unroll
+  for (int dt = 0; dt < NTD; ++dt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) mine[(4 * dt + e) * CT] = ws.o[0][dt][e];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) mine[(4 * NTD + h) * CT] = ws.m[0][h];
+#pragma unroll
+  for (int e = 0; e < SK_SUMS; ++e) mine[(4 * NTD + 2 + e) * CT] = sk_sum(ws, e);
+  __threadfence();
+  __syncwarp();
+  int ticket = 0;
+  if (lane == 0) ticket = atomicAdd(P.tickets + c * NUM_WARPS + warp, 1);
+  if (__shfl_sync(0xffffffffu, ticket, 0) == 0) return;  // the other half merges
+  __threadfence();
+  if (lane == 0) P.tickets[c * NUM_WARPS + warp] = 0;
+  const float* other = slot + (1 - half) * SK_VALS * CT;
+  float sa[2], sb[2];  // the first and the second half's scale, to the larger of their maxima
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const float mo = __ldcg(other + (4 * NTD + h) * CT);
+    const float ma = half == 0 ? ws.m[0][h] : mo, mb = half == 0 ? mo : ws.m[0][h];
+    const float mx = fmaxf(ma, mb);
+    sa[h] = ma == neg_inf() ? 0.f : exp2f(ma - mx);
+    sb[h] = mb == neg_inf() ? 0.f : exp2f(mb - mx);
+    ws.m[0][h] = mx;
+  }
+#pragma unroll
+  for (int dt = 0; dt < NTD; ++dt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const float xo = __ldcg(other + (4 * dt + e) * CT), x = ws.o[0][dt][e];
+      ws.o[0][dt][e] = (half == 0 ? x : xo) * sa[e >> 1] + (half == 0 ? xo : x) * sb[e >> 1];
+    }
+#pragma unroll
+  for (int e = 0; e < SK_SUMS; ++e) {
+    const float xo = __ldcg(other + (4 * NTD + 2 + e) * CT), x = sk_sum(ws, e);
+    const int h = ROWSUM_MMA ? e >> 1 : e;
+    const float v = (half == 0 ? x : xo) * sa[h] + (half == 0 ? xo : x) * sb[h];
+#if ROWSUM_MMA
+    ws.lsum[0][e] = v;
+#else
+    ws.l[0][e] = v;
+#endif
+  }
+  store_o(ws, w, warp * 16, lane);
+}
+#endif
+// An item's end: O normalised and stored (STREAM_K=1: an item's half through sk_finish).
+__device__ __forceinline__ void fa3_finish(WarpState& ws, const Work& w, const unsigned char* smem, int tid) {
+#if STREAM_K
+  if (w.part != 0) {
+    sk_finish(ws, w, *reinterpret_cast<const Fa3Problem*>(smem + OFF_PROBLEM), tid);
+    return;
+  }
+#endif
+  store_o(ws, w, (tid >> 5) * 16, tid & 31);
 }
 // An item's last P·V alone, then its epilogue. `last` is this block's last item (PINGPONG's bookkeeping).
 __device__ __forceinline__ void fa3_item_end(const Work& w, unsigned char* smem, int g, bool last, WarpState& ws,
@@ -2071,7 +2218,7 @@ __device__ __forceinline__ void fa3_item_end(const Work& w, unsigned char* smem,
   wg_keep(ws.o[0]);
   wg_keep_sum(ws);
   fa3_release(w, FA3_V_EMPTY, g + n - 1, lane);
-  store_o(ws, w, wrow, lane);
+  fa3_finish(ws, w, smem, tid);
 }
 // Consumer warpgroups: threads 0 .. NUM_WARPS*32 - 1, warp w owns rows 16w .. 16w + 15 of each item.
 // One item: tiles g .. g + n - 1 of the ring.
@@ -2103,6 +2250,9 @@ __device__ __forceinline__ void fa3_item_handover(const Work& w, const Work& wn,
   fa3_release(w, FA3_K_EMPTY, gn, lane);
   if (wn.n_tiles == 1 && lane == 0) mbar_arrive(q_empty_bar(wn, qbn));  // item wn's last Q·Kᵀ is done
   const float l_w[2] = {ws.l[0][0], ws.l[0][1]};  // item w's running sums (ROWSUM_MMA: in O's columns)
+#if STREAM_K
+  const float m_w[2] = {ws.m[0][0], ws.m[0][1]};  // and max (knob STREAM_K=1: a half's state includes it)
+#endif
   fa3_start_rows(ws);
   warp_scores(ws, s, sQn, nullptr, wrow, lane, wn, wn.t_begin * TILE_N);
   fa3_softmax_done(ws, s[0]);
@@ -2113,7 +2263,16 @@ __device__ __forceinline__ void fa3_item_handover(const Work& w, const Work& wn,
   const float l_wn[2] = {ws.l[0][0], ws.l[0][1]};
   ws.l[0][0] = l_w[0];
   ws.l[0][1] = l_w[1];
+#if STREAM_K
+  const float m_wn[2] = {ws.m[0][0], ws.m[0][1]};
+  ws.m[0][0] = m_w[0];
+  ws.m[0][1] = m_w[1];
+  fa3_finish(ws, w, smem, tid);
+  ws.m[0][0] = m_wn[0];
+  ws.m[0][1] = m_wn[1];
+#else
   store_o(ws, w, wrow, lane);
+#endif
   ws.l[0][0] = l_wn[0];
   ws.l[0][1] = l_wn[1];
   fa3_zero_o(ws);
@@ -2171,10 +2330,12 @@ __device__ __forceinline__ void fa3_consumer(const Fa3Problem& P, unsigned char*
 // 16 more with PERSIST's item loop; the two consumer warpgroups get 240, 232 or 224. Three consumer
 // warpgroups (512 threads, REG_CAP 128) leave at most 160 a consumer thread, and only with a producer of
 // 32 or less: fp8's rewrite fits 32 there (its 192-row tiles at D=64 and 128: ptxas -v); PERSIST's
-// loop with a Q tile of 192 rows (12 cp.async a producer thread) needs 48 (fp16) or 56 (fp8).
+// loop with a Q tile of 192 rows (12 cp.async a producer thread) needs 48 (fp16) or 56 (fp8), and 32 with the
+// copies one at a time (Q_LEAN: fp16 128-key tiles, whose consumers need 160). STREAM_K's share takes 8 more
+// from the fp16 producer of two consumer warpgroups (ptxas -v: 12 bytes spilled with 40).
 constexpr int REG_CAP = (65536 / NT) & ~7;
-constexpr int REG_PRODUCER = NWG == 3 ? (PERSIST ? (XFORM_V ? 56 : 48) : (XFORM_V ? 32 : 24))
-                                       : (XFORM_V ? 40 : 24) + (PERSIST ? 16 : 0);
+constexpr int REG_PRODUCER = NWG == 3 ? (PERSIST ? (XFORM_V ? 56 : Q_LEAN ? 32 : 48) : (XFORM_V ? 32 : 24))
+                                       : (XFORM_V ? 40 : 24) + (PERSIST ? 16 : 0) + (STREAM_K && !XFORM_V ? 8 : 0);
 constexpr int REG_CONSUMER = (REG_CAP + (REG_CAP - REG_PRODUCER) * 128 / CT) & ~7;
 static_assert(NUM_WARPS < 8 || 128 * REG_PRODUCER + CT * REG_CONSUMER <= 128 * REG_CAP + CT * REG_CAP,
               "MMA_PATH=3: the consumers take more registers than the producer frees");
@@ -2195,6 +2356,7 @@ __device__ __forceinline__ void block_fa3(const Fa3Problem& P, unsigned char* sm
 }
 
 __device__ __forceinline__ void fa3_kernel(unsigned char* smem, const IN_T* Q, const IN_T* K, const IN_T* V, __half* O,
+                                           float* partial_o, int* split_counter,
                                            float q_descale, float k_descale, float v_descale, float softmax_scale,
                                            int B, int H, int S, int causal, unsigned long long kmap,
                                            unsigned long long vmap) {
@@ -2206,8 +2368,8 @@ __device__ __forceinline__ void fa3_kernel(unsigned char* smem, const IN_T* Q, c
       (PERSIST ? gridDim.y != 1 || (int)gridDim.x > n_q * B * H : gridDim.y != B * H || (int)gridDim.x != n_q))
     __trap();
   unsigned char* base = smem + ((1024u - (smem_u32(smem) & 1023u)) & 1023u);  // the swizzle atoms' alignment
-  static_assert(sizeof(Fa3Problem) <= 96, "MMA_PATH=3: the problem must fit the 96 bytes after the mbarriers");
-  Fa3Problem& P = *reinterpret_cast<Fa3Problem*>(base + OFF_BAR + 160);
+  static_assert(OFF_PROBLEM + sizeof(Fa3Problem) <= MAIN_BYTES, "MMA_PATH=3: the problem must fit after the mbarriers");
+  Fa3Problem& P = *reinterpret_cast<Fa3Problem*>(base + OFF_PROBLEM);
   if (threadIdx.x == 0) {
     P.n_q = n_q;
     P.items = n_q * B * H;
@@ -2222,6 +2384,11 @@ __device__ __forceinline__ void fa3_kernel(unsigned char* smem, const IN_T* Q, c
     P.kmap = kmap;
     P.vmap = vmap;
     P.bars = smem_u32(base + OFF_BAR);
+#if STREAM_K
+    P.partial = partial_o;
+    P.tickets = split_counter;
+    sk_share(P);
+#endif
     Work w;
     w.tma_bar = P.bars;
 #pragma unroll
@@ -2619,7 +2786,7 @@ sdpa_fwd(const IN_T* __restrict__ Q, const IN_T* __restrict__ K, const IN_T* __r
   using namespace sdpa;
   extern __shared__ __align__(128) unsigned char smem[];
 #if MMA_PATH == 3  // knob MMA_PATH=3: FlashAttention-3's blocks: their own launch check and work items
-  fa3_kernel(smem, Q, K, V, O, q_descale, k_descale, v_descale, softmax_scale, B, H, S, causal,
+  fa3_kernel(smem, Q, K, V, O, partial_o, split_counter, q_descale, k_descale, v_descale, softmax_scale, B, H, S, causal,
              reinterpret_cast<unsigned long long>(&k_map), reinterpret_cast<unsigned long long>(&v_map));
 #else
   // A wrong launch is an error, never a wrong answer.
