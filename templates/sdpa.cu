@@ -2118,6 +2118,7 @@ __device__ __forceinline__ void sk_finish(WarpState& ws, const Work& w, const Fa
   int ticket = 0;
   if (lane == 0) ticket = atomicAdd(P.tickets + c * NUM_WARPS + warp, 1);
   if (__shfl_sync(0xffffffffu, ticket, 0) == 0) return;  // the other half merges
+  __syncwarp();  // lane 0's ticket, then every lane's fence: the other half's stores, fenced before its ticket, are seen
   __threadfence();
   if (lane == 0) P.tickets[c * NUM_WARPS + warp] = 0;
   const float* other = slot + (1 - half) * SK_VALS * CT;
