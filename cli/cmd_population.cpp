@@ -262,8 +262,10 @@ int cmd_show_elites(const Globals& g, const ElitesArgs& a) {
 // which holds the knob space but no template: then the profile the landscape names (shipped), or
 // the one given with --profile, whose space must hold the exported configuration. A knob the profile
 // gained after the landscape was recorded takes its baseline value in pick (the template's behaviour
-// before the knob, as for every knob added since: their baselines are 0, "off"), and the export says so.
-Profile profile_for_export(const std::optional<RunInfo>& run, StoredEvaluation& pick, const std::string& given) {
+// before the knob, as for every knob added since: their baselines are 0, "off"), and the export says so (say:
+// once per kernel written, not again where only the profile is wanted).
+Profile profile_for_export(const std::optional<RunInfo>& run, StoredEvaluation& pick, const std::string& given,
+                           bool say = true) {
   const bool replay = run && run->device.rfind("replay:", 0) == 0;
   if (!replay) {
     if (!given.empty() && fs::exists(given)) return load_profile(given);
@@ -287,7 +289,7 @@ Profile profile_for_export(const std::optional<RunInfo>& run, StoredEvaluation& 
       pick.eval.config[k.name] = p.baseline.at(k.name);
       added += (added.empty() ? "" : ",") + k.name + "=" + std::to_string(p.baseline.at(k.name));
     }
-  if (!added.empty())
+  if (say && !added.empty())
     spdlog::warn("evaluation {} was recorded before profile {} had {}: exported with the baseline's value ({})", pick.id,
                  p.name, added.find(',') == std::string::npos ? "this knob" : "these knobs", added);
   if (auto why = KnobSpace(p).why_invalid(pick.eval.config))
@@ -755,7 +757,7 @@ int cmd_export(const Globals& g, const ExportArgs& a) {
     if (!pick) throw UserError("no evaluation " + a.what + " in " + s.name());
     if (!pick->eval.measured()) throw UserError("evaluation " + a.what + " is " + status_name(pick->eval.status) + ", not a measured kernel");
     ExportedKernel k = export_kernel(s, *pick, a.profile, a.to, xo);
-    if (a.torch) write_dispatch(profile_for_export(s.run(pick->run_id), *pick, a.profile), {k}, a.to, true);
+    if (a.torch) write_dispatch(profile_for_export(s.run(k.pick.run_id), k.pick, a.profile), {k}, a.to, true);
     return 0;
   }
 
@@ -788,7 +790,7 @@ int cmd_export(const Globals& g, const ExportArgs& a) {
     return 0;
   }
   StoredEvaluation first = best.begin()->second;
-  const Profile p = profile_for_export(s.run(first.run_id), first, a.profile);
+  const Profile p = profile_for_export(s.run(first.run_id), first, a.profile, false);
   std::vector<ExportedKernel> ks;
   // A configuration best on several problems is one file with one entry (named after its first
   // problem), listed once per problem in the table: writing it again per problem would leave only

@@ -350,6 +350,14 @@ __device__ __forceinline__ float fast_exp2(float x) {  // ex2.approx: exp2(-inf)
   asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
   return y;
 }
+// Two partial states of one row (SPLIT_KV's splits, STREAM_K's halves) into one: the larger running max, and each
+// side's scale to it (a side with no max yet weighs 0).
+__device__ __forceinline__ float merge_scales(float ma, float mb, float& sa, float& sb) {
+  const float M = fmaxf(ma, mb);
+  sa = ma == neg_inf() ? 0.f : fast_exp2(ma - M);
+  sb = mb == neg_inf() ? 0.f : fast_exp2(mb - M);
+  return M;
+}
 
 __device__ __forceinline__ unsigned smem_u32(const void* p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
@@ -1507,10 +1515,8 @@ __device__ __forceinline__ void split_exchange(WarpState& ws, unsigned char* sme
       const float mz[2] = {part[NTD].x, part[NTD].y}, lz[2] = {part[NTD].z, part[NTD].w};
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const float M = fmaxf(ws.m[mt][h], mz[h]);
-        const float a = ws.m[mt][h] == neg_inf() ? 0.f : fast_exp2(ws.m[mt][h] - M);
-        const float b = mz[h] == neg_inf() ? 0.f : fast_exp2(mz[h] - M);
-        ws.m[mt][h] = M;
+        float a, b;
+        ws.m[mt][h] = merge_scales(ws.m[mt][h], mz[h], a, b);
         ws.l[mt][h] = ws.l[mt][h] * a + lz[h] * b;
 #pragma unroll
         for (int dt = 0; dt < NTD; ++dt) {
@@ -2077,11 +2083,7 @@ __device__ __forceinline__ void fa3_item_steps(const Work& w, unsigned char* sme
   // the wait for P·V before the whole softmax (WARPGROUP.DEPBAR ahead of every MUFU.EX2 in the SASS),
   // which undid WG_PIPE's overlap. FlashAttention-3 peels its masked iterations the same way.
   const int kv_free = w.causal ? min(w.S, w.q0 + 1) : w.S;  // keys below this are never masked
-#if STREAM_K
-  const int n_free = max(1, min(n, kv_free / TILE_N - w.t_begin));  // (knob STREAM_K=1: from the item's tile t_begin)
-#else
-  const int n_free = max(1, min(n, kv_free / TILE_N));      // tiles 1 .. n_free - 1 need no mask
-#endif
+  const int n_free = max(1, min(n, kv_free / TILE_N - w.t_begin));  // tiles 1 .. n_free - 1 need no mask
   for (int j = 1; j < n_free; ++j) fa3_step<false>(w, smem, sQ, qb, g, j, ws, s, pa, tid);
   for (int j = n_free; j < n; ++j) fa3_step<true>(w, smem, sQ, qb, g, j, ws, s, pa, tid);
 }
@@ -2126,11 +2128,7 @@ __device__ __forceinline__ void sk_finish(WarpState& ws, const Work& w, const Fa
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const float mo = __ldcg(other + (4 * NTD + h) * CT);
-    const float ma = half == 0 ? ws.m[0][h] : mo, mb = half == 0 ? mo : ws.m[0][h];
-    const float mx = fmaxf(ma, mb);
-    sa[h] = ma == neg_inf() ? 0.f : exp2f(ma - mx);
-    sb[h] = mb == neg_inf() ? 0.f : exp2f(mb - mx);
-    ws.m[0][h] = mx;
+    ws.m[0][h] = merge_scales(half == 0 ? ws.m[0][h] : mo, half == 0 ? mo : ws.m[0][h], sa[h], sb[h]);
   }
 #pragma unroll
   for (int dt = 0; dt < NTD; ++dt)
@@ -2214,9 +2212,7 @@ __device__ __forceinline__ void fa3_item_handover(const Work& w, const Work& wn,
   fa3_release(w, FA3_K_EMPTY, gn, lane);
   if (wn.n_tiles == 1 && lane == 0) mbar_arrive(q_empty_bar(wn, qbn));  // item wn's last Q·Kᵀ is done
   const float l_w[2] = {ws.l[0][0], ws.l[0][1]};  // item w's running sums (ROWSUM_MMA: in O's columns)
-#if STREAM_K
-  const float m_w[2] = {ws.m[0][0], ws.m[0][1]};  // and max (knob STREAM_K=1: a half's state includes it)
-#endif
+  const float m_w[2] = {ws.m[0][0], ws.m[0][1]};  // and max (STREAM_K=1: a half's state includes it)
   fa3_start_rows(ws);
   warp_scores(ws, s, sQn, nullptr, wrow, lane, wn, wn.t_begin * TILE_N);
   fa3_softmax_done(ws, s[0]);
@@ -2224,21 +2220,16 @@ __device__ __forceinline__ void fa3_item_handover(const Work& w, const Work& wn,
   wg_keep(ws.o[0]);
   wg_keep_sum(ws);
   fa3_release(w, FA3_V_EMPTY, gn - 1, lane);
-  const float l_wn[2] = {ws.l[0][0], ws.l[0][1]};
+  const float l_wn[2] = {ws.l[0][0], ws.l[0][1]}, m_wn[2] = {ws.m[0][0], ws.m[0][1]};
   ws.l[0][0] = l_w[0];
   ws.l[0][1] = l_w[1];
-#if STREAM_K
-  const float m_wn[2] = {ws.m[0][0], ws.m[0][1]};
   ws.m[0][0] = m_w[0];
   ws.m[0][1] = m_w[1];
   fa3_finish(ws, w, smem, tid);
-  ws.m[0][0] = m_wn[0];
-  ws.m[0][1] = m_wn[1];
-#else
-  store_o(ws, w, wrow, lane);
-#endif
   ws.l[0][0] = l_wn[0];
   ws.l[0][1] = l_wn[1];
+  ws.m[0][0] = m_wn[0];
+  ws.m[0][1] = m_wn[1];
   fa3_zero_o(ws);
   fa3_pack_p(pa, s[0]);
 }

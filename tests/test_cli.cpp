@@ -797,6 +797,8 @@ TEST(CliExport, DispatchHeaderSizesAPersistentGridByTheDevicesSmCount) {
                                   "value (STREAM_K=0)"),
             std::string::npos)
       << r.out << r.err;
+  const std::string said = r.out + r.err, once = "had this knob";
+  EXPECT_EQ(said.find(once, said.find(once) + 1), std::string::npos) << "said twice:\n" << said;
   const std::string h = read_bytes(out / "sdpa_fp8pv_wgmma_dispatch.h");
   EXPECT_NE(h.find("double NUM_SMS = 132;"), std::string::npos) << h;
   const json table = json::parse(read_bytes(out / "sdpa_fp8pv_wgmma_dispatch.json"));
