@@ -16,7 +16,7 @@ first two and the last two of each item left out), in SM clocks:
   tail      O's rescale and P's pack
   step      one step to the next
 PERSIST=1 also gets the clocks between an item's last step and the next item's first (the epilogue and the next
-item's first tile, with nothing overlapped). And, over the same window, the share of clocks in which 0, 1, 2 (3) warpgroups are inside their softmax, and the
+item's first tile, with nothing overlapped), and that boundary event by event (the template's TB_* stamps). And, over the same window, the share of clocks in which 0, 1, 2 (3) warpgroups are inside their softmax, and the
 tensor work a step needs at the dense peak (fp16 4096, e4m3 8192 FLOP a clock an SM) against the step's clocks.
 The stamps cost a few instructions a step and stop ptxas moving code across them: the step is slower than untraced
 (compare its `step` with bench/ab.py's time), but the proportions are the kernel's.
@@ -124,6 +124,39 @@ def item_gap(tr, n_tiles, items_per_block):
     return statistics.median(gaps) if gaps else float("nan")
 
 
+BOUNDARY = ("last P·V issued", "P·V landed", "O stored", "next Q in", "K_0 in", "S_0 landed", "P_0 packed")
+TB_SLOTS = (1, 2, 3, 4, 5, 6, 7)
+
+
+def boundary(tr, nwg, n_tiles, items_per_block):
+    """PERSIST=1: an item's boundary event by event (the template's TB_* stamps at the ring position of the next item's
+    first tile), in clocks after the finished item's last step packed its P, medians over blocks and consumer
+    warpgroups; `next step` is the next item's second tile's operands in. The producer's `Q copies` start (after the
+    wait for the buffer) and end, on the same clock (negative: before the last step ended)."""
+    rel = {k: [] for k in BOUNDARY + ("next step", "producer: Q buffer wait from", "producer: Q copies issued")}
+    for b in range(len(tr)):
+        for k in range(1, items_per_block):
+            gn = k * n_tiles
+            if gn + 1 >= 64:
+                break
+            for w in range(nwg):
+                e = tr[b][w]
+                t0 = int(e[gn - 1][END])
+                if not t0:
+                    continue
+                for name, slot in zip(BOUNDARY, TB_SLOTS):
+                    if int(e[gn][slot]):
+                        rel[name].append(int(e[gn][slot]) - t0)
+                if int(e[gn + 1][READY]):
+                    rel["next step"].append(int(e[gn + 1][READY]) - t0)
+                if w == 0:
+                    pq = tr[b][nwg][gn]
+                    if int(pq[3]) and int(pq[4]):
+                        rel["producer: Q buffer wait from"].append(int(pq[3]) - t0)
+                        rel["producer: Q copies issued"].append(int(pq[4]) - t0)
+    return {k: statistics.median(v) for k, v in rel.items() if v}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("rows")
@@ -171,8 +204,9 @@ def main():
         tensor = nwg * (2 * 64 * tn * D / qk_rate + 2 * 64 * tn * D / pv_rate)
         prod = producer(host, nwg, n_tiles * per_block)
         gap = item_gap(host, n_tiles, per_block)
+        bnd = boundary(host, nwg, n_tiles, per_block)
         out[row["name"]] = dict(cfg=cfg, medians=med, softmax_concurrency=share, steps=n, tensor_clocks_per_step=tensor,
-                                producer=prod, item_gap=gap, stamps=host)
+                                producer=prod, item_gap=gap, boundary=bnd, stamps=host)
         lines.append("%-40s" % row["name"][:40] + "".join("%9.0f" % med[k] for k in SEGMENTS + ("step",)))
         lines.append("%-40s" % "" + "  softmax in 0..%d warpgroups at once: %s;  tensor work %d of %d clocks a step (%.0f %%); %d steps"
                      % (nwg, " / ".join("%.0f %%" % (100 * s) for s in share), tensor, med["step"],
@@ -180,7 +214,10 @@ def main():
         lines.append("%-40s" % "" + "  producer a tile: %.0f clocks waiting for a free stage, %.0f rewriting V, %.0f a tile in all"
                      % (prod["stage wait"], prod["rewrite"], prod["tile"])
                      + ("; between items %.0f clocks (%.1f steps)" % (gap, gap / med["step"]) if gap == gap else ""))
-        print("\n".join(lines[-3:]), flush=True)
+        if bnd:
+            lines.append("%-40s" % "" + "  boundary, clocks after the last step: "
+                         + ", ".join("%s %+.0f" % (k, v) for k, v in sorted(bnd.items(), key=lambda kv: kv[1])))
+        print("\n".join(lines[-4 if bnd else -3:]), flush=True)
     json.dump(out, open(a.json, "w"))
     print("\n" + "\n".join(lines))
     print("stamps written to", a.json)

@@ -231,6 +231,9 @@ static_assert(WG_PIPE == 0 || (WG_PIPE == 1 && MMA_PATH == 2 && STAGES == 3) || 
 #error "MMA_PATH=2 and 3 need -arch=sm_90a (wgmma)"
 #endif
 
+// MMA_PATH=3's epilogue stores O 16 bytes a thread (after a transpose within each quad), the other paths 4 or 8.
+#define O_WIDE (MMA_PATH == 3)
+
 #if IN_FP8
 typedef __nv_fp8_e4m3 IN_T;
 #else
@@ -1549,6 +1552,34 @@ __device__ __forceinline__ void store_o(const WarpState& ws, const Work& w, int 
 #endif
       const float inv = l > 0.f ? w.v_descale / l : 0.f;
       const int row = w.q0 + wrow + mt * 16 + g + 8 * h;
+#if O_WIDE  // MMA_PATH=3: columns 8 dt .. 8 dt + 7 whole from thread dt % 4 of the quad, a 4 x 4 transpose of the
+      // quad's words (two exchanges, xor 2 then xor 1, by every lane), then a 16-byte store per 4 tiles: 4x fewer
+      // stores than a word each, which at an item's end took 3 400 clocks (bench/timeline.py, docs/results/sdpa-fa3.md)
+      {
+        __half* out = w.O + (long long)row * HEAD_DIM;
+#pragma unroll
+        for (int d4 = 0; d4 < NTD; d4 += 4) {
+          unsigned x[4];
+#pragma unroll
+          for (int i = 0; i < 4; ++i) x[i] = pack_h2(ws.o[mt][d4 + i][2 * h] * inv, ws.o[mt][d4 + i][2 * h + 1] * inv);
+          const bool hi2 = tq & 2, hi1 = tq & 1;
+          // xor 2: keep the half of the words whose tile has this thread's bit 1, swap the other half
+          unsigned a0 = __shfl_xor_sync(0xffffffffu, hi2 ? x[0] : x[2], 2);
+          unsigned a1 = __shfl_xor_sync(0xffffffffu, hi2 ? x[1] : x[3], 2);
+          // now (bit 1 clear) x0 x1 | a0 a1 = M[t][0..1], M[t^2][0..1]; (set) a0 a1 | x2 x3 = M[t^2][2..3], M[t][2..3]
+          unsigned y0 = hi2 ? a0 : x[0], y1 = hi2 ? a1 : x[1], y2 = hi2 ? x[2] : a0, y3 = hi2 ? x[3] : a1;
+          // y0, y1: rows t&~2 .. of tiles 2*(bit 1) + 0, 1 for the thread pair; y2, y3 the same from thread t|2
+          unsigned b0 = __shfl_xor_sync(0xffffffffu, hi1 ? y0 : y1, 1);
+          unsigned b1 = __shfl_xor_sync(0xffffffffu, hi1 ? y2 : y3, 1);
+          uint4 v;
+          v.x = hi1 ? b0 : y0;  // word of quad thread 0
+          v.y = hi1 ? y1 : b0;  // thread 1
+          v.z = hi1 ? b1 : y2;  // thread 2
+          v.w = hi1 ? y3 : b1;  // thread 3
+          if (row < w.S) *reinterpret_cast<uint4*>(out + (d4 + tq) * 8) = v;
+        }
+      }
+#else
       if (row < w.S) {
         __half* out = w.O + (long long)row * HEAD_DIM;
 #if IN_FP8 && MMA_PATH == 1  // columns 16p + 4t .. +3 from tiles 2p (even columns) and 2p+1 (odd): see warp_pv
@@ -1563,6 +1594,7 @@ __device__ __forceinline__ void store_o(const WarpState& ws, const Work& w, int 
           *reinterpret_cast<unsigned*>(out + dt * 8 + tq * 2) = pack_h2(ws.o[mt][dt][2 * h] * inv, ws.o[mt][dt][2 * h + 1] * inv);
 #endif
       }
+#endif
     }
   }
 }
@@ -1592,7 +1624,8 @@ __device__ __forceinline__ void store_o(const WarpState& ws, const Work& w, int 
 // Work. A work item is one query tile of one (b, h). PERSIST=0: a block per item. PERSIST=1: a block
 // per SM takes items blockIdx.x, + gridDim.x, ...; the producer loads the next item's Q (into the
 // other of two Q buffers) and K/V while the consumers finish this one, so a block's start and its
-// epilogue no longer leave the tensor cores idle. The ring's position runs on across items.
+// epilogue no longer leave the tensor cores idle. The ring's position runs on across items. The consumers
+// wait for the next item's Q before they store this one's O (a fence after the stores would wait for them).
 // Causal: an item's query tiles are taken last first (the most keys first, the fewest last).
 // =============================================================================================
 // Trace events (SDPA_TRACE): a consumer warpgroup's step j: TR_READY its operands are in (before the turn),
@@ -1600,6 +1633,12 @@ __device__ __forceinline__ void store_o(const WarpState& ws, const Work& w, int 
 // the P·V landed, TR_END P_j packed. The producer's tile g: TR_READY before waiting for the stage,
 // TR_TURN its TMA loads issued, TR_ISSUED (fp8) the rewrite of tile g - 1 published.
 enum : int { TR_READY = 0, TR_TURN = 1, TR_ISSUED = 2, TR_S = 3, TR_SOFTMAX = 4, TR_PV = 5, TR_END = 6 };
+// An item's boundary, at the ring position of the next item's first tile (no step stamps it): TB_END the last
+// tile's P·V waits for its turn, TB_PV_ISSUED, TB_PV landed, TB_STORED the epilogue done, TB_Q the next Q landed,
+// TB_K its K_0 (ITEM_OVERLAP: and the last V) landed, TB_S S_0 landed, TB_P P_0 packed. The producer: TP_Q_WAIT
+// before it waits for the Q buffer, TP_Q_ISSUED Q's copies issued.
+enum : int { TB_END = 0, TB_PV_ISSUED = 1, TB_PV = 2, TB_STORED = 3, TB_Q = 4, TB_K = 5, TB_S = 6, TB_P = 7 };
+enum : int { TP_Q_WAIT = 3, TP_Q_ISSUED = 4 };
 __device__ __forceinline__ void trace(int g, int ev) {
 #ifdef SDPA_TRACE
   const unsigned b = blockIdx.y * gridDim.x + blockIdx.x;
@@ -1855,9 +1894,11 @@ __device__ __forceinline__ void fa3_producer(const Fa3Problem& P, unsigned char*
   for (int idx = fa3_first_item(P), k = 0; idx < P.items; idx = fa3_next_item(P, idx), ++k) {
     const Work w = fa3_work(P, idx);
     const int b = k & 1;
+    trace(g, TP_Q_WAIT);
     if (k >= 2) mbar_wait(q_empty_bar(w, b), ((k - 2) >> 1) & 1);
     load_tile<TILE_M, RB_IN, 128, Q_UNROLL>(q_buf(smem, b), w.gQ, min(TILE_M, P.S - w.q0), ptid);
     asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(q_full_bar(w, b)) : "memory");
+    trace(g, TP_Q_ISSUED);
     for (int j = 0; j < w.n_tiles; ++j, ++g) {
       trace(g, TR_READY);
       if (ptid == 0) {
@@ -2062,6 +2103,7 @@ __device__ __forceinline__ void fa3_item_start(const Work& w, unsigned char* sme
   fa3_zero_o(ws);
 
   fa3_wait(w, FA3_K_FULL, g);
+  trace(g, TB_K);
   pp_turn(wg);
   wg_fence();
   wg_qk_issue(s[0], sQ, k_stage(smem, g % STAGES), wrow);
@@ -2069,10 +2111,12 @@ __device__ __forceinline__ void fa3_item_start(const Work& w, unsigned char* sme
   pp_pass(wg, false);
   wg_wait<0>();
   wg_keep(s[0]);
+  trace(g, TB_S);
   fa3_release(w, FA3_K_EMPTY, g, lane);
   if (n == 1 && lane == 0) mbar_arrive(q_empty_bar(w, qb));  // the item's last Q·Kᵀ is done
   warp_scores(ws, s, sQ, nullptr, wrow, lane, w, w.t_begin * TILE_N);
   fa3_pack_p(pa, s[0]);
+  trace(g, TB_P);
 }
 // An item's tiles 1 .. n - 1.
 __device__ __forceinline__ void fa3_item_steps(const Work& w, unsigned char* smem, const unsigned char* sQ, int qb,
@@ -2163,10 +2207,11 @@ __device__ __forceinline__ void fa3_finish(WarpState& ws, const Work& w, const u
 }
 // An item's last P·V alone, then its epilogue. `last` is this block's last item (PINGPONG's bookkeeping).
 __device__ __forceinline__ void fa3_item_end(const Work& w, unsigned char* smem, int g, bool last, WarpState& ws,
-                                             PTile& pa, int tid) {
+                                             PTile& pa, int tid, int k_next = -1) {
   const int warp = tid >> 5, lane = tid & 31, wrow = warp * 16, wg = warp >> 2;
   const int vfull = XFORM_V ? FA3_X_FULL : FA3_V_FULL;
   const int n = w.n_tiles;
+  trace(g + n, TB_END);
   fa3_wait(w, vfull, g + n - 1);
   pp_turn(wg);
   wg_keep(pa);
@@ -2176,22 +2221,30 @@ __device__ __forceinline__ void fa3_item_end(const Work& w, unsigned char* smem,
   fa3_pv_issue(ws, pa, pv_stage(smem, (g + n - 1) % STAGES));
   wg_commit();
   pp_pass(wg, last);
+  trace(g + n, TB_PV_ISSUED);
   wg_wait<0>();
   wg_keep(ws.o[0]);
   wg_keep_sum(ws);
+  trace(g + n, TB_PV);
   fa3_release(w, FA3_V_EMPTY, g + n - 1, lane);
+  if (k_next >= 0) {  // PERSIST=1: the next item's Q (its k_next), before the stores: a fence after them waits for them
+    mbar_wait(q_full_bar(w, k_next & 1), (k_next >> 1) & 1);
+    async_proxy_fence();
+    trace(g + n, TB_Q);
+  }
   fa3_finish(ws, w, smem, tid);
+  trace(g + n, TB_STORED);
 }
 // Consumer warpgroups: threads 0 .. NUM_WARPS*32 - 1, warp w owns rows 16w .. 16w + 15 of each item.
 // One item: tiles g .. g + n - 1 of the ring.
 __device__ __forceinline__ void fa3_item(const Work& w, unsigned char* smem, const unsigned char* sQ, int qb, int g,
-                                         bool last, int tid) {
+                                         bool last, int tid, int k_next = -1) {
   WarpState ws;
   Scores s;
   PTile pa;
   fa3_item_start(w, smem, sQ, qb, g, ws, s, pa, tid);
   fa3_item_steps(w, smem, sQ, qb, g, ws, s, pa, tid);
-  fa3_item_end(w, smem, g, last, ws, pa, tid);
+  fa3_item_end(w, smem, g, last, ws, pa, tid, k_next);
 }
 #if ITEM_OVERLAP
 // knob ITEM_OVERLAP=1: item w's last P·V and item wn's first Q·Kᵀ (ring position g + n) in one turn; wn's first
@@ -2202,13 +2255,17 @@ __device__ __forceinline__ void fa3_item_handover(const Work& w, const Work& wn,
   const int warp = tid >> 5, lane = tid & 31, wrow = warp * 16, wg = warp >> 2;
   const int vfull = XFORM_V ? FA3_X_FULL : FA3_V_FULL;
   const int gn = g + w.n_tiles;
+  trace(gn, TB_END);
   fa3_wait(w, FA3_K_FULL, gn);
   fa3_wait(w, vfull, gn - 1);
+  trace(gn, TB_K);
   pp_turn(wg);
   fa3_issue_turn(ws, s, pa, smem, sQn, gn, wrow);  // S_0 of item wn, item w's last P·V
   pp_pass(wg, false);
+  trace(gn, TB_PV_ISSUED);
   wg_wait<1>();
   wg_keep(s[0]);
+  trace(gn, TB_S);
   fa3_release(w, FA3_K_EMPTY, gn, lane);
   if (wn.n_tiles == 1 && lane == 0) mbar_arrive(q_empty_bar(wn, qbn));  // item wn's last Q·Kᵀ is done
   const float l_w[2] = {ws.l[0][0], ws.l[0][1]};  // item w's running sums (ROWSUM_MMA: in O's columns)
@@ -2219,6 +2276,7 @@ __device__ __forceinline__ void fa3_item_handover(const Work& w, const Work& wn,
   wg_wait<0>();
   wg_keep(ws.o[0]);
   wg_keep_sum(ws);
+  trace(gn, TB_PV);
   fa3_release(w, FA3_V_EMPTY, gn - 1, lane);
   const float l_wn[2] = {ws.l[0][0], ws.l[0][1]}, m_wn[2] = {ws.m[0][0], ws.m[0][1]};
   ws.l[0][0] = l_w[0];
@@ -2226,12 +2284,14 @@ __device__ __forceinline__ void fa3_item_handover(const Work& w, const Work& wn,
   ws.m[0][0] = m_w[0];
   ws.m[0][1] = m_w[1];
   fa3_finish(ws, w, smem, tid);
+  trace(gn, TB_STORED);
   ws.l[0][0] = l_wn[0];
   ws.l[0][1] = l_wn[1];
   ws.m[0][0] = m_wn[0];
   ws.m[0][1] = m_wn[1];
   fa3_zero_o(ws);
   fa3_pack_p(pa, s[0]);
+  trace(gn, TB_P);
 }
 #endif
 __device__ __forceinline__ void fa3_consumer(const Fa3Problem& P, unsigned char* smem, int tid) {
@@ -2261,6 +2321,7 @@ __device__ __forceinline__ void fa3_consumer(const Fa3Problem& P, unsigned char*
     const int qbn = (k + 1) & 1;
     mbar_wait(q_full_bar(wn, qbn), ((k + 1) >> 1) & 1);
     async_proxy_fence();
+    trace(g + w.n_tiles, TB_Q);
     fa3_item_handover(w, wn, smem, q_buf(smem, qbn), qbn, g, ws, s, pa, tid);
     g += w.n_tiles;
     w = wn;
@@ -2269,10 +2330,13 @@ __device__ __forceinline__ void fa3_consumer(const Fa3Problem& P, unsigned char*
   for (int idx = fa3_first_item(P), k = 0; idx < P.items; ++k) {
     const Work w = fa3_work(P, idx);
     const int qb = k & 1;
-    mbar_wait(q_full_bar(w, qb), (k >> 1) & 1);  // Q landed (the producer's cp.async: generic proxy)
-    async_proxy_fence();                         // ... and is visible to this thread's wgmma reads
+    if (k == 0) {  // the first item's Q (the next ones: fa3_item_end)
+      mbar_wait(q_full_bar(w, qb), 0);  // Q landed (the producer's cp.async: generic proxy)
+      async_proxy_fence();              // ... and is visible to this thread's wgmma reads
+      trace(g, TB_Q);
+    }
     idx = fa3_next_item(P, idx);
-    fa3_item(w, smem, q_buf(smem, qb), qb, g, idx >= P.items, tid);
+    fa3_item(w, smem, q_buf(smem, qb), qb, g, idx >= P.items, tid, idx < P.items ? k + 1 : -1);
     g += w.n_tiles;
   }
 #endif

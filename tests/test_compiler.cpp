@@ -274,6 +274,38 @@ TEST(Compiler, VirtualArchGivesPtx) {
   EXPECT_NE(read_bytes(b.cubin_path).find(".entry tiny"), std::string::npos);
 }
 
+// MMA_PATH=3's epilogue transposes O within each quad and stores 16 bytes a thread. At an item's end the 4-byte stores
+// it had took 3 400 clocks and held up the next item's Q (docs/results/sdpa-fa3.md, eighth pass). In the PTX every
+// global store of the fp16 D=128 kernel is a v4 (D / 8 of them a thread: two rows of 128 columns), where the
+// FlashAttention-2 path (MMA_PATH=2) keeps a word a store.
+std::size_t count_of(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
+  return n;
+}
+TEST(Compiler, Fa3EpilogueStoresSixteenBytesAThread) {
+  TempDir t;
+  CompileCache cache(t.path / "cache");
+  const Profile d128 = load_profile(kSource / "profiles/sdpa_fp16_wgmma_d128.json");
+  Config fa3 = d128.baseline;
+  for (const auto& [k, v] : Config{{"MMA_PATH", 3}, {"TILE_M", 128}, {"TILE_N", 128}, {"NUM_WARPS", 8}, {"USE_TMA", 1},
+                                   {"WG_PIPE", 1}, {"PINGPONG", 1}, {"PERSIST", 1}})
+    fa3[k] = v;
+  const Build b3 = compile(candidate_request(d128, fa3, "compute_90a"), cache);
+  ASSERT_TRUE(b3.ok) << b3.log;
+  const std::string ptx3 = read_bytes(b3.cubin_path);
+  EXPECT_EQ(count_of(ptx3, "st.v4.u32") + count_of(ptx3, "st.global.v4.u32"), 8u);
+  EXPECT_EQ(count_of(ptx3, "st.u32") + count_of(ptx3, "st.global.u32"), 0u);
+
+  Config fa2 = d128.baseline;
+  fa2["MMA_PATH"] = 2;
+  const Build b2 = compile(candidate_request(d128, fa2, "compute_90a"), cache);
+  ASSERT_TRUE(b2.ok) << b2.log;
+  const std::string ptx2 = read_bytes(b2.cubin_path);
+  EXPECT_GT(count_of(ptx2, "st.u32") + count_of(ptx2, "st.global.u32"), 0u);
+  EXPECT_EQ(count_of(ptx2, "st.v4.u32") + count_of(ptx2, "st.global.v4.u32"), 0u);
+}
+
 // ---- ptxas report -------------------------------------------------------------------------------------
 
 // Recorded from NVRTC 13.0 (-arch=sm_90 -Xptxas=-v -maxrregcount=32) on the two kernels of

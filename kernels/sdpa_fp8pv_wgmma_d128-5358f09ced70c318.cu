@@ -1,13 +1,14 @@
-// sdpa_fp8pv_wgmma_d128-a5a1a55cc136802b.cu: exported by evo 0.1.0 from evaluation 92 (run 1)
-// profile:   sdpa_fp8pv_wgmma_d128 (sdpa_fp8pv_wgmma_d128.json), template sdpa.cu (sha256 8e421ee6850c9bfb), entry sdpa_fwd
-// knobs:     EXP_BEFORE_MAX=1,ITEM_OVERLAP=1,MIN_BLOCKS=1,MMA_PATH=3,NUM_WARPS=8,PERSIST=1,PINGPONG=0,PV_FP8=1,ROWSUM_MMA=1,SPLIT_KV=1,STAGES=2,STREAM_K=1,SWIZZLE=2,TILE_M=128,TILE_N=192,USE_CP_ASYNC=1,USE_TMA=1,USE_WMMA_PV=1,USE_WMMA_QK=1,V_REGS=0,WARP_SPEC=0,WG_PIPE=1
+// sdpa_fp8pv_wgmma_d128-5358f09ced70c318.cu: exported by evo 0.1.0 from evaluation 83 (run 1)
+// profile:   sdpa_fp8pv_wgmma_d128 (sdpa_fp8pv_wgmma_d128.json), template sdpa.cu (sha256 feb664e53a9fdcf3), entry sdpa_fwd
+// knobs:     EXP_BEFORE_MAX=1,ITEM_OVERLAP=1,MIN_BLOCKS=1,MMA_PATH=3,NUM_WARPS=8,PERSIST=1,PINGPONG=1,PV_FP8=1,ROWSUM_MMA=1,SPLIT_KV=1,STAGES=2,STREAM_K=0,SWIZZLE=2,TILE_M=128,TILE_N=192,USE_CP_ASYNC=1,USE_TMA=1,USE_WMMA_PV=1,USE_WMMA_QK=1,V_REGS=0,WARP_SPEC=0,WG_PIPE=1
 // device:    NVIDIA H100 80GB HBM3, driver 13.0
-// measured:  long: median 332.8 us (cv 0.015, graph, 50 iters), 1.13x the baseline in the same run
+// measured:  long: median 326.2 us (cv 0.017, graph, 50 iters), 1.13x the baseline in the same run
 // GREEN:     passed on small tail tail_causal long prefill long_causal; sanitizer: passed
-// launch (long): grid (132,1,1) block (384,1,1) dynamic smem 184608 B; grid = (PERSIST * min(cdiv(S, TILE_M) * B * H, NUM_SMS) + (1 - PERSIST) * cdiv(S, TILE_M), PERSIST + (1 - PERSIST) * B * H, SPLIT_KV)
+// launch (long): grid (132,1,1) block (384,1,1) dynamic smem 184576 B; grid = (PERSIST * min(cdiv(S, TILE_M) * B * H, NUM_SMS) + (1 - PERSIST) * cdiv(S, TILE_M), PERSIST + (1 - PERSIST) * B * H, SPLIT_KV)
+// scratch (long): partial_o 1 f32, zeros before the first launch; partial_ml 1 f32, zeros before the first launch; split_counter 1 i32, zeros before the first launch (shapes: sdpa_fp8pv_wgmma_d128.json or the .json beside this file)
 // tensor map k_map (long): pass by value (const __grid_constant__ CUtensorMap), from cuTensorMapEncodeTiled over K: CU_TENSOR_MAP_DATA_TYPE_UINT8, dims {128, 4096, 32} = (D, S, B * H), byte strides {128, 524288}, box {128, 192, 1} = (D, TILE_N, 1), swizzle 128B, L2 promotion 128B, interleave NONE, element strides 1, OOB fill NONE
 // tensor map v_map (long): pass by value (const __grid_constant__ CUtensorMap), from cuTensorMapEncodeTiled over V: CU_TENSOR_MAP_DATA_TYPE_UINT8, dims {128, 4096, 32} = (D, S, B * H), byte strides {128, 524288}, box {128, 192, 1} = (D, TILE_N, 1), swizzle 128B, L2 promotion 128B, interleave NONE, element strides 1, OOB fill NONE
-// build:     nvcc -gencode arch=compute_90a,code=sm_90a -std=c++17 -c sdpa_fp8pv_wgmma_d128-a5a1a55cc136802b.cu   (provenance: sdpa_fp8pv_wgmma_d128-a5a1a55cc136802b.json)
+// build:     nvcc -gencode arch=compute_90a,code=sm_90a -std=c++17 -c sdpa_fp8pv_wgmma_d128-5358f09ced70c318.cu   (provenance: sdpa_fp8pv_wgmma_d128-5358f09ced70c318.json)
 // Generated file: do not edit by hand; re-export instead.
 
 #define HEAD_DIM 128  // fixed by the profile
@@ -18,12 +19,12 @@
 #define MMA_PATH 3  // knob chosen by evo
 #define NUM_WARPS 8  // knob chosen by evo
 #define PERSIST 1  // knob chosen by evo
-#define PINGPONG 0  // knob chosen by evo
+#define PINGPONG 1  // knob chosen by evo
 #define PV_FP8 1  // knob chosen by evo
 #define ROWSUM_MMA 1  // knob chosen by evo
 #define SPLIT_KV 1  // knob chosen by evo
 #define STAGES 2  // knob chosen by evo
-#define STREAM_K 1  // knob chosen by evo
+#define STREAM_K 0  // knob chosen by evo
 #define SWIZZLE 2  // knob chosen by evo
 #define TILE_M 128  // knob chosen by evo
 #define TILE_N 192  // knob chosen by evo
@@ -268,6 +269,9 @@ static_assert(WG_PIPE == 0 || (WG_PIPE == 1 && MMA_PATH == 2 && STAGES == 3) || 
 #error "MMA_PATH=2 and 3 need -arch=sm_90a (wgmma)"
 #endif
 
+// MMA_PATH=3's epilogue stores O 16 bytes a thread (after a transpose within each quad), the other paths 4 or 8.
+#define O_WIDE (MMA_PATH == 3)
+
 #if IN_FP8
 typedef __nv_fp8_e4m3 IN_T;
 #else
@@ -386,6 +390,14 @@ __device__ __forceinline__ float fast_exp2(float x) {  // ex2.approx: exp2(-inf)
   float y;
   asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
   return y;
+}
+// Two partial states of one row (SPLIT_KV's splits, STREAM_K's halves) into one: the larger running max, and each
+// side's scale to it (a side with no max yet weighs 0).
+__device__ __forceinline__ float merge_scales(float ma, float mb, float& sa, float& sb) {
+  const float M = fmaxf(ma, mb);
+  sa = ma == neg_inf() ? 0.f : fast_exp2(ma - M);
+  sb = mb == neg_inf() ? 0.f : fast_exp2(mb - M);
+  return M;
 }
 
 __device__ __forceinline__ unsigned smem_u32(const void* p) {
@@ -1544,10 +1556,8 @@ __device__ __forceinline__ void split_exchange(WarpState& ws, unsigned char* sme
       const float mz[2] = {part[NTD].x, part[NTD].y}, lz[2] = {part[NTD].z, part[NTD].w};
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const float M = fmaxf(ws.m[mt][h], mz[h]);
-        const float a = ws.m[mt][h] == neg_inf() ? 0.f : fast_exp2(ws.m[mt][h] - M);
-        const float b = mz[h] == neg_inf() ? 0.f : fast_exp2(mz[h] - M);
-        ws.m[mt][h] = M;
+        float a, b;
+        ws.m[mt][h] = merge_scales(ws.m[mt][h], mz[h], a, b);
         ws.l[mt][h] = ws.l[mt][h] * a + lz[h] * b;
 #pragma unroll
         for (int dt = 0; dt < NTD; ++dt) {
@@ -1580,6 +1590,34 @@ __device__ __forceinline__ void store_o(const WarpState& ws, const Work& w, int 
 #endif
       const float inv = l > 0.f ? w.v_descale / l : 0.f;
       const int row = w.q0 + wrow + mt * 16 + g + 8 * h;
+#if O_WIDE  // MMA_PATH=3: columns 8 dt .. 8 dt + 7 whole from thread dt % 4 of the quad, a 4 x 4 transpose of the
+      // quad's words (two exchanges, xor 2 then xor 1, by every lane), then a 16-byte store per 4 tiles: 4x fewer
+      // stores than a word each, which at an item's end took 3 400 clocks (bench/timeline.py, docs/results/sdpa-fa3.md)
+      {
+        __half* out = w.O + (long long)row * HEAD_DIM;
+#pragma unroll
+        for (int d4 = 0; d4 < NTD; d4 += 4) {
+          unsigned x[4];
+#pragma unroll
+          for (int i = 0; i < 4; ++i) x[i] = pack_h2(ws.o[mt][d4 + i][2 * h] * inv, ws.o[mt][d4 + i][2 * h + 1] * inv);
+          const bool hi2 = tq & 2, hi1 = tq & 1;
+          // xor 2: keep the half of the words whose tile has this thread's bit 1, swap the other half
+          unsigned a0 = __shfl_xor_sync(0xffffffffu, hi2 ? x[0] : x[2], 2);
+          unsigned a1 = __shfl_xor_sync(0xffffffffu, hi2 ? x[1] : x[3], 2);
+          // now (bit 1 clear) x0 x1 | a0 a1 = M[t][0..1], M[t^2][0..1]; (set) a0 a1 | x2 x3 = M[t^2][2..3], M[t][2..3]
+          unsigned y0 = hi2 ? a0 : x[0], y1 = hi2 ? a1 : x[1], y2 = hi2 ? x[2] : a0, y3 = hi2 ? x[3] : a1;
+          // y0, y1: rows t&~2 .. of tiles 2*(bit 1) + 0, 1 for the thread pair; y2, y3 the same from thread t|2
+          unsigned b0 = __shfl_xor_sync(0xffffffffu, hi1 ? y0 : y1, 1);
+          unsigned b1 = __shfl_xor_sync(0xffffffffu, hi1 ? y2 : y3, 1);
+          uint4 v;
+          v.x = hi1 ? b0 : y0;  // word of quad thread 0
+          v.y = hi1 ? y1 : b0;  // thread 1
+          v.z = hi1 ? b1 : y2;  // thread 2
+          v.w = hi1 ? y3 : b1;  // thread 3
+          if (row < w.S) *reinterpret_cast<uint4*>(out + (d4 + tq) * 8) = v;
+        }
+      }
+#else
       if (row < w.S) {
         __half* out = w.O + (long long)row * HEAD_DIM;
 #if IN_FP8 && MMA_PATH == 1  // columns 16p + 4t .. +3 from tiles 2p (even columns) and 2p+1 (odd): see warp_pv
@@ -1594,6 +1632,7 @@ __device__ __forceinline__ void store_o(const WarpState& ws, const Work& w, int 
           *reinterpret_cast<unsigned*>(out + dt * 8 + tq * 2) = pack_h2(ws.o[mt][dt][2 * h] * inv, ws.o[mt][dt][2 * h + 1] * inv);
 #endif
       }
+#endif
     }
   }
 }
@@ -1623,7 +1662,8 @@ __device__ __forceinline__ void store_o(const WarpState& ws, const Work& w, int 
 // Work. A work item is one query tile of one (b, h). PERSIST=0: a block per item. PERSIST=1: a block
 // per SM takes items blockIdx.x, + gridDim.x, ...; the producer loads the next item's Q (into the
 // other of two Q buffers) and K/V while the consumers finish this one, so a block's start and its
-// epilogue no longer leave the tensor cores idle. The ring's position runs on across items.
+// epilogue no longer leave the tensor cores idle. The ring's position runs on across items. The consumers
+// wait for the next item's Q before they store this one's O (a fence after the stores would wait for them).
 // Causal: an item's query tiles are taken last first (the most keys first, the fewest last).
 // =============================================================================================
 // Trace events (SDPA_TRACE): a consumer warpgroup's step j: TR_READY its operands are in (before the turn),
@@ -1631,6 +1671,12 @@ __device__ __forceinline__ void store_o(const WarpState& ws, const Work& w, int 
 // the P·V landed, TR_END P_j packed. The producer's tile g: TR_READY before waiting for the stage,
 // TR_TURN its TMA loads issued, TR_ISSUED (fp8) the rewrite of tile g - 1 published.
 enum : int { TR_READY = 0, TR_TURN = 1, TR_ISSUED = 2, TR_S = 3, TR_SOFTMAX = 4, TR_PV = 5, TR_END = 6 };
+// An item's boundary, at the ring position of the next item's first tile (no step stamps it): TB_END the last
+// tile's P·V waits for its turn, TB_PV_ISSUED, TB_PV landed, TB_STORED the epilogue done, TB_Q the next Q landed,
+// TB_K its K_0 (ITEM_OVERLAP: and the last V) landed, TB_S S_0 landed, TB_P P_0 packed. The producer: TP_Q_WAIT
+// before it waits for the Q buffer, TP_Q_ISSUED Q's copies issued.
+enum : int { TB_END = 0, TB_PV_ISSUED = 1, TB_PV = 2, TB_STORED = 3, TB_Q = 4, TB_K = 5, TB_S = 6, TB_P = 7 };
+enum : int { TP_Q_WAIT = 3, TP_Q_ISSUED = 4 };
 __device__ __forceinline__ void trace(int g, int ev) {
 #ifdef SDPA_TRACE
   const unsigned b = blockIdx.y * gridDim.x + blockIdx.x;
@@ -1886,9 +1932,11 @@ __device__ __forceinline__ void fa3_producer(const Fa3Problem& P, unsigned char*
   for (int idx = fa3_first_item(P), k = 0; idx < P.items; idx = fa3_next_item(P, idx), ++k) {
     const Work w = fa3_work(P, idx);
     const int b = k & 1;
+    trace(g, TP_Q_WAIT);
     if (k >= 2) mbar_wait(q_empty_bar(w, b), ((k - 2) >> 1) & 1);
     load_tile<TILE_M, RB_IN, 128, Q_UNROLL>(q_buf(smem, b), w.gQ, min(TILE_M, P.S - w.q0), ptid);
     asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(q_full_bar(w, b)) : "memory");
+    trace(g, TP_Q_ISSUED);
     for (int j = 0; j < w.n_tiles; ++j, ++g) {
       trace(g, TR_READY);
       if (ptid == 0) {
@@ -2093,6 +2141,7 @@ __device__ __forceinline__ void fa3_item_start(const Work& w, unsigned char* sme
   fa3_zero_o(ws);
 
   fa3_wait(w, FA3_K_FULL, g);
+  trace(g, TB_K);
   pp_turn(wg);
   wg_fence();
   wg_qk_issue(s[0], sQ, k_stage(smem, g % STAGES), wrow);
@@ -2100,10 +2149,12 @@ __device__ __forceinline__ void fa3_item_start(const Work& w, unsigned char* sme
   pp_pass(wg, false);
   wg_wait<0>();
   wg_keep(s[0]);
+  trace(g, TB_S);
   fa3_release(w, FA3_K_EMPTY, g, lane);
   if (n == 1 && lane == 0) mbar_arrive(q_empty_bar(w, qb));  // the item's last Q·Kᵀ is done
   warp_scores(ws, s, sQ, nullptr, wrow, lane, w, w.t_begin * TILE_N);
   fa3_pack_p(pa, s[0]);
+  trace(g, TB_P);
 }
 // An item's tiles 1 .. n - 1.
 __device__ __forceinline__ void fa3_item_steps(const Work& w, unsigned char* smem, const unsigned char* sQ, int qb,
@@ -2114,11 +2165,7 @@ __device__ __forceinline__ void fa3_item_steps(const Work& w, unsigned char* sme
   // the wait for P·V before the whole softmax (WARPGROUP.DEPBAR ahead of every MUFU.EX2 in the SASS),
   // which undid WG_PIPE's overlap. FlashAttention-3 peels its masked iterations the same way.
   const int kv_free = w.causal ? min(w.S, w.q0 + 1) : w.S;  // keys below this are never masked
-#if STREAM_K
-  const int n_free = max(1, min(n, kv_free / TILE_N - w.t_begin));  // (knob STREAM_K=1: from the item's tile t_begin)
-#else
-  const int n_free = max(1, min(n, kv_free / TILE_N));      // tiles 1 .. n_free - 1 need no mask
-#endif
+  const int n_free = max(1, min(n, kv_free / TILE_N - w.t_begin));  // tiles 1 .. n_free - 1 need no mask
   for (int j = 1; j < n_free; ++j) fa3_step<false>(w, smem, sQ, qb, g, j, ws, s, pa, tid);
   for (int j = n_free; j < n; ++j) fa3_step<true>(w, smem, sQ, qb, g, j, ws, s, pa, tid);
 }
@@ -2155,6 +2202,7 @@ __device__ __forceinline__ void sk_finish(WarpState& ws, const Work& w, const Fa
   int ticket = 0;
   if (lane == 0) ticket = atomicAdd(P.tickets + c * NUM_WARPS + warp, 1);
   if (__shfl_sync(0xffffffffu, ticket, 0) == 0) return;  // the other half merges
+  __syncwarp();  // lane 0's ticket, then every lane's fence: the other half's stores, fenced before its ticket, are seen
   __threadfence();
   if (lane == 0) P.tickets[c * NUM_WARPS + warp] = 0;
   const float* other = slot + (1 - half) * SK_VALS * CT;
@@ -2162,11 +2210,7 @@ __device__ __forceinline__ void sk_finish(WarpState& ws, const Work& w, const Fa
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const float mo = __ldcg(other + (4 * NTD + h) * CT);
-    const float ma = half == 0 ? ws.m[0][h] : mo, mb = half == 0 ? mo : ws.m[0][h];
-    const float mx = fmaxf(ma, mb);
-    sa[h] = ma == neg_inf() ? 0.f : exp2f(ma - mx);
-    sb[h] = mb == neg_inf() ? 0.f : exp2f(mb - mx);
-    ws.m[0][h] = mx;
+    ws.m[0][h] = merge_scales(half == 0 ? ws.m[0][h] : mo, half == 0 ? mo : ws.m[0][h], sa[h], sb[h]);
   }
 #pragma unroll
   for (int dt = 0; dt < NTD; ++dt)
@@ -2201,10 +2245,11 @@ __device__ __forceinline__ void fa3_finish(WarpState& ws, const Work& w, const u
 }
 // An item's last P·V alone, then its epilogue. `last` is this block's last item (PINGPONG's bookkeeping).
 __device__ __forceinline__ void fa3_item_end(const Work& w, unsigned char* smem, int g, bool last, WarpState& ws,
-                                             PTile& pa, int tid) {
+                                             PTile& pa, int tid, int k_next = -1) {
   const int warp = tid >> 5, lane = tid & 31, wrow = warp * 16, wg = warp >> 2;
   const int vfull = XFORM_V ? FA3_X_FULL : FA3_V_FULL;
   const int n = w.n_tiles;
+  trace(g + n, TB_END);
   fa3_wait(w, vfull, g + n - 1);
   pp_turn(wg);
   wg_keep(pa);
@@ -2214,22 +2259,30 @@ __device__ __forceinline__ void fa3_item_end(const Work& w, unsigned char* smem,
   fa3_pv_issue(ws, pa, pv_stage(smem, (g + n - 1) % STAGES));
   wg_commit();
   pp_pass(wg, last);
+  trace(g + n, TB_PV_ISSUED);
   wg_wait<0>();
   wg_keep(ws.o[0]);
   wg_keep_sum(ws);
+  trace(g + n, TB_PV);
   fa3_release(w, FA3_V_EMPTY, g + n - 1, lane);
+  if (k_next >= 0) {  // PERSIST=1: the next item's Q (its k_next), before the stores: a fence after them waits for them
+    mbar_wait(q_full_bar(w, k_next & 1), (k_next >> 1) & 1);
+    async_proxy_fence();
+    trace(g + n, TB_Q);
+  }
   fa3_finish(ws, w, smem, tid);
+  trace(g + n, TB_STORED);
 }
 // Consumer warpgroups: threads 0 .. NUM_WARPS*32 - 1, warp w owns rows 16w .. 16w + 15 of each item.
 // One item: tiles g .. g + n - 1 of the ring.
 __device__ __forceinline__ void fa3_item(const Work& w, unsigned char* smem, const unsigned char* sQ, int qb, int g,
-                                         bool last, int tid) {
+                                         bool last, int tid, int k_next = -1) {
   WarpState ws;
   Scores s;
   PTile pa;
   fa3_item_start(w, smem, sQ, qb, g, ws, s, pa, tid);
   fa3_item_steps(w, smem, sQ, qb, g, ws, s, pa, tid);
-  fa3_item_end(w, smem, g, last, ws, pa, tid);
+  fa3_item_end(w, smem, g, last, ws, pa, tid, k_next);
 }
 #if ITEM_OVERLAP
 // knob ITEM_OVERLAP=1: item w's last P·V and item wn's first Q·Kᵀ (ring position g + n) in one turn; wn's first
@@ -2240,43 +2293,43 @@ __device__ __forceinline__ void fa3_item_handover(const Work& w, const Work& wn,
   const int warp = tid >> 5, lane = tid & 31, wrow = warp * 16, wg = warp >> 2;
   const int vfull = XFORM_V ? FA3_X_FULL : FA3_V_FULL;
   const int gn = g + w.n_tiles;
+  trace(gn, TB_END);
   fa3_wait(w, FA3_K_FULL, gn);
   fa3_wait(w, vfull, gn - 1);
+  trace(gn, TB_K);
   pp_turn(wg);
   fa3_issue_turn(ws, s, pa, smem, sQn, gn, wrow);  // S_0 of item wn, item w's last P·V
   pp_pass(wg, false);
+  trace(gn, TB_PV_ISSUED);
   wg_wait<1>();
   wg_keep(s[0]);
+  trace(gn, TB_S);
   fa3_release(w, FA3_K_EMPTY, gn, lane);
   if (wn.n_tiles == 1 && lane == 0) mbar_arrive(q_empty_bar(wn, qbn));  // item wn's last Q·Kᵀ is done
   const float l_w[2] = {ws.l[0][0], ws.l[0][1]};  // item w's running sums (ROWSUM_MMA: in O's columns)
-#if STREAM_K
-  const float m_w[2] = {ws.m[0][0], ws.m[0][1]};  // and max (knob STREAM_K=1: a half's state includes it)
-#endif
+  const float m_w[2] = {ws.m[0][0], ws.m[0][1]};  // and max (STREAM_K=1: a half's state includes it)
   fa3_start_rows(ws);
   warp_scores(ws, s, sQn, nullptr, wrow, lane, wn, wn.t_begin * TILE_N);
   fa3_softmax_done(ws, s[0]);
   wg_wait<0>();
   wg_keep(ws.o[0]);
   wg_keep_sum(ws);
+  trace(gn, TB_PV);
   fa3_release(w, FA3_V_EMPTY, gn - 1, lane);
-  const float l_wn[2] = {ws.l[0][0], ws.l[0][1]};
+  const float l_wn[2] = {ws.l[0][0], ws.l[0][1]}, m_wn[2] = {ws.m[0][0], ws.m[0][1]};
   ws.l[0][0] = l_w[0];
   ws.l[0][1] = l_w[1];
-#if STREAM_K
-  const float m_wn[2] = {ws.m[0][0], ws.m[0][1]};
   ws.m[0][0] = m_w[0];
   ws.m[0][1] = m_w[1];
   fa3_finish(ws, w, smem, tid);
-  ws.m[0][0] = m_wn[0];
-  ws.m[0][1] = m_wn[1];
-#else
-  store_o(ws, w, wrow, lane);
-#endif
+  trace(gn, TB_STORED);
   ws.l[0][0] = l_wn[0];
   ws.l[0][1] = l_wn[1];
+  ws.m[0][0] = m_wn[0];
+  ws.m[0][1] = m_wn[1];
   fa3_zero_o(ws);
   fa3_pack_p(pa, s[0]);
+  trace(gn, TB_P);
 }
 #endif
 __device__ __forceinline__ void fa3_consumer(const Fa3Problem& P, unsigned char* smem, int tid) {
@@ -2306,6 +2359,7 @@ __device__ __forceinline__ void fa3_consumer(const Fa3Problem& P, unsigned char*
     const int qbn = (k + 1) & 1;
     mbar_wait(q_full_bar(wn, qbn), ((k + 1) >> 1) & 1);
     async_proxy_fence();
+    trace(g + w.n_tiles, TB_Q);
     fa3_item_handover(w, wn, smem, q_buf(smem, qbn), qbn, g, ws, s, pa, tid);
     g += w.n_tiles;
     w = wn;
@@ -2314,10 +2368,13 @@ __device__ __forceinline__ void fa3_consumer(const Fa3Problem& P, unsigned char*
   for (int idx = fa3_first_item(P), k = 0; idx < P.items; ++k) {
     const Work w = fa3_work(P, idx);
     const int qb = k & 1;
-    mbar_wait(q_full_bar(w, qb), (k >> 1) & 1);  // Q landed (the producer's cp.async: generic proxy)
-    async_proxy_fence();                         // ... and is visible to this thread's wgmma reads
+    if (k == 0) {  // the first item's Q (the next ones: fa3_item_end)
+      mbar_wait(q_full_bar(w, qb), 0);  // Q landed (the producer's cp.async: generic proxy)
+      async_proxy_fence();              // ... and is visible to this thread's wgmma reads
+      trace(g, TB_Q);
+    }
     idx = fa3_next_item(P, idx);
-    fa3_item(w, smem, q_buf(smem, qb), qb, g, idx >= P.items, tid);
+    fa3_item(w, smem, q_buf(smem, qb), qb, g, idx >= P.items, tid, idx < P.items ? k + 1 : -1);
     g += w.n_tiles;
   }
 #endif

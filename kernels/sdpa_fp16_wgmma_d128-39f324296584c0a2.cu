@@ -1,13 +1,14 @@
-// sdpa_fp16_wgmma_d128-a38d66ae3fdc744c.cu: exported by evo 0.1.0 from evaluation 23 (run 1)
-// profile:   sdpa_fp16_wgmma_d128 (sdpa_fp16_wgmma_d128.json), template sdpa.cu (sha256 f6ad42974a3c83c0), entry sdpa_fwd
-// knobs:     MIN_BLOCKS=1,MMA_PATH=3,NUM_WARPS=8,PERSIST=0,PINGPONG=1,SPLIT_KV=1,STAGES=3,SWIZZLE=2,TILE_M=128,TILE_N=128,USE_CP_ASYNC=1,USE_TMA=1,USE_WMMA_PV=1,USE_WMMA_QK=1,WARP_SPEC=0,WG_PIPE=0
+// sdpa_fp16_wgmma_d128-39f324296584c0a2.cu: exported by evo 0.1.0 from evaluation 16 (run 1)
+// profile:   sdpa_fp16_wgmma_d128 (sdpa_fp16_wgmma_d128.json), template sdpa.cu (sha256 feb664e53a9fdcf3), entry sdpa_fwd
+// knobs:     MIN_BLOCKS=1,MMA_PATH=3,NUM_WARPS=8,PERSIST=1,PINGPONG=1,SPLIT_KV=1,STAGES=2,STREAM_K=0,SWIZZLE=2,TILE_M=128,TILE_N=128,USE_CP_ASYNC=1,USE_TMA=1,USE_WMMA_PV=1,USE_WMMA_QK=1,WARP_SPEC=0,WG_PIPE=0
 // device:    NVIDIA H100 80GB HBM3, driver 13.0
-// measured:  long: median 492.9 us (cv 0.020, graph, 50 iters), 1.42x the baseline in the same run
+// measured:  long: median 466.6 us (cv 0.013, graph, 50 iters), 1.52x the baseline in the same run
 // GREEN:     passed on small tail tail_causal long prefill long_causal; sanitizer: passed
-// launch (long): grid (32,32,1) block (384,1,1) dynamic smem 230656 B; grid = (PERSIST * min(cdiv(S, TILE_M) * B * H, 132) + (1 - PERSIST) * cdiv(S, TILE_M), PERSIST + (1 - PERSIST) * B * H, SPLIT_KV)
+// launch (long): grid (132,1,1) block (384,1,1) dynamic smem 197888 B; grid = (PERSIST * min(cdiv(S, TILE_M) * B * H, NUM_SMS) + (1 - PERSIST) * cdiv(S, TILE_M), PERSIST + (1 - PERSIST) * B * H, SPLIT_KV)
+// scratch (long): partial_o 1 f32, zeros before the first launch; partial_ml 1 f32, zeros before the first launch; split_counter 1 i32, zeros before the first launch (shapes: sdpa_fp16_wgmma_d128.json or the .json beside this file)
 // tensor map k_map (long): pass by value (const __grid_constant__ CUtensorMap), from cuTensorMapEncodeTiled over K: CU_TENSOR_MAP_DATA_TYPE_FLOAT16, dims {128, 4096, 32} = (D, S, B * H), byte strides {256, 1048576}, box {64, 128, 1} = (min(D, 64), TILE_N, 1), swizzle 128B, L2 promotion 128B, interleave NONE, element strides 1, OOB fill NONE
 // tensor map v_map (long): pass by value (const __grid_constant__ CUtensorMap), from cuTensorMapEncodeTiled over V: CU_TENSOR_MAP_DATA_TYPE_FLOAT16, dims {128, 4096, 32} = (D, S, B * H), byte strides {256, 1048576}, box {64, 128, 1} = (min(D, 64), TILE_N, 1), swizzle 128B, L2 promotion 128B, interleave NONE, element strides 1, OOB fill NONE
-// build:     nvcc -gencode arch=compute_90a,code=sm_90a -std=c++17 -c sdpa_fp16_wgmma_d128-a38d66ae3fdc744c.cu   (provenance: sdpa_fp16_wgmma_d128-a38d66ae3fdc744c.json)
+// build:     nvcc -gencode arch=compute_90a,code=sm_90a -std=c++17 -c sdpa_fp16_wgmma_d128-39f324296584c0a2.cu   (provenance: sdpa_fp16_wgmma_d128-39f324296584c0a2.json)
 // Generated file: do not edit by hand; re-export instead.
 
 #define HEAD_DIM 128  // fixed by the profile
@@ -15,10 +16,11 @@
 #define MIN_BLOCKS 1  // knob chosen by evo
 #define MMA_PATH 3  // knob chosen by evo
 #define NUM_WARPS 8  // knob chosen by evo
-#define PERSIST 0  // knob chosen by evo
+#define PERSIST 1  // knob chosen by evo
 #define PINGPONG 1  // knob chosen by evo
 #define SPLIT_KV 1  // knob chosen by evo
-#define STAGES 3  // knob chosen by evo
+#define STAGES 2  // knob chosen by evo
+#define STREAM_K 0  // knob chosen by evo
 #define SWIZZLE 2  // knob chosen by evo
 #define TILE_M 128  // knob chosen by evo
 #define TILE_N 128  // knob chosen by evo
@@ -57,10 +59,11 @@
 //   3: FlashAttention-3 (Shah et al., 2024), -arch=sm_90a: warp specialisation and asynchrony. A
 //      producer warpgroup (setmaxnreg.dec) issues TMA loads of K and V into a STAGES-deep ring of
 //      mbarrier-guarded stages and, for fp8, rewrites V for P·V (PV_FP8=1: transposed, so that P·V is
-//      an e4m3 wgmma; else widened to fp16); NUM_WARPS/4 consumer warpgroups (setmaxnreg.inc) own 64
-//      query rows each and issue Q·K_jᵀ and P_{j-1}·V_{j-1} together. WG_PIPE=1: the softmax of tile j
-//      runs under P_{j-1}·V_{j-1} (intra-warpgroup overlap); PINGPONG=1: two consumer warpgroups take
-//      turns issuing their products, so one's softmax runs under the other's (inter-warpgroup).
+//      an e4m3 wgmma; else widened to fp16); NUM_WARPS/4 consumer warpgroups (setmaxnreg.inc; 1, 2
+//      or 3, FlashAttention-3's 192-row tile at D=64) own 64 query rows each and issue Q·K_jᵀ and
+//      P_{j-1}·V_{j-1} together. WG_PIPE=1: the softmax of tile j runs under P_{j-1}·V_{j-1}
+//      (intra-warpgroup overlap); PINGPONG=1: the consumer warpgroups take turns issuing their
+//      products, so one's softmax runs under the others' (inter-warpgroup).
 // Around paths 1 and 2: a STAGES-deep K/V ring in shared memory (cp.async, plain loads, or with MMA_PATH=2
 // TMA: USE_TMA), optional
 // producer warp (WARP_SPEC), optional split of the keys across blocks (SPLIT_KV): the SPLIT_KV
@@ -94,13 +97,14 @@
 
 // ---- knobs ----
 #ifndef TILE_M
-#define TILE_M 64        // query rows per block: 16, 32, 64, 128
+#define TILE_M 64        // query rows per block: 16, 32, 64, 128 (MMA_PATH=3 also 192)
 #endif
 #ifndef TILE_N
 #define TILE_N 64        // key/value rows per step: 16, 32, 64, 128
 #endif
 #ifndef NUM_WARPS
-#define NUM_WARPS 4      // compute warps per block: 2, 4, 8 (WARP_SPEC adds a producer warp)
+#define NUM_WARPS 4      // compute warps per block: 2, 4, 8, with MMA_PATH=3 also 12 (WARP_SPEC adds a
+                         // producer warp, MMA_PATH=3 a producer warpgroup)
 #endif
 #ifndef STAGES
 #define STAGES 2         // K/V shared-memory ring depth: 1, 2, 3
@@ -142,11 +146,37 @@
 #define PV_FP8 0         // fp8 inputs, MMA_PATH=1 or 3: 1 P·V as e4m3 x e4m3 (P quantised), 0 as fp16 (V widened)
 #endif
 #ifndef PINGPONG
-#define PINGPONG 0       // MMA_PATH=3 with two consumer warpgroups: 1 they take turns issuing their products
+#define PINGPONG 0       // MMA_PATH=3 with two or three consumer warpgroups: 1 they take turns issuing their products
+#endif
+#ifndef LAZY_RESCALE
+#define LAZY_RESCALE 0   // MMA_PATH=3: 1 a warp none of whose rows' running max moved in this tile skips O's
+                         // rescale (exact: alpha is 1 there), 0 every tile rescales O
+#endif
+#ifndef ROWSUM_MMA
+#define ROWSUM_MMA 0     // MMA_PATH=3 with PV_FP8=1: 1 the softmax's row sums come out of the P·V wgmma (8 rows of
+                         // e4m3 ones appended to V's transpose, N = HEAD_DIM + 8: the sum of the e4m3 P that P·V
+                         // used), 0 the softmax adds its probabilities (one FADD each)
+#endif
+#ifndef ITEM_OVERLAP
+#define ITEM_OVERLAP 0   // MMA_PATH=3 with PERSIST=1: 1 an item's last P·V and the next item's first Q·Kᵀ go in one turn,
+                         // the next item's first softmax runs under that P·V, then the item's epilogue; 0 an item
+                         // ends with its last P·V alone and the next starts with its first Q·Kᵀ alone
+#endif
+#ifndef EXP_BEFORE_MAX
+#define EXP_BEFORE_MAX 0 // MMA_PATH=3: 1 a tile's exponentials start from the running max, not waiting for the tile's own
+                         // max (which is found beside them); a row whose max rose further than P's range allows has
+                         // its probabilities rescaled (and, past what fp32 holds, its scores recomputed); 0 the
+                         // tile's max first, then its exponentials
 #endif
 #ifndef PERSIST
 #define PERSIST 0        // MMA_PATH=3: 1 a block per SM walks the query tiles (grid = min(tiles, SMs)), loading the
                          // next tile's Q and K/V while this one finishes; 0 a block per query tile
+#endif
+#ifndef STREAM_K
+#define STREAM_K 0       // MMA_PATH=3 with PERSIST=1, non-causal: 1 each block takes an equal share of all items' key
+                         // tiles (an item may end in one block and start in the next: the two halves merge through
+                         // partial_o and split_counter), so that the last wave has no idle SMs; 0 whole items, every
+                         // gridDim.x-th. Causal problems take whole items either way.
 #endif
 
 // ---- not searched: MMA_PATH=2 without WG_PIPE, where Q·K_jᵀ is issued. 1 (default): in block_mma, by
@@ -166,10 +196,12 @@
 // ---- legal values and combinations (docs/templates.md lists the same rules as constraints) ----
 static_assert(HEAD_DIM == 64 || HEAD_DIM == 128, "HEAD_DIM must be 64 or 128");
 static_assert(IN_FP8 == 0 || IN_FP8 == 1, "IN_FP8 must be 0 or 1");
-static_assert(TILE_M == 16 || TILE_M == 32 || TILE_M == 64 || TILE_M == 128, "TILE_M must be 16, 32, 64 or 128");
+static_assert(TILE_M == 16 || TILE_M == 32 || TILE_M == 64 || TILE_M == 128 || (TILE_M == 192 && MMA_PATH == 3),
+              "TILE_M must be 16, 32, 64 or 128 (MMA_PATH=3 also takes 192)");
 static_assert(TILE_N == 16 || TILE_N == 32 || TILE_N == 64 || TILE_N == 128 || MMA_PATH == 3,
               "TILE_N must be 16, 32, 64 or 128 (MMA_PATH=3 also takes 160, 176, 192 and 224)");
-static_assert(NUM_WARPS == 2 || NUM_WARPS == 4 || NUM_WARPS == 8, "NUM_WARPS must be 2, 4 or 8");
+static_assert(NUM_WARPS == 2 || NUM_WARPS == 4 || NUM_WARPS == 8 || (NUM_WARPS == 12 && MMA_PATH == 3),
+              "NUM_WARPS must be 2, 4 or 8 (MMA_PATH=3 also takes 12: three consumer warpgroups)");
 static_assert(TILE_M % 16 == 0 && TILE_N % 16 == 0, "TILE_M and TILE_N must be multiples of 16 (mma tiles)");
 static_assert(STAGES >= 1 && STAGES <= 3, "STAGES must be 1, 2 or 3");
 static_assert(USE_CP_ASYNC == 0 || USE_CP_ASYNC == 1, "USE_CP_ASYNC must be 0 or 1");
@@ -199,8 +231,9 @@ static_assert(MMA_PATH != 0 || (SWIZZLE <= 1 && STAGES <= 2 && SPLIT_KV == 1),
               "MMA_PATH=0 needs SWIZZLE <= 1 (WMMA loads need a plain stride), STAGES <= 2 and SPLIT_KV=1");
 static_assert(MMA_PATH != 2 || IN_FP8 == 0 || WG_PIPE == 0,
               "MMA_PATH=2 with IN_FP8=1 needs WG_PIPE=0 (its one fp16 copy of V is rewritten every tile)");
-static_assert(MMA_PATH < 2 || ((NUM_WARPS == 4 || NUM_WARPS == 8) && TILE_M == 16 * NUM_WARPS),
-              "MMA_PATH=2 or 3 needs TILE_M = 64 x (NUM_WARPS/4), NUM_WARPS 4 or 8 (one warpgroup per 64 rows)");
+static_assert(MMA_PATH < 2 || (NUM_WARPS % 4 == 0 && TILE_M == 16 * NUM_WARPS),
+              "MMA_PATH=2 or 3 needs TILE_M = 64 x (NUM_WARPS/4), NUM_WARPS 4, 8 (or 12 with MMA_PATH=3): one "
+              "warpgroup per 64 rows");
 static_assert(MMA_PATH < 2 || TILE_N >= 32, "MMA_PATH=2 or 3 needs TILE_N >= 32");
 static_assert(MMA_PATH < 2 || SWIZZLE == 2, "MMA_PATH=2 or 3 needs SWIZZLE=2 (the wgmma 128-byte swizzle layout)");
 static_assert(MMA_PATH < 2 || WARP_SPEC == 0, "MMA_PATH=2 or 3 needs WARP_SPEC=0 (MMA_PATH=3 has its own producer warpgroup)");
@@ -208,9 +241,17 @@ static_assert(USE_TMA == 0 || (USE_TMA == 1 && MMA_PATH >= 2 && USE_CP_ASYNC == 
               "USE_TMA=1 needs MMA_PATH=2 or 3 (its tiles are in the TMA's swizzle) and USE_CP_ASYNC=1 (Q still comes by cp.async)");
 static_assert(MMA_PATH != 3 || (USE_TMA == 1 && STAGES >= 2 && SPLIT_KV == 1 && MIN_BLOCKS == 1 && V_REGS == 0),
               "MMA_PATH=3 needs USE_TMA=1 (the producer's loads), STAGES >= 2, SPLIT_KV=1, MIN_BLOCKS=1 and V_REGS=0");
-static_assert(PINGPONG == 0 || (PINGPONG == 1 && MMA_PATH == 3 && NUM_WARPS == 8),
-              "PINGPONG=1 needs MMA_PATH=3 and NUM_WARPS=8 (two consumer warpgroups)");
+static_assert(PINGPONG == 0 || (PINGPONG == 1 && MMA_PATH == 3 && NUM_WARPS >= 8),
+              "PINGPONG=1 needs MMA_PATH=3 and NUM_WARPS 8 or 12 (two or three consumer warpgroups)");
 static_assert(PERSIST == 0 || (PERSIST == 1 && MMA_PATH == 3), "PERSIST=1 needs MMA_PATH=3");
+static_assert(LAZY_RESCALE == 0 || (LAZY_RESCALE == 1 && MMA_PATH == 3), "LAZY_RESCALE=1 needs MMA_PATH=3");
+static_assert(STREAM_K == 0 || (STREAM_K == 1 && MMA_PATH == 3 && PERSIST == 1),
+              "STREAM_K=1 needs MMA_PATH=3 and PERSIST=1 (a block's share of the items' tiles)");
+static_assert(ITEM_OVERLAP == 0 || (ITEM_OVERLAP == 1 && MMA_PATH == 3 && PERSIST == 1),
+              "ITEM_OVERLAP=1 needs MMA_PATH=3 and PERSIST=1 (a block's next item)");
+static_assert(EXP_BEFORE_MAX == 0 || (EXP_BEFORE_MAX == 1 && MMA_PATH == 3), "EXP_BEFORE_MAX=1 needs MMA_PATH=3");
+static_assert(ROWSUM_MMA == 0 || (ROWSUM_MMA == 1 && MMA_PATH == 3 && PV_FP8 == 1),
+              "ROWSUM_MMA=1 needs MMA_PATH=3 and PV_FP8=1 (the ones are rows of the transposed e4m3 V)");
 static_assert(MIN_BLOCKS == 1 || MIN_BLOCKS == 2 || MIN_BLOCKS == 4, "MIN_BLOCKS must be 1, 2 or 4");
 static_assert(V_REGS == 0 || (V_REGS == 1 && MMA_PATH == 2 && IN_FP8 == 1 && QK_HOISTED && WG_PIPE == 0),
               "V_REGS=1 needs MMA_PATH=2 with IN_FP8=1 (the widened V copy) and Q·Kᵀ issued in block_mma");
@@ -223,10 +264,20 @@ static_assert(WG_PIPE == 0 || (WG_PIPE == 1 && MMA_PATH == 2 && STAGES == 3) || 
 #error "MMA_PATH=2 and 3 need -arch=sm_90a (wgmma)"
 #endif
 
+// MMA_PATH=3's epilogue stores O 16 bytes a thread (after a transpose within each quad), the other paths 4 or 8.
+#define O_WIDE (MMA_PATH == 3)
+
 #if IN_FP8
 typedef __nv_fp8_e4m3 IN_T;
 #else
 typedef __half IN_T;
+#endif
+
+#ifdef SDPA_TRACE  // diagnostics, not a knob (bench/timeline.py): clock64() stamps of MMA_PATH=3's steps, thread 0 of
+// every warpgroup of the blocks with a linear index below SDPA_TRACE; [block][warpgroup][ring position][event]
+extern "C" {  // (a definition with C linkage: bench/timeline.py finds it by this name)
+__device__ unsigned long long sdpa_trace[SDPA_TRACE][4][64][8];
+}
 #endif
 
 namespace sdpa {
@@ -269,6 +320,11 @@ constexpr bool Q_IN_REGS = MMA_PATH < 2 && MT * RB_IN <= 256;  // else Q fragmen
 // PV_FP8=1: P is quantised to e4m3 as P * 2^P_SHIFT (<= 256 < 448), which keeps the small
 // probabilities out of e4m3's subnormals; l carries the same factor, so O / l is unchanged.
 constexpr float P_SHIFT = PV_FP8 ? 8.f : 0.f;
+// knob EXP_BEFORE_MAX=1 with e4m3 P: a row's reference (ws.m) is set 2^P_HEADROOM above its max, so that the max may
+// rise by P_HEADROOM + 0.75 before P leaves e4m3's range and the row is rescaled (set at the max, 44 % of a warp's
+// steps would rescale on Gaussian scores, and the knob gained 2 % where it could gain 7 %: docs/results/sdpa-fa3.md).
+// P's top is then 2^7, and its subnormals start 2^-13 below it rather than 2^-14.
+constexpr float P_HEADROOM = EXP_BEFORE_MAX && PV_FP8 ? 1.f : 0.f;
 
 // ---- shared-memory layout (bytes; every section is a multiple of 32: WMMA pointers need 32-byte alignment) ----
 constexpr int RS_Q   = MMA_PATH >= 1 ? RS_IN : RS_H;   // MMA_PATH=0 keeps Q as fp16
@@ -279,13 +335,16 @@ constexpr int OFF_V  = OFF_K + STAGES * TILE_N * RS_IN;
 constexpr int OFF_KH = OFF_V + (V_REGS ? 0 : STAGES * TILE_N * RS_IN);  // (V_REGS=1: V has no ring stages)
 constexpr int OFF_VH = OFF_KH + (NEED_KH ? CONV_BUFS * TILE_N * RS_H : 0);
 constexpr int OFF_VT = OFF_VH + (NEED_VH ? CONV_BUFS * TILE_N * RS_H : 0);
-constexpr int OFF_S  = OFF_VT + (NEED_VT ? STAGES * TILE_N * RS_IN : 0);
+constexpr int VT_ROWS = HEAD_DIM + (ROWSUM_MMA ? 8 : 0);  // rows of a transposed V tile (ROWSUM_MMA: + 8 of ones)
+constexpr int VT_STAGE_BYTES = TILE_N * VT_ROWS;          // one transposed e4m3 tile
+constexpr int OFF_S  = OFF_VT + (NEED_VT ? STAGES * VT_STAGE_BYTES : 0);
 constexpr int OFF_P  = OFF_S + (MMA_PATH == 0 ? TILE_M * LDS * 4 : 0);
 constexpr int OFF_O  = OFF_P + (MMA_PATH == 0 && USE_WMMA_PV ? TILE_M * LDP * 2 : 0);
 constexpr int OFF_M  = OFF_O + (MMA_PATH == 0 ? TILE_M * LDO * 4 : 0);
 constexpr int OFF_L  = OFF_M + (MMA_PATH == 0 ? TILE_M * 4 : 0);
 constexpr int OFF_BAR = OFF_L + (MMA_PATH == 0 ? TILE_M * 4 : 0);    // MMA_PATH=3: the ring's mbarriers
-constexpr int MAIN_BYTES = OFF_BAR + (MMA_PATH == 3 ? 256 : 0);
+constexpr int MAIN_BYTES = OFF_BAR + (MMA_PATH == 3 ? 256 + 32 * STREAM_K : 0);  // (STREAM_K=1: its share's bounds)
+constexpr int OFF_PROBLEM = OFF_BAR + 160;  // MMA_PATH=3: the problem (Fa3Problem), after the mbarriers
 // SPLIT_KV>1 (MMA_PATH 1 or 2): the mailbox where the other splits' partial states of the 16-row tiles
 // this block owns arrive (split_exchange), after everything above so that it is free from the start,
 // then the mbarrier that counts their bytes. A partial is one warp's registers for one 16-row tile:
@@ -326,6 +385,14 @@ __device__ __forceinline__ float fast_exp2(float x) {  // ex2.approx: exp2(-inf)
   float y;
   asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
   return y;
+}
+// Two partial states of one row (SPLIT_KV's splits, STREAM_K's halves) into one: the larger running max, and each
+// side's scale to it (a side with no max yet weighs 0).
+__device__ __forceinline__ float merge_scales(float ma, float mb, float& sa, float& sb) {
+  const float M = fmaxf(ma, mb);
+  sa = ma == neg_inf() ? 0.f : fast_exp2(ma - M);
+  sb = mb == neg_inf() ? 0.f : fast_exp2(mb - M);
+  return M;
 }
 
 __device__ __forceinline__ unsigned smem_u32(const void* p) {
@@ -469,8 +536,8 @@ __device__ __forceinline__ constexpr int eight_rows_bytes() {
 // keeps one chunk column and steps down the rows by a constant, so its addresses are a base plus
 // immediates (no per-chunk index arithmetic, no zero-fill operand); it needs the row step to be a
 // multiple of 8 rows, where every layout repeats.
-template <int ROWS, int RB, int NTHR>
-__device__ __forceinline__ void load_tile(unsigned char* tile, const unsigned char* g, int valid, int tid) {
+template <int ROWS, int RB, int NTHR, int UNROLL = (USE_CP_ASYNC ? 16 : 2)>  // (plain loads: a few in flight, not a
+__device__ __forceinline__ void load_tile(unsigned char* tile, const unsigned char* g, int valid, int tid) {  // tile's registers)
   constexpr int NC = RB / 16;                    // chunks per row
   constexpr int ROW_STEP = NTHR / NC;            // rows between one thread's chunks
   constexpr bool FAST = NTHR % NC == 0 && ROW_STEP % 8 == 0 && ROWS % ROW_STEP == 0;
@@ -478,13 +545,12 @@ __device__ __forceinline__ void load_tile(unsigned char* tile, const unsigned ch
     const int r0 = tid / NC, c = tid % NC;
     unsigned char* dst = tile + tile_off<ROWS, RB>(r0, c);
     const unsigned char* src = g + r0 * RB + c * 16;
-    constexpr int UNROLL = USE_CP_ASYNC ? 16 : 2;  // plain loads: a few in flight, not a tile's worth of registers
 #pragma unroll UNROLL
     for (int k = 0; k < (FAST ? ROWS / ROW_STEP : 1); ++k)
       copy16_full(dst + k * (ROW_STEP / 8) * eight_rows_bytes<RB>(), src + k * ROW_STEP * RB);
     return;
   }
-#pragma unroll 4
+#pragma unroll (UNROLL == 1 ? 1 : 4)
   for (int i = tid; i < ROWS * NC; i += NTHR) {
     const int r = i / NC, c = i % NC;
     const bool ok = r < valid;
@@ -530,6 +596,9 @@ struct Work {
   float v_descale;
   unsigned long long kmap, vmap;      // USE_TMA=1: the tensor maps' addresses (kernel parameters)
   unsigned tma_bar;                   // USE_TMA=1: 2 * STAGES mbarriers, [stage][K, V]
+#if STREAM_K
+  int part;                           // knob STREAM_K=1: 0 a whole item; else its boundary's slot c, + first half, - second
+#endif
 };
 
 __device__ __forceinline__ unsigned char* k_stage(unsigned char* smem, int st) { return smem + OFF_K + st * TILE_N * RS_IN; }
@@ -821,7 +890,8 @@ __device__ __forceinline__ void wg_ss(float (&d)[16][4], unsigned long long a, u
 #if MMA_PATH == 3
 #define WG_D4(d, i) "+f"(d[i][0]), "+f"(d[i][1]), "+f"(d[i][2]), "+f"(d[i][3])
 // Wider score tiles (MMA_PATH=3, TILE_N 160 .. 224, as FlashAttention-3 takes for fp8: 128 x 224): one
-// instruction each, as above (the same operands, more accumulator registers).
+// instruction each, as above (the same operands, more accumulator registers). Written out one per width:
+// an asm statement's operand numbers must be literal text, and each width is one wgmma shape.
 __device__ __forceinline__ void wg_ss(float (&d)[20][4], unsigned long long a, unsigned long long b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %82, 0;\n"
@@ -952,6 +1022,32 @@ WG_RS_N128(wg_rs, "k16.f32.f16.f16", "1, 1, 1, 1")
 WG_RS_N64(wg_rs8, "k32.f32.e4m3.e4m3", "1, 1, 1")      // scale-d, scale-a, scale-b
 WG_RS_N128(wg_rs8, "k32.f32.e4m3.e4m3", "1, 1, 1")
 #endif
+#if ROWSUM_MMA
+// knob ROWSUM_MMA=1: O(64 x HEAD_DIM) and the ones block's 8 columns (s) in one e4m3 wgmma, N = HEAD_DIM + 8
+__device__ __forceinline__ void wg_rs8s(float (&d)[8][4], float (&s)[1][4], const unsigned (&a)[4], unsigned long long b) {
+  asm volatile(
+      "wgmma.mma_async.sync.aligned.m64n72k32.f32.e4m3.e4m3 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35}, "
+      "{%36, %37, %38, %39}, %40, 1, 1, 1;\n"
+      : WG_D4(d, 0), WG_D4(d, 1), WG_D4(d, 2), WG_D4(d, 3), WG_D4(d, 4), WG_D4(d, 5), WG_D4(d, 6), WG_D4(d, 7),
+        WG_D4(s, 0)
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+}
+__device__ __forceinline__ void wg_rs8s(float (&d)[16][4], float (&s)[1][4], const unsigned (&a)[4], unsigned long long b) {
+  asm volatile(
+      "wgmma.mma_async.sync.aligned.m64n136k32.f32.e4m3.e4m3 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67}, "
+      "{%68, %69, %70, %71}, %72, 1, 1, 1;\n"
+      : WG_D4(d, 0), WG_D4(d, 1), WG_D4(d, 2), WG_D4(d, 3), WG_D4(d, 4), WG_D4(d, 5), WG_D4(d, 6), WG_D4(d, 7),
+        WG_D4(d, 8), WG_D4(d, 9), WG_D4(d, 10), WG_D4(d, 11), WG_D4(d, 12), WG_D4(d, 13), WG_D4(d, 14), WG_D4(d, 15),
+        WG_D4(s, 0)
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+}
+#endif
 
 template <int N>
 __device__ __forceinline__ void wg_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory"); }
@@ -1005,8 +1101,17 @@ struct WarpState {
 #if WG_PIPE || MMA_PATH == 3
   float alpha[MT][2];      // WG_PIPE=1, MMA_PATH=3: this tile's rescale of O, applied once the previous P·V is done
 #endif
+#if ROWSUM_MMA
+  float lsum[1][4];        // knob ROWSUM_MMA=1: P·V's columns HEAD_DIM .. +7, each the running sum of rows g (0, 1), g+8 (2, 3)
+#endif
   unsigned qf[Q_IN_REGS ? MT : 1][Q_IN_REGS ? KS : 1][4];  // Q A-fragments
 };
+// knob ROWSUM_MMA=1: the running sums are wgmma accumulators like O, fenced with it
+__device__ __forceinline__ void wg_keep_sum(WarpState& ws) {
+#if ROWSUM_MMA
+  wg_keep(ws.lsum);
+#endif
+}
 
 __device__ __forceinline__ void load_q_frags(WarpState& ws, const unsigned char* sQ, int wrow, int lane) {
   if (Q_IN_REGS) {
@@ -1032,10 +1137,28 @@ __device__ __forceinline__ float row_max_tree(const float (&t)[NTN][4], int e) {
   return m[0];
 }
 
-// First half of a K/V tile for one warp: S = Q·Kᵀ, mask, online softmax; s ends holding P.
+// Keys past the end and (causal) keys after the query: -inf (qw: the warp's first row).
+__device__ __forceinline__ void mask_scores(Scores& s, const Work& w, int qw, int kv0, int lane) {
+  const int g = lane >> 2, tq = lane & 3;
+  if (kv0 + TILE_N > w.S || (w.causal && kv0 + TILE_N - 1 > qw)) {
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < NTN; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int row = qw + mt * 16 + g + (e >> 1) * 8;
+          const int col = kv0 + nt * 8 + tq * 2 + (e & 1);
+          if (col >= w.S || (w.causal && col > row)) s[mt][nt][e] = neg_inf();
+        }
+  }
+}
+
+// First half of a K/V tile for one warp: S = Q·Kᵀ, mask, online softmax; s ends holding P. MAX_TREE: the row max
+// as a tree (MMA_PATH=3's, more registers) or a chain.
+template <bool MAX_TREE = MMA_PATH == 3>
 __device__ __forceinline__ void warp_scores(WarpState& ws, Scores& s, const unsigned char* sQ, const unsigned char* sK,
                                             int wrow, int lane, const Work& w, int kv0, bool may_mask = true) {
-  const int g = lane >> 2, tq = lane & 3;
   const int qw = w.q0 + wrow;  // global index of the warp's first row
 
   // A. S = Q·Kᵀ (raw products; scale applied in the softmax)
@@ -1074,36 +1197,30 @@ __device__ __forceinline__ void warp_scores(WarpState& ws, Scores& s, const unsi
 #endif
 
   // B. mask keys past the end and (causal) keys after the query
-  if (may_mask && (kv0 + TILE_N > w.S || (w.causal && kv0 + TILE_N - 1 > qw))) {
-#pragma unroll
-    for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-      for (int nt = 0; nt < NTN; ++nt)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int row = qw + mt * 16 + g + (e >> 1) * 8;
-          const int col = kv0 + nt * 8 + tq * 2 + (e & 1);
-          if (col >= w.S || (w.causal && col > row)) s[mt][nt][e] = neg_inf();
-        }
-  }
+  if (may_mask) mask_scores(s, w, qw, kv0, lane);
 
   // C. online softmax, rows g (h=0) and g+8 (h=1) of each 16-row tile
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-#if MMA_PATH == 3  // knob MMA_PATH=3: a tree (as a chain of NTN dependent steps it stalled fp8's softmax)
-      float mx = row_max_tree(s[mt], 2 * h);
-#else
       float mx = neg_inf();
+      if (MAX_TREE) {  // knob MMA_PATH=3: a tree (as a chain of NTN dependent steps it stalled fp8's softmax)
+        mx = row_max_tree(s[mt], 2 * h);
+      } else {
 #pragma unroll
-      for (int nt = 0; nt < NTN; ++nt) mx = fmaxf(mx, fmaxf(s[mt][nt][2 * h], s[mt][nt][2 * h + 1]));
-#endif
+        for (int nt = 0; nt < NTN; ++nt) mx = fmaxf(mx, fmaxf(s[mt][nt][2 * h], s[mt][nt][2 * h + 1]));
+      }
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));  // the 4 threads of a row
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-      const float m_new = fmaxf(ws.m[mt][h], mx * w.scale_log2);    // online softmax: running max
+      const float m_new = fmaxf(ws.m[mt][h], P_HEADROOM > 0.f ? mx * w.scale_log2 + P_HEADROOM  // (EXP_BEFORE_MAX)
+                                                               : mx * w.scale_log2);  // online softmax: running max
       const float m_use = m_new == neg_inf() ? 0.f : m_new;          // row masked so far: no inf - inf
+#if LAZY_RESCALE  // knob LAZY_RESCALE=1: alpha exactly 1 where the max stayed, so that fa3_step can skip
+      const float alpha = m_new == ws.m[mt][h] ? 1.f : fast_exp2(ws.m[mt][h] - m_use);
+#else
       const float alpha = fast_exp2(ws.m[mt][h] - m_use);            // rescale earlier tiles
+#endif
       const float m_p = m_use - P_SHIFT;                              // PV_FP8: P scaled by 2^P_SHIFT
       ws.m[mt][h] = m_new;
       float rs[RS_WAYS] = {};  // (MMA_PATH=3: independent partial sums, for the same reason)
@@ -1113,7 +1230,9 @@ __device__ __forceinline__ void warp_scores(WarpState& ws, Scores& s, const unsi
         for (int e = 2 * h; e < 2 * h + 2; ++e) {
           const float p = fast_exp2(fmaf(s[mt][nt][e], w.scale_log2, -m_p));  // this tile's probabilities
           s[mt][nt][e] = p;
+#if !ROWSUM_MMA  // (knob ROWSUM_MMA=1: P·V sums them)
           rs[nt % RS_WAYS] += p;
+#endif
         }
 #pragma unroll
       for (int i = 1; i < RS_WAYS; ++i) rs[0] += rs[i];
@@ -1130,6 +1249,78 @@ __device__ __forceinline__ void warp_scores(WarpState& ws, Scores& s, const unsi
     }
 
 }
+
+#if EXP_BEFORE_MAX
+// knob EXP_BEFORE_MAX=1. A row's probabilities, taken against its reference, are at most P_TOP where the reference was
+// set (2^P_SHIFT, less the headroom), and may grow to P_KEEP as the row's max rises before they are rescaled: e4m3
+// P·V keeps them under its 448 (2^8.75 = 430), fp16 P far inside its range (2^8).
+__host__ __device__ constexpr float pow2(int n) { return n == 0 ? 1.f : 2.f * pow2(n - 1); }
+constexpr float P_BOUND = pow2((int)P_SHIFT);
+constexpr float P_TOP = pow2((int)(P_SHIFT - P_HEADROOM));
+constexpr float P_KEEP = PV_FP8 ? P_BOUND * 1.6817928f : P_BOUND * 256.f;
+// Past 2^SDPA_RESCORE_RISE above P_BOUND the exponentials taken against the old max may have overflowed fp32 (2^128),
+// so the scores are recomputed. A diagnostic define, not a knob: 0 sends every rise of a max through the
+// recomputation (its GREEN check).
+#ifndef SDPA_RESCORE_RISE
+#define SDPA_RESCORE_RISE 96
+#endif
+static_assert(SDPA_RESCORE_RISE >= 0 && SDPA_RESCORE_RISE <= 112, "SDPA_RESCORE_RISE: 0 .. 112 (2^(8 + 112) < 2^128)");
+constexpr float P_RESCORE = P_BOUND * pow2(SDPA_RESCORE_RISE);
+
+// The online softmax with its exponentials before the tile's max: they are taken against the running max as it
+// stands, so they wait for nothing but the scores, and the tile's max is then the max of its probabilities (found as
+// they come out of the exponentials, no longer ahead of them). Rows whose probabilities stay under P_KEEP keep their
+// reference (alpha exactly 1: O is not rescaled); a row above it moves its reference and has its probabilities and
+// sum scaled down to P_TOP; an infinite one (or past P_RESCORE, or a row with no max yet) returns true with ws
+// untouched, and the caller recomputes the scores.
+__device__ __forceinline__ bool softmax_before_max(WarpState& ws, float (&s)[NTN][4], const Work& w) {
+  float rs[2][RS_WAYS] = {};
+#pragma unroll
+  for (int nt = 0; nt < NTN; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      // (a row with no max yet: +inf or NaN, past P_RESCORE below)
+      const float p = fast_exp2(fmaf(s[nt][e], w.scale_log2, P_SHIFT - ws.m[0][e >> 1]));
+      s[nt][e] = p;
+#if !ROWSUM_MMA  // (knob ROWSUM_MMA=1: P·V sums them)
+      rs[e >> 1][nt % RS_WAYS] += p;
+#endif
+    }
+  float pmax[2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    pmax[h] = row_max_tree(s, 2 * h);
+    pmax[h] = fmaxf(pmax[h], __shfl_xor_sync(0xffffffffu, pmax[h], 1));  // the 4 threads of a row
+    pmax[h] = fmaxf(pmax[h], __shfl_xor_sync(0xffffffffu, pmax[h], 2));
+  }
+  if (__any_sync(0xffffffffu, !(pmax[0] <= P_RESCORE) || !(pmax[1] <= P_RESCORE))) return true;
+  float alpha[2] = {1.f, 1.f};
+  if (__any_sync(0xffffffffu, pmax[0] > P_KEEP || pmax[1] > P_KEEP)) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+      if (pmax[h] > P_KEEP) {
+        alpha[h] = __fdividef(P_TOP, pmax[h]);                      // 2^(m - m_new)
+        ws.m[0][h] += __log2f(pmax[h]) - (P_SHIFT - P_HEADROOM);   // m_new: the row's max (within ex2's error) + headroom
+      }
+#pragma unroll
+    for (int nt = 0; nt < NTN; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) s[nt][e] *= alpha[e >> 1];
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+      for (int i = 0; i < RS_WAYS; ++i) rs[h][i] *= alpha[h];
+  }
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+#pragma unroll
+    for (int i = 1; i < RS_WAYS; ++i) rs[h][0] += rs[h][i];
+    ws.l[0][h] = ws.l[0][h] * alpha[h] + rs[h][0];
+    ws.alpha[0][h] = alpha[h];
+  }
+  return false;
+}
+#endif
 
 // Second half: O += P·V (P from registers as fp16 A-fragments, V fp16 through ldmatrix.trans).
 // fp8 V: ldmatrix.trans on byte pairs gives lane (g, t) keys 2t, 2t+1 of the columns 2g, 2g+1 of a
@@ -1360,10 +1551,8 @@ __device__ __forceinline__ void split_exchange(WarpState& ws, unsigned char* sme
       const float mz[2] = {part[NTD].x, part[NTD].y}, lz[2] = {part[NTD].z, part[NTD].w};
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const float M = fmaxf(ws.m[mt][h], mz[h]);
-        const float a = ws.m[mt][h] == neg_inf() ? 0.f : fast_exp2(ws.m[mt][h] - M);
-        const float b = mz[h] == neg_inf() ? 0.f : fast_exp2(mz[h] - M);
-        ws.m[mt][h] = M;
+        float a, b;
+        ws.m[mt][h] = merge_scales(ws.m[mt][h], mz[h], a, b);
         ws.l[mt][h] = ws.l[mt][h] * a + lz[h] * b;
 #pragma unroll
         for (int dt = 0; dt < NTD; ++dt) {
@@ -1387,11 +1576,43 @@ __device__ __forceinline__ void store_o(const WarpState& ws, const Work& w, int 
 #endif
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
+#if ROWSUM_MMA  // knob ROWSUM_MMA=1: every column of the ones block holds the whole row's sum
+      const float l = ws.lsum[0][2 * h];
+#else
       float l = ws.l[mt][h];
       l += __shfl_xor_sync(0xffffffffu, l, 1);
       l += __shfl_xor_sync(0xffffffffu, l, 2);
+#endif
       const float inv = l > 0.f ? w.v_descale / l : 0.f;
       const int row = w.q0 + wrow + mt * 16 + g + 8 * h;
+#if O_WIDE  // MMA_PATH=3: columns 8 dt .. 8 dt + 7 whole from thread dt % 4 of the quad, a 4 x 4 transpose of the
+      // quad's words (two exchanges, xor 2 then xor 1, by every lane), then a 16-byte store per 4 tiles: 4x fewer
+      // stores than a word each, which at an item's end took 3 400 clocks (bench/timeline.py, docs/results/sdpa-fa3.md)
+      {
+        __half* out = w.O + (long long)row * HEAD_DIM;
+#pragma unroll
+        for (int d4 = 0; d4 < NTD; d4 += 4) {
+          unsigned x[4];
+#pragma unroll
+          for (int i = 0; i < 4; ++i) x[i] = pack_h2(ws.o[mt][d4 + i][2 * h] * inv, ws.o[mt][d4 + i][2 * h + 1] * inv);
+          const bool hi2 = tq & 2, hi1 = tq & 1;
+          // xor 2: keep the half of the words whose tile has this thread's bit 1, swap the other half
+          unsigned a0 = __shfl_xor_sync(0xffffffffu, hi2 ? x[0] : x[2], 2);
+          unsigned a1 = __shfl_xor_sync(0xffffffffu, hi2 ? x[1] : x[3], 2);
+          // now (bit 1 clear) x0 x1 | a0 a1 = M[t][0..1], M[t^2][0..1]; (set) a0 a1 | x2 x3 = M[t^2][2..3], M[t][2..3]
+          unsigned y0 = hi2 ? a0 : x[0], y1 = hi2 ? a1 : x[1], y2 = hi2 ? x[2] : a0, y3 = hi2 ? x[3] : a1;
+          // y0, y1: rows t&~2 .. of tiles 2*(bit 1) + 0, 1 for the thread pair; y2, y3 the same from thread t|2
+          unsigned b0 = __shfl_xor_sync(0xffffffffu, hi1 ? y0 : y1, 1);
+          unsigned b1 = __shfl_xor_sync(0xffffffffu, hi1 ? y2 : y3, 1);
+          uint4 v;
+          v.x = hi1 ? b0 : y0;  // word of quad thread 0
+          v.y = hi1 ? y1 : b0;  // thread 1
+          v.z = hi1 ? b1 : y2;  // thread 2
+          v.w = hi1 ? y3 : b1;  // thread 3
+          if (row < w.S) *reinterpret_cast<uint4*>(out + (d4 + tq) * 8) = v;
+        }
+      }
+#else
       if (row < w.S) {
         __half* out = w.O + (long long)row * HEAD_DIM;
 #if IN_FP8 && MMA_PATH == 1  // columns 16p + 4t .. +3 from tiles 2p (even columns) and 2p+1 (odd): see warp_pv
@@ -1406,6 +1627,7 @@ __device__ __forceinline__ void store_o(const WarpState& ws, const Work& w, int 
           *reinterpret_cast<unsigned*>(out + dt * 8 + tq * 2) = pack_h2(ws.o[mt][dt][2 * h] * inv, ws.o[mt][dt][2 * h + 1] * inv);
 #endif
       }
+#endif
     }
   }
 }
@@ -1428,16 +1650,34 @@ __device__ __forceinline__ void store_o(const WarpState& ws, const Work& w, int 
 //     WG_PIPE=1: wait for S_j; softmax_j under the P·V; wait for the P·V
 //     WG_PIPE=0: wait for both; softmax_j
 //     O *= alpha_j;  P_j = exp2(S_j - m_j) packed for the next P·V
-// and the last P·V after the loop. With two consumer warpgroups, PINGPONG=1 makes them take turns
+// and the last P·V after the loop. With two or three consumer warpgroups, PINGPONG=1 makes them take turns
 // at issuing (named barriers BAR_PP + warpgroup), so that one's softmax runs while the other's
 // products occupy the tensor cores.
 //
 // Work. A work item is one query tile of one (b, h). PERSIST=0: a block per item. PERSIST=1: a block
 // per SM takes items blockIdx.x, + gridDim.x, ...; the producer loads the next item's Q (into the
 // other of two Q buffers) and K/V while the consumers finish this one, so a block's start and its
-// epilogue no longer leave the tensor cores idle. The ring's position runs on across items.
+// epilogue no longer leave the tensor cores idle. The ring's position runs on across items. The consumers
+// wait for the next item's Q before they store this one's O (a fence after the stores would wait for them).
 // Causal: an item's query tiles are taken last first (the most keys first, the fewest last).
 // =============================================================================================
+// Trace events (SDPA_TRACE): a consumer warpgroup's step j: TR_READY its operands are in (before the turn),
+// TR_TURN it may issue, TR_ISSUED both products issued, TR_S S_j landed, TR_SOFTMAX softmax j done, TR_PV
+// the P·V landed, TR_END P_j packed. The producer's tile g: TR_READY before waiting for the stage,
+// TR_TURN its TMA loads issued, TR_ISSUED (fp8) the rewrite of tile g - 1 published.
+enum : int { TR_READY = 0, TR_TURN = 1, TR_ISSUED = 2, TR_S = 3, TR_SOFTMAX = 4, TR_PV = 5, TR_END = 6 };
+// An item's boundary, at the ring position of the next item's first tile (no step stamps it): TB_END the last
+// tile's P·V waits for its turn, TB_PV_ISSUED, TB_PV landed, TB_STORED the epilogue done, TB_Q the next Q landed,
+// TB_K its K_0 (ITEM_OVERLAP: and the last V) landed, TB_S S_0 landed, TB_P P_0 packed. The producer: TP_Q_WAIT
+// before it waits for the Q buffer, TP_Q_ISSUED Q's copies issued.
+enum : int { TB_END = 0, TB_PV_ISSUED = 1, TB_PV = 2, TB_STORED = 3, TB_Q = 4, TB_K = 5, TB_S = 6, TB_P = 7 };
+enum : int { TP_Q_WAIT = 3, TP_Q_ISSUED = 4 };
+__device__ __forceinline__ void trace(int g, int ev) {
+#ifdef SDPA_TRACE
+  const unsigned b = blockIdx.y * gridDim.x + blockIdx.x;
+  if (b < SDPA_TRACE && (threadIdx.x & 127) == 0 && g < 64) sdpa_trace[b][threadIdx.x >> 7][g][ev] = clock64();
+#endif
+}
 constexpr bool XFORM_V = IN_FP8;                 // the producer rewrites V (transposed or widened)
 // mbarriers, STAGES each: K landed, K free, V landed (TMA), V free (its P·V is done), X written;
 // then per Q buffer: Q landed (the producer warpgroup's cp.async), Q free (its last Q·Kᵀ is done)
@@ -1458,7 +1698,32 @@ struct Fa3Problem {
   float scale_log2, v_descale;
   unsigned long long kmap, vmap;
   unsigned bars;
+#if STREAM_K
+  float* partial;                   // knob STREAM_K=1: the split items' halves (partial_o), and a ticket a warp
+  int* tickets;                     // and boundary (split_counter, zero between launches)
+  int sk_whole;                          // items 0 .. sk_whole - 1 go whole, every gridDim.x-th (the waves before the tail)
+  int sk_first, sk_t0, sk_last, sk_t1;  // this block's share of the rest: item sk_first from tile sk_t0 .. sk_last to sk_t1
+#endif
 };
+#if STREAM_K
+// knob STREAM_K=1, non-causal (Osama et al., Stream-K, 2023, its data-parallel + stream-K hybrid): the first waves
+// but one take whole items, every G-th (G blocks); the rest, between G and 2G items, is one row of T = rest * n key
+// tiles, and block b takes [b T / G, (b+1) T / G) of it: at least an item's worth, so an item falls into two blocks
+// at most. (All items as one row, a block's share is consecutive items of one head, so that all heads are in flight
+// at once: fp16 D=128 long, 64 MB of K and V against 50 MB of L2, measured 1.4x slower.) Causal items differ in
+// length: whole items, as with STREAM_K=0.
+__device__ __forceinline__ bool sk_on(const Fa3Problem& P) { return !P.causal; }
+__device__ __forceinline__ void sk_share(Fa3Problem& P) {
+  const int G = gridDim.x;
+  P.sk_whole = max(0, P.items / G - 1) * G;
+  const long long n = (P.S + TILE_N - 1) / TILE_N, T = n * (P.items - P.sk_whole);
+  const long long lo = T * blockIdx.x / G, hi = T * (blockIdx.x + 1) / G;
+  P.sk_first = P.sk_whole + (int)(lo / n);
+  P.sk_t0 = (int)(lo % n);
+  P.sk_last = P.sk_whole + (int)((hi - 1) / n);
+  P.sk_t1 = (int)((hi - 1) % n) + 1;
+}
+#endif
 __device__ __forceinline__ Work fa3_work(const Fa3Problem& P, int idx) {
   Work w;
   const int bh = idx / P.n_q, r = idx % P.n_q;
@@ -1478,13 +1743,35 @@ __device__ __forceinline__ Work fa3_work(const Fa3Problem& P, int idx) {
   w.kmap = P.kmap;
   w.vmap = P.vmap;
   w.tma_bar = P.bars;
+#if STREAM_K  // knob STREAM_K=1: the part of item idx's tiles that falls into this block's share
+  w.part = 0;
+  if (sk_on(P) && idx >= P.sk_whole) {
+    const int n = w.n_tiles;
+    const int t0 = idx == P.sk_first ? P.sk_t0 : 0, t1 = idx == P.sk_last ? P.sk_t1 : n;
+    w.t_begin = t0;
+    w.n_tiles = t1 - t0;
+    if (t1 - t0 < n) w.part = t0 == 0 ? (int)blockIdx.x + 1 : -(int)blockIdx.x;  // boundary c: blocks c - 1 and c
+  }
+#endif
   return w;
 }
-// This block's items: PERSIST=1 every gridDim.x-th from blockIdx.x; PERSIST=0 the one its grid cell names.
+// This block's items: PERSIST=1 every gridDim.x-th from blockIdx.x (STREAM_K=1: those its share of the tiles
+// touches); PERSIST=0 the one its grid cell names. Past the last, P.items.
 __device__ __forceinline__ int fa3_first_item(const Fa3Problem& P) {
+#if STREAM_K
+  if (sk_on(P)) return P.sk_whole > 0 ? (int)blockIdx.x : P.sk_first;
+#endif
   return PERSIST ? (int)blockIdx.x : (int)blockIdx.y * P.n_q + (int)blockIdx.x;
 }
-__device__ __forceinline__ int fa3_next_item(const Fa3Problem& P, int idx) { return PERSIST ? idx + (int)gridDim.x : P.items; }
+__device__ __forceinline__ int fa3_next_item(const Fa3Problem& P, int idx) {
+#if STREAM_K
+  if (sk_on(P)) {
+    if (idx < P.sk_whole) return idx + (int)gridDim.x < P.sk_whole ? idx + (int)gridDim.x : P.sk_first;
+    return idx < P.sk_last ? idx + 1 : P.items;
+  }
+#endif
+  return PERSIST ? idx + (int)gridDim.x : P.items;
+}
 // Wait for phase (j / STAGES) of barrier kind at tile j's stage; for an EMPTY barrier pass the
 // tile whose stage is being refilled minus STAGES, i.e. wait for its release.
 __device__ __forceinline__ void fa3_wait(const Work& w, int kind, int j) {
@@ -1495,10 +1782,12 @@ __device__ __forceinline__ void fa3_release(const Work& w, int kind, int j, int 
   if (lane == 0) mbar_arrive(fa3_bar(w, kind, j % STAGES));
 }
 
+// Stage st of the transposed e4m3 V ring (PV_FP8=1).
+__device__ __forceinline__ unsigned char* vt_stage(unsigned char* smem, int st) { return smem + OFF_VT + st * VT_STAGE_BYTES; }
 // The stage that P·V reads for tile j: V itself (fp16), its widened copy, or its transpose.
 __device__ __forceinline__ const unsigned char* pv_stage(unsigned char* smem, int st) {
 #if PV_FP8
-  return smem + OFF_VT + st * TILE_N * RS_IN;
+  return vt_stage(smem, st);
 #elif IN_FP8
   return vh_buf(smem, st);
 #else
@@ -1525,20 +1814,29 @@ __device__ __forceinline__ void fa3_pack_p(PTile& a, const float (&p)[NTN][4]) {
 }
 // The transposed tile: HEAD_DIM rows of TILE_N keys, K-major. TILE_N 64 or 128: TILE_N-byte rows in the
 // 64- or 128-byte swizzle (like K's rows for Q·Kᵀ). Wider tiles (160 .. 224 keys, no power of two) go in
-// panels of 32 keys, each HEAD_DIM rows of 32 bytes in the 32-byte swizzle (chunk c of row d at
+// panels of 32 keys, each HEAD_DIM rows (ROWSUM_MMA: + 8 of ones) of 32 bytes in the 32-byte swizzle (chunk c of row d at
 // c ^ ((d / 4) % 2)): one panel per P·V k-step. Byte offset of 16-key chunk b of row d:
 constexpr bool VT_PANELS = TILE_N != 64 && TILE_N != 128;
+constexpr int VT_PANEL_BYTES = VT_ROWS * 32;  // one 32-key panel: HEAD_DIM (+ 8, ROWSUM_MMA) rows of 32 bytes
 __device__ __forceinline__ int vt_off(int d, int b) {
-  if (VT_PANELS) return (b >> 1) * (HEAD_DIM * 32) + d * 32 + (((b & 1) ^ ((d >> 2) & 1)) << 4);
+  if (VT_PANELS) return (b >> 1) * VT_PANEL_BYTES + d * 32 + (((b & 1) ^ ((d >> 2) & 1)) << 4);
   return tile_off<HEAD_DIM, TILE_N>(d, b);
 }
 // O += P·V: B is the transposed tile; one m64n{HEAD_DIM}k32 per 32 keys.
-__device__ __forceinline__ void fa3_pv_issue(float (&o)[NTD][4], const PTile& a, const unsigned char* sVt) {
+// knob ROWSUM_MMA=1: N = HEAD_DIM + 8, the last 8 rows of the tile ones, their products the row sums of P.
+__device__ __forceinline__ void fa3_pv_issue(WarpState& ws, const PTile& a, const unsigned char* sVt) {
   constexpr unsigned ROWB = VT_PANELS ? 32 : TILE_N, SBO = 8 * ROWB;
   constexpr unsigned LAYOUT = VT_PANELS ? 3 : TILE_N == 64 ? 2 : 1;  // 32-, 64-, 128-byte swizzle
   const unsigned long long dv = wg_desc(sVt, 16, SBO, LAYOUT);
 #pragma unroll
-  for (int q = 0; q < TILE_N / 32; ++q) wg_rs8(o, a[q], dv + ((VT_PANELS ? q * HEAD_DIM * 32 : q * 32) >> 4));
+  for (int q = 0; q < TILE_N / 32; ++q) {
+    const unsigned long long b = dv + ((VT_PANELS ? q * VT_PANEL_BYTES : q * 32) >> 4);
+#if ROWSUM_MMA
+    wg_rs8s(ws.o[0], ws.lsum, a[q], b);
+#else
+    wg_rs8(ws.o[0], a[q], b);
+#endif
+  }
 }
 __device__ __forceinline__ void stsm_x4(unsigned addr, unsigned r0, unsigned r1, unsigned r2, unsigned r3) {
   asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n"
@@ -1571,7 +1869,7 @@ __device__ __forceinline__ void transpose_v(unsigned char* vt, const unsigned ch
     const int b = b0 + BSTEP * i;
     unsigned r[4];
     ldsm_x4_t(r, src + b * 16 * RB_IN);
-    stsm_x4(VT_PANELS ? ((b & 1) ? dst_odd : dst_even) + (b >> 1) * (HEAD_DIM * 32) : dst + vt_off(d, b),
+    stsm_x4(VT_PANELS ? ((b & 1) ? dst_odd : dst_even) + (b >> 1) * VT_PANEL_BYTES : dst + vt_off(d, b),
             __byte_perm(r[0], r[1], 0x6420), __byte_perm(r[0], r[1], 0x7531),
             __byte_perm(r[2], r[3], 0x6420), __byte_perm(r[2], r[3], 0x7531));
   }
@@ -1580,8 +1878,20 @@ __device__ __forceinline__ void transpose_v(unsigned char* vt, const unsigned ch
 // knob PV_FP8=0: P·V in fp16, P packed as MMA_PATH=2 does, V (or its widened copy) MN-major.
 typedef unsigned PTile[TILE_N / 16][4];
 __device__ __forceinline__ void fa3_pack_p(PTile& a, const float (&p)[NTN][4]) { wg_pack_p(a, p); }
-__device__ __forceinline__ void fa3_pv_issue(float (&o)[NTD][4], const PTile& a, const unsigned char* sV) {
-  wg_pv_issue(o, a, sV);
+__device__ __forceinline__ void fa3_pv_issue(WarpState& ws, const PTile& a, const unsigned char* sV) {
+  wg_pv_issue(ws.o[0], a, sV);
+}
+#endif
+#if ROWSUM_MMA
+// knob ROWSUM_MMA=1: the ones rows of every stage, written once (the transposes never touch them)
+__device__ __forceinline__ void fill_ones(unsigned char* smem, int ptid) {
+  constexpr int PANELS = VT_PANELS ? TILE_N / 32 : 1, ONES = (VT_PANELS ? 32 : TILE_N) * 8;  // bytes a panel
+  for (int i = ptid; i < STAGES * PANELS * ONES / 4; i += 128) {
+    const int st = i / (PANELS * ONES / 4), r = i % (PANELS * ONES / 4), pn = r / (ONES / 4), wd = r % (ONES / 4);
+    unsigned char* ones = smem + OFF_VT + st * VT_STAGE_BYTES + (VT_PANELS ? pn * VT_PANEL_BYTES + HEAD_DIM * 32
+                                                                             : HEAD_DIM * TILE_N);
+    reinterpret_cast<unsigned*>(ones)[wd] = 0x38383838u;  // e4m3 1.0 in every byte
+  }
 }
 #endif
 
@@ -1595,7 +1905,7 @@ __device__ __forceinline__ void fa3_rewrite_v(const Work& w, unsigned char* smem
   fa3_wait(w, FA3_V_FULL, g);
   if (g >= STAGES) fa3_wait(w, FA3_V_EMPTY, g - STAGES);
 #if PV_FP8  // knob PV_FP8=1: transpose
-  transpose_v(smem + OFF_VT + st * TILE_N * RS_IN, v_stage(smem, st), ptid);
+  transpose_v(vt_stage(smem, st), v_stage(smem, st), ptid);
 #else       // knob PV_FP8=0: widen
   convert_tile<TILE_N>(vh_buf(smem, st), v_stage(smem, st), ptid, 128);
 #endif
@@ -1603,16 +1913,27 @@ __device__ __forceinline__ void fa3_rewrite_v(const Work& w, unsigned char* smem
   named_sync(BAR_PRODUCER, 128);
   if (ptid == 0) mbar_arrive(fa3_bar(w, FA3_X_FULL, st));
 }
+// knob PERSIST=1, three consumer warpgroups, fp16, 128-key tiles: the producer copies Q a chunk at a time, so that its
+// item loop fits 32 registers and leaves the consumers the 160 they need (unrolled, a 192-row Q's 12 copies took 48
+// and left them 152: 80 bytes spilled and the wgmma serialised).
+constexpr bool Q_LEAN = PERSIST && NUM_WARPS == 12 && !IN_FP8 && TILE_N >= 128;
+constexpr int Q_UNROLL = Q_LEAN ? 1 : (USE_CP_ASYNC ? 16 : 2);
 __device__ __forceinline__ void fa3_producer(const Fa3Problem& P, unsigned char* smem, int ptid) {
   constexpr int PANEL = RB_IN < 128 ? RB_IN : 128;  // bytes of a row per TMA box
+#if ROWSUM_MMA
+  fill_ones(smem, ptid);  // knob ROWSUM_MMA=1 (fenced for wgmma with the first rewritten tile, before its X_FULL)
+#endif
   int g = 0;
   for (int idx = fa3_first_item(P), k = 0; idx < P.items; idx = fa3_next_item(P, idx), ++k) {
     const Work w = fa3_work(P, idx);
     const int b = k & 1;
+    trace(g, TP_Q_WAIT);
     if (k >= 2) mbar_wait(q_empty_bar(w, b), ((k - 2) >> 1) & 1);
-    load_tile<TILE_M, RB_IN, 128>(q_buf(smem, b), w.gQ, min(TILE_M, P.S - w.q0), ptid);
+    load_tile<TILE_M, RB_IN, 128, Q_UNROLL>(q_buf(smem, b), w.gQ, min(TILE_M, P.S - w.q0), ptid);
     asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(q_full_bar(w, b)) : "memory");
+    trace(g, TP_Q_ISSUED);
     for (int j = 0; j < w.n_tiles; ++j, ++g) {
+      trace(g, TR_READY);
       if (ptid == 0) {
         const int st = g % STAGES, kv0 = (w.t_begin + j) * TILE_N;
         if (g >= STAGES) fa3_wait(w, FA3_K_EMPTY, g - STAGES);
@@ -1630,7 +1951,9 @@ __device__ __forceinline__ void fa3_producer(const Fa3Problem& P, unsigned char*
           tma_load_3d(smem_u32(v_stage(smem, st)) + p * TILE_N * PANEL, w.vmap, p * PANEL / ESZ, kv0, w.bh,
                       fa3_bar(w, FA3_V_FULL, st));
       }
+      trace(g, TR_TURN);
       if (XFORM_V && g >= 1) fa3_rewrite_v(w, smem, g - 1, ptid);
+      trace(g, TR_ISSUED);
     }
   }
   if (XFORM_V && g >= 1) {
@@ -1640,8 +1963,11 @@ __device__ __forceinline__ void fa3_producer(const Fa3Problem& P, unsigned char*
   }
 }
 
-// PINGPONG=1: wait for this warpgroup's turn to issue; pass the turn to the other. Each warpgroup
-// waits n + 1 times; warpgroup 1 gives warpgroup 0 its first turn, so it skips its last hand-over.
+// PINGPONG=1: wait for this warpgroup's turn to issue; pass the turn to the next, round the NWG consumer
+// warpgroups (FlashAttention-3's scheduler barriers). Every warpgroup takes the same turns (each works on
+// every item); the last one gives warpgroup 0 its first turn, so it skips its last hand-over: each
+// barrier then sees as many arrivals as waits.
+constexpr int NWG = NUM_WARPS / 4;  // consumer warpgroups (MMA_PATH=3)
 __device__ __forceinline__ void pp_turn(int wg) {
 #if PINGPONG
   named_sync(BAR_PP + wg, 2 * 128);
@@ -1649,7 +1975,8 @@ __device__ __forceinline__ void pp_turn(int wg) {
 }
 __device__ __forceinline__ void pp_pass(int wg, bool last) {
 #if PINGPONG
-  if (!(last && wg == 1)) named_arrive(BAR_PP + (wg ^ 1), 2 * 128);
+  // (wg ^ 1 is (wg + 1) % 2: kept for two warpgroups so that their measured kernels' PTX stays the same)
+  if (!(last && wg == NWG - 1)) named_arrive(BAR_PP + (NWG == 2 ? wg ^ 1 : (wg + 1) % NWG), 2 * 128);
 #endif
 }
 
@@ -1661,70 +1988,155 @@ __device__ __forceinline__ void fa3_softmax_done(WarpState& ws, float (&s)[NTN][
 #pragma unroll
   for (int h = 0; h < 2; ++h) asm volatile("" : "+f"(ws.m[0][h]), "+f"(ws.l[0][h]), "+f"(ws.alpha[0][h])::"memory");
 }
+// A turn's two products: S = Q·K_gᵀ (ring position g) and O += P·V_{g-1}, issued together.
+__device__ __forceinline__ void fa3_issue_turn(WarpState& ws, Scores& s, PTile& pa, unsigned char* smem,
+                                               const unsigned char* sQ, int g, int wrow) {
+  wg_keep(pa);
+  wg_keep(ws.o[0]);
+  wg_keep_sum(ws);
+  wg_fence();
+  wg_qk_issue(s[0], sQ, k_stage(smem, g % STAGES), wrow);
+  wg_commit();
+  fa3_pv_issue(ws, pa, pv_stage(smem, (g - 1) % STAGES));
+  wg_commit();
+}
+#if EXP_BEFORE_MAX  // knob EXP_BEFORE_MAX=1
+// S = Q·Kᵀ again, by this warp alone, from global memory (mma.sync, its fragments loaded straight from Q's and K's
+// rows: 4 bytes at 4t of each 16 of a 32-byte k-step, fp16 or e4m3 alike), for the rare tile whose probabilities
+// went past P_RESCORE after they had overwritten the scores. K_j and Q are not kept in shared memory for it: the
+// producer needs K_j's stage back as early as before (held to the softmax's end, it waited 3x longer for a stage).
+// The head's pointers come from the problem in shared memory (the consumers' Work need not keep them), and rows and
+// keys past S are clamped rather than predicated (predicated, fp16 D=64 with three consumer warpgroups spilled).
+__device__ __forceinline__ void warp_rescore(float (&s)[NTN][4], const Fa3Problem& P, const Work& w, int wrow, int kv0,
+                                             int lane) {
+  const int g = lane >> 2, t4 = (lane & 3) * 4;
+  // rows g and g + 8 of the warp's 16, keys g of each 8. Past S they read row S - 1: such a row is never stored,
+  // such a key is masked.
+  const long long head = (long long)w.bh * w.S;
+  const unsigned char* q0 = P.Q + (head + min(w.q0 + wrow + g, w.S - 1)) * RB_IN + t4;
+  const unsigned char* q1 = P.Q + (head + min(w.q0 + wrow + g + 8, w.S - 1)) * RB_IN + t4;
+#pragma unroll
+  for (int nt = 0; nt < NTN; ++nt) {
+    s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.f;
+    const unsigned char* k = P.K + (head + min(kv0 + nt * 8 + g, w.S - 1)) * RB_IN + t4;
+#pragma unroll 1
+    for (int c = 0; c < RB_IN; c += 32) {
+      const unsigned a[4] = {__ldg((const unsigned*)(q0 + c)), __ldg((const unsigned*)(q1 + c)),
+                             __ldg((const unsigned*)(q0 + c + 16)), __ldg((const unsigned*)(q1 + c + 16))};
+      mma_qk(s[nt], a, __ldg((const unsigned*)(k + c)), __ldg((const unsigned*)(k + c + 16)));
+    }
+  }
+}
+#endif
+// Tile j's softmax (ring position gj), after K_j (and at the item's last tile Q) are released. pv_done: P_{j-1}·V_{j-1}
+// is done (WG_PIPE=0), and V_{j-1} is released too. Returns true where fa3_redo must recompute the scores (knob
+// EXP_BEFORE_MAX=1).
+__device__ __forceinline__ bool fa3_scores(const Work& w, const unsigned char* sQ, int qb, int gj, int j, WarpState& ws,
+                                           Scores& s, int wrow, int lane, bool mask, bool pv_done) {
+  fa3_release(w, FA3_K_EMPTY, gj, lane);
+  if (pv_done) fa3_release(w, FA3_V_EMPTY, gj - 1, lane);
+  if (j == w.n_tiles - 1 && lane == 0) mbar_arrive(q_empty_bar(w, qb));
+#if EXP_BEFORE_MAX  // knob EXP_BEFORE_MAX=1: the exponentials against the running max, the tile's max after them
+  if (mask) mask_scores(s, w, w.q0 + wrow, (w.t_begin + j) * TILE_N, lane);
+  return softmax_before_max(ws, s[0], w);
+#else
+  warp_scores(ws, s, sQ, nullptr, wrow, lane, w, (w.t_begin + j) * TILE_N, mask);
+  return false;
+#endif
+}
+// knob EXP_BEFORE_MAX=1: a tile whose probabilities overflowed gets S again and the exact softmax, once no wgmma is
+// in flight (inside the P·V's flight, this branch made ptxas spill and serialise the wgmma: C7512).
+__device__ __forceinline__ void fa3_redo(bool redo, const Work& w, const unsigned char* smem, int j, WarpState& ws,
+                                         Scores& s, int wrow, int lane, bool mask) {
+#if EXP_BEFORE_MAX
+  if (redo) {
+    const Fa3Problem& P = *reinterpret_cast<const Fa3Problem*>(smem + OFF_PROBLEM);
+    warp_rescore(s[0], P, w, wrow, (w.t_begin + j) * TILE_N, lane);
+    warp_scores<false>(ws, s, nullptr, nullptr, wrow, lane, w, (w.t_begin + j) * TILE_N, mask);  // (fewer registers)
+  }
+#endif
+}
 // One key tile j of an item, after the first: Q·K_jᵀ and P_{j-1}·V_{j-1} in one turn, then softmax j.
 template <bool MASK>
 __device__ __forceinline__ void fa3_step(const Work& w, unsigned char* smem, const unsigned char* sQ, int qb, int g,
                                          int j, WarpState& ws, Scores& s, PTile& pa, int tid) {
   const int warp = tid >> 5, lane = tid & 31, wrow = warp * 16, wg = warp >> 2;
   const int vfull = XFORM_V ? FA3_X_FULL : FA3_V_FULL;
-  const int n = w.n_tiles;
   const int gj = g + j;
   fa3_wait(w, FA3_K_FULL, gj);
   fa3_wait(w, vfull, gj - 1);  // both operands in before the turn: no wait between the two issues
+  trace(gj, TR_READY);
   pp_turn(wg);
-  wg_keep(pa);
-  wg_keep(ws.o[0]);
-  wg_fence();
-  wg_qk_issue(s[0], sQ, k_stage(smem, gj % STAGES), wrow);   // S_j
-  wg_commit();
-  fa3_pv_issue(ws.o[0], pa, pv_stage(smem, (gj - 1) % STAGES));  // O += P_{j-1} V_{j-1}
-  wg_commit();
+  trace(gj, TR_TURN);
+  fa3_issue_turn(ws, s, pa, smem, sQ, gj, wrow);
   pp_pass(wg, false);
+  trace(gj, TR_ISSUED);
 #if WG_PIPE  // knob WG_PIPE=1: softmax of tile j while P_{j-1}·V_{j-1} runs
   wg_wait<1>();
   wg_keep(s[0]);
-  fa3_release(w, FA3_K_EMPTY, gj, lane);
-  if (j == n - 1 && lane == 0) mbar_arrive(q_empty_bar(w, qb));
-  warp_scores(ws, s, sQ, nullptr, wrow, lane, w, (w.t_begin + j) * TILE_N, MASK);
+  trace(gj, TR_S);
+  const bool redo = fa3_scores(w, sQ, qb, gj, j, ws, s, wrow, lane, MASK, false);
   fa3_softmax_done(ws, s[0]);
+  trace(gj, TR_SOFTMAX);
   wg_wait<0>();
   wg_keep(ws.o[0]);
+  wg_keep_sum(ws);
+  trace(gj, TR_PV);
   fa3_release(w, FA3_V_EMPTY, gj - 1, lane);
+  fa3_redo(redo, w, smem, j, ws, s, wrow, lane, MASK);
 #else        // knob WG_PIPE=0: both products first
   wg_wait<0>();
   wg_keep(s[0]);
   wg_keep(ws.o[0]);
-  fa3_release(w, FA3_K_EMPTY, gj, lane);
-  fa3_release(w, FA3_V_EMPTY, gj - 1, lane);
-  if (j == n - 1 && lane == 0) mbar_arrive(q_empty_bar(w, qb));
-  warp_scores(ws, s, sQ, nullptr, wrow, lane, w, (w.t_begin + j) * TILE_N, MASK);
+  wg_keep_sum(ws);
+  trace(gj, TR_S);
+  trace(gj, TR_PV);
+  fa3_redo(fa3_scores(w, sQ, qb, gj, j, ws, s, wrow, lane, MASK, true), w, smem, j, ws, s, wrow, lane, MASK);
+  trace(gj, TR_SOFTMAX);
 #endif
+#if LAZY_RESCALE || EXP_BEFORE_MAX  // knob LAZY_RESCALE=1: once the maxima settle, most tiles move none of the warp's 16
+                                    // rows (EXP_BEFORE_MAX=1: none whose probabilities stay under P_KEEP)
+  if (__any_sync(0xffffffffu, ws.alpha[0][0] != 1.f || ws.alpha[0][1] != 1.f))
+#endif
+  {
 #pragma unroll
-  for (int h = 0; h < 2; ++h)
+    for (int h = 0; h < 2; ++h)
 #pragma unroll
-    for (int dt = 0; dt < NTD; ++dt) {
-      ws.o[0][dt][2 * h] *= ws.alpha[0][h];
-      ws.o[0][dt][2 * h + 1] *= ws.alpha[0][h];
-    }
+      for (int dt = 0; dt < NTD; ++dt) {
+        ws.o[0][dt][2 * h] *= ws.alpha[0][h];
+        ws.o[0][dt][2 * h + 1] *= ws.alpha[0][h];
+      }
+#if ROWSUM_MMA  // knob ROWSUM_MMA=1: the running sums are P·V's columns, rescaled with the rest of O
+#pragma unroll
+    for (int e = 0; e < 4; ++e) ws.lsum[0][e] *= ws.alpha[0][e >> 1];
+#endif
+  }
   fa3_pack_p(pa, s[0]);
+  trace(gj, TR_END);
 }
-// Consumer warpgroups: threads 0 .. NUM_WARPS*32 - 1, warp w owns rows 16w .. 16w + 15 of each item.
-// One item: tiles g .. g + n - 1 of the ring; `last` is this block's last item (PINGPONG's bookkeeping).
-__device__ __forceinline__ void fa3_item(const Work& w, unsigned char* smem, const unsigned char* sQ, int qb, int g,
-                                         bool last, int tid) {
-  const int warp = tid >> 5, lane = tid & 31, wrow = warp * 16, wg = warp >> 2;
-  const int vfull = XFORM_V ? FA3_X_FULL : FA3_V_FULL;
-  const int n = w.n_tiles;
-  WarpState ws;
+// An item's rows start over: no max yet, no sum (its first tile's softmax, at an item's start or ITEM_OVERLAP's hand-over).
+__device__ __forceinline__ void fa3_start_rows(WarpState& ws) {
 #pragma unroll
   for (int h = 0; h < 2; ++h) { ws.m[0][h] = neg_inf(); ws.l[0][h] = 0.f; }
+}
+// O and the running sums start over (an item's first tile, or ITEM_OVERLAP's hand-over after the epilogue).
+__device__ __forceinline__ void fa3_zero_o(WarpState& ws) {
 #pragma unroll
   for (int dt = 0; dt < NTD; ++dt) ws.o[0][dt][0] = ws.o[0][dt][1] = ws.o[0][dt][2] = ws.o[0][dt][3] = 0.f;
+#if ROWSUM_MMA
+  ws.lsum[0][0] = ws.lsum[0][1] = ws.lsum[0][2] = ws.lsum[0][3] = 0.f;
+#endif
+}
+// An item's first tile: S_0 alone (O is still zero), softmax 0, P_0 packed.
+__device__ __forceinline__ void fa3_item_start(const Work& w, unsigned char* smem, const unsigned char* sQ, int qb,
+                                               int g, WarpState& ws, Scores& s, PTile& pa, int tid) {
+  const int warp = tid >> 5, lane = tid & 31, wrow = warp * 16, wg = warp >> 2;
+  const int n = w.n_tiles;
+  fa3_start_rows(ws);
+  fa3_zero_o(ws);
 
-  Scores s;
-  PTile pa;
-  // tile 0: S_0 alone (O is still zero)
   fa3_wait(w, FA3_K_FULL, g);
+  trace(g, TB_K);
   pp_turn(wg);
   wg_fence();
   wg_qk_issue(s[0], sQ, k_stage(smem, g % STAGES), wrow);
@@ -1732,69 +2144,263 @@ __device__ __forceinline__ void fa3_item(const Work& w, unsigned char* smem, con
   pp_pass(wg, false);
   wg_wait<0>();
   wg_keep(s[0]);
+  trace(g, TB_S);
   fa3_release(w, FA3_K_EMPTY, g, lane);
   if (n == 1 && lane == 0) mbar_arrive(q_empty_bar(w, qb));  // the item's last Q·Kᵀ is done
   warp_scores(ws, s, sQ, nullptr, wrow, lane, w, w.t_begin * TILE_N);
   fa3_pack_p(pa, s[0]);
-
+  trace(g, TB_P);
+}
+// An item's tiles 1 .. n - 1.
+__device__ __forceinline__ void fa3_item_steps(const Work& w, unsigned char* smem, const unsigned char* sQ, int qb,
+                                               int g, WarpState& ws, Scores& s, PTile& pa, int tid) {
+  const int n = w.n_tiles;
   // Tiles no row of this block masks (all keys < S, causal: before the first query row) take a softmax
   // with no masking branch: in one loop with the masked ones, the branch's merge point let ptxas put
   // the wait for P·V before the whole softmax (WARPGROUP.DEPBAR ahead of every MUFU.EX2 in the SASS),
   // which undid WG_PIPE's overlap. FlashAttention-3 peels its masked iterations the same way.
   const int kv_free = w.causal ? min(w.S, w.q0 + 1) : w.S;  // keys below this are never masked
-  const int n_free = max(1, min(n, kv_free / TILE_N));      // tiles 1 .. n_free - 1 need no mask
+  const int n_free = max(1, min(n, kv_free / TILE_N - w.t_begin));  // tiles 1 .. n_free - 1 need no mask
   for (int j = 1; j < n_free; ++j) fa3_step<false>(w, smem, sQ, qb, g, j, ws, s, pa, tid);
   for (int j = n_free; j < n; ++j) fa3_step<true>(w, smem, sQ, qb, g, j, ws, s, pa, tid);
-  // the last P·V
+}
+#if STREAM_K
+// knob STREAM_K=1: an item split between two blocks ends in each. Both halves leave their state (this thread's
+// registers as they are: O unnormalised, the running max, the sums) in their boundary's slot; the second to take
+// its warp's ticket merges the other's into its own, stores O and puts the ticket back to zero. Neither waits for
+// the other (a wait could outlast a block that is not resident). The merge takes the halves in the item's order,
+// so O does not depend on which arrived last.
+constexpr int SK_SUMS = ROWSUM_MMA ? 4 : 2;
+constexpr int SK_VALS = NTD * 4 + 2 + SK_SUMS;  // a consumer thread's state
+__device__ __forceinline__ float sk_sum(const WarpState& ws, int e) {
+#if ROWSUM_MMA
+  return ws.lsum[0][e];
+#else
+  return ws.l[0][e];
+#endif
+}
+__device__ __forceinline__ void sk_finish(WarpState& ws, const Work& w, const Fa3Problem& P, int tid) {
+  const int warp = tid >> 5, lane = tid & 31;
+  const int c = w.part > 0 ? w.part : -w.part, half = w.part > 0 ? 0 : 1;
+  float* slot = P.partial + (long long)c * 2 * SK_VALS * CT + tid;  // [c][half][value][thread]
+  float* mine = slot + half * SK_VALS * CT;
+#pragma unroll
+  for (int dt = 0; dt < NTD; ++dt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) mine[(4 * dt + e) * CT] = ws.o[0][dt][e];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) mine[(4 * NTD + h) * CT] = ws.m[0][h];
+#pragma unroll
+  for (int e = 0; e < SK_SUMS; ++e) mine[(4 * NTD + 2 + e) * CT] = sk_sum(ws, e);
+  __threadfence();
+  __syncwarp();
+  int ticket = 0;
+  if (lane == 0) ticket = atomicAdd(P.tickets + c * NUM_WARPS + warp, 1);
+  if (__shfl_sync(0xffffffffu, ticket, 0) == 0) return;  // the other half merges
+  __syncwarp();  // lane 0's ticket, then every lane's fence: the other half's stores, fenced before its ticket, are seen
+  __threadfence();
+  if (lane == 0) P.tickets[c * NUM_WARPS + warp] = 0;
+  const float* other = slot + (1 - half) * SK_VALS * CT;
+  float sa[2], sb[2];  // the first and the second half's scale, to the larger of their maxima
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const float mo = __ldcg(other + (4 * NTD + h) * CT);
+    ws.m[0][h] = merge_scales(half == 0 ? ws.m[0][h] : mo, half == 0 ? mo : ws.m[0][h], sa[h], sb[h]);
+  }
+#pragma unroll
+  for (int dt = 0; dt < NTD; ++dt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const float xo = __ldcg(other + (4 * dt + e) * CT), x = ws.o[0][dt][e];
+      ws.o[0][dt][e] = (half == 0 ? x : xo) * sa[e >> 1] + (half == 0 ? xo : x) * sb[e >> 1];
+    }
+#pragma unroll
+  for (int e = 0; e < SK_SUMS; ++e) {
+    const float xo = __ldcg(other + (4 * NTD + 2 + e) * CT), x = sk_sum(ws, e);
+    const int h = ROWSUM_MMA ? e >> 1 : e;
+    const float v = (half == 0 ? x : xo) * sa[h] + (half == 0 ? xo : x) * sb[h];
+#if ROWSUM_MMA
+    ws.lsum[0][e] = v;
+#else
+    ws.l[0][e] = v;
+#endif
+  }
+  store_o(ws, w, warp * 16, lane);
+}
+#endif
+// An item's end: O normalised and stored (STREAM_K=1: an item's half through sk_finish).
+__device__ __forceinline__ void fa3_finish(WarpState& ws, const Work& w, const unsigned char* smem, int tid) {
+#if STREAM_K
+  if (w.part != 0) {
+    sk_finish(ws, w, *reinterpret_cast<const Fa3Problem*>(smem + OFF_PROBLEM), tid);
+    return;
+  }
+#endif
+  store_o(ws, w, (tid >> 5) * 16, tid & 31);
+}
+// An item's last P·V alone, then its epilogue. `last` is this block's last item (PINGPONG's bookkeeping).
+__device__ __forceinline__ void fa3_item_end(const Work& w, unsigned char* smem, int g, bool last, WarpState& ws,
+                                             PTile& pa, int tid, int k_next = -1) {
+  const int warp = tid >> 5, lane = tid & 31, wrow = warp * 16, wg = warp >> 2;
+  const int vfull = XFORM_V ? FA3_X_FULL : FA3_V_FULL;
+  const int n = w.n_tiles;
+  trace(g + n, TB_END);
   fa3_wait(w, vfull, g + n - 1);
   pp_turn(wg);
   wg_keep(pa);
   wg_keep(ws.o[0]);
+  wg_keep_sum(ws);
   wg_fence();
-  fa3_pv_issue(ws.o[0], pa, pv_stage(smem, (g + n - 1) % STAGES));
+  fa3_pv_issue(ws, pa, pv_stage(smem, (g + n - 1) % STAGES));
   wg_commit();
   pp_pass(wg, last);
+  trace(g + n, TB_PV_ISSUED);
   wg_wait<0>();
   wg_keep(ws.o[0]);
+  wg_keep_sum(ws);
+  trace(g + n, TB_PV);
   fa3_release(w, FA3_V_EMPTY, g + n - 1, lane);
-  store_o(ws, w, wrow, lane);
+  if (k_next >= 0) {  // PERSIST=1: the next item's Q (its k_next), before the stores: a fence after them waits for them
+    mbar_wait(q_full_bar(w, k_next & 1), (k_next >> 1) & 1);
+    async_proxy_fence();
+    trace(g + n, TB_Q);
+  }
+  fa3_finish(ws, w, smem, tid);
+  trace(g + n, TB_STORED);
 }
+// Consumer warpgroups: threads 0 .. NUM_WARPS*32 - 1, warp w owns rows 16w .. 16w + 15 of each item.
+// One item: tiles g .. g + n - 1 of the ring.
+__device__ __forceinline__ void fa3_item(const Work& w, unsigned char* smem, const unsigned char* sQ, int qb, int g,
+                                         bool last, int tid, int k_next = -1) {
+  WarpState ws;
+  Scores s;
+  PTile pa;
+  fa3_item_start(w, smem, sQ, qb, g, ws, s, pa, tid);
+  fa3_item_steps(w, smem, sQ, qb, g, ws, s, pa, tid);
+  fa3_item_end(w, smem, g, last, ws, pa, tid, k_next);
+}
+#if ITEM_OVERLAP
+// knob ITEM_OVERLAP=1: item w's last P·V and item wn's first Q·Kᵀ (ring position g + n) in one turn; wn's first
+// softmax runs under the P·V (as a step's does, WG_PIPE=1); then w's epilogue with its own sums, and O starts over.
+__device__ __forceinline__ void fa3_item_handover(const Work& w, const Work& wn, unsigned char* smem,
+                                                  const unsigned char* sQn, int qbn, int g, WarpState& ws, Scores& s,
+                                                  PTile& pa, int tid) {
+  const int warp = tid >> 5, lane = tid & 31, wrow = warp * 16, wg = warp >> 2;
+  const int vfull = XFORM_V ? FA3_X_FULL : FA3_V_FULL;
+  const int gn = g + w.n_tiles;
+  trace(gn, TB_END);
+  fa3_wait(w, FA3_K_FULL, gn);
+  fa3_wait(w, vfull, gn - 1);
+  trace(gn, TB_K);
+  pp_turn(wg);
+  fa3_issue_turn(ws, s, pa, smem, sQn, gn, wrow);  // S_0 of item wn, item w's last P·V
+  pp_pass(wg, false);
+  trace(gn, TB_PV_ISSUED);
+  wg_wait<1>();
+  wg_keep(s[0]);
+  trace(gn, TB_S);
+  fa3_release(w, FA3_K_EMPTY, gn, lane);
+  if (wn.n_tiles == 1 && lane == 0) mbar_arrive(q_empty_bar(wn, qbn));  // item wn's last Q·Kᵀ is done
+  const float l_w[2] = {ws.l[0][0], ws.l[0][1]};  // item w's running sums (ROWSUM_MMA: in O's columns)
+  const float m_w[2] = {ws.m[0][0], ws.m[0][1]};  // and max (STREAM_K=1: a half's state includes it)
+  fa3_start_rows(ws);
+  warp_scores(ws, s, sQn, nullptr, wrow, lane, wn, wn.t_begin * TILE_N);
+  fa3_softmax_done(ws, s[0]);
+  wg_wait<0>();
+  wg_keep(ws.o[0]);
+  wg_keep_sum(ws);
+  trace(gn, TB_PV);
+  fa3_release(w, FA3_V_EMPTY, gn - 1, lane);
+  const float l_wn[2] = {ws.l[0][0], ws.l[0][1]}, m_wn[2] = {ws.m[0][0], ws.m[0][1]};
+  ws.l[0][0] = l_w[0];
+  ws.l[0][1] = l_w[1];
+  ws.m[0][0] = m_w[0];
+  ws.m[0][1] = m_w[1];
+  fa3_finish(ws, w, smem, tid);
+  trace(gn, TB_STORED);
+  ws.l[0][0] = l_wn[0];
+  ws.l[0][1] = l_wn[1];
+  ws.m[0][0] = m_wn[0];
+  ws.m[0][1] = m_wn[1];
+  fa3_zero_o(ws);
+  fa3_pack_p(pa, s[0]);
+  trace(gn, TB_P);
+}
+#endif
 __device__ __forceinline__ void fa3_consumer(const Fa3Problem& P, unsigned char* smem, int tid) {
 #if PINGPONG  // knob PINGPONG=1: warpgroup 0 issues first
-  if ((tid >> 7) == 1) named_arrive(BAR_PP + 0, 2 * 128);
+  if ((tid >> 7) == NWG - 1) named_arrive(BAR_PP + 0, 2 * 128);
 #endif
   int g = 0;
+#if ITEM_OVERLAP  // knob ITEM_OVERLAP=1: one item's end and the next one's start share a turn
+  int idx = fa3_first_item(P);
+  if (idx >= P.items) return;
+  Work w = fa3_work(P, idx);
+  mbar_wait(q_full_bar(w, 0), 0);  // Q landed (the producer's cp.async: generic proxy)
+  async_proxy_fence();             // ... and is visible to this thread's wgmma reads
+  WarpState ws;
+  Scores s;
+  PTile pa;
+  fa3_item_start(w, smem, q_buf(smem, 0), 0, g, ws, s, pa, tid);
+  for (int k = 0;; ++k) {
+    const int qb = k & 1;
+    fa3_item_steps(w, smem, q_buf(smem, qb), qb, g, ws, s, pa, tid);
+    idx = fa3_next_item(P, idx);
+    if (idx >= P.items) {
+      fa3_item_end(w, smem, g, true, ws, pa, tid);
+      break;
+    }
+    const Work wn = fa3_work(P, idx);
+    const int qbn = (k + 1) & 1;
+    mbar_wait(q_full_bar(wn, qbn), ((k + 1) >> 1) & 1);
+    async_proxy_fence();
+    trace(g + w.n_tiles, TB_Q);
+    fa3_item_handover(w, wn, smem, q_buf(smem, qbn), qbn, g, ws, s, pa, tid);
+    g += w.n_tiles;
+    w = wn;
+  }
+#else
   for (int idx = fa3_first_item(P), k = 0; idx < P.items; ++k) {
     const Work w = fa3_work(P, idx);
     const int qb = k & 1;
-    mbar_wait(q_full_bar(w, qb), (k >> 1) & 1);  // Q landed (the producer's cp.async: generic proxy)
-    async_proxy_fence();                         // ... and is visible to this thread's wgmma reads
+    if (k == 0) {  // the first item's Q (the next ones: fa3_item_end)
+      mbar_wait(q_full_bar(w, qb), 0);  // Q landed (the producer's cp.async: generic proxy)
+      async_proxy_fence();              // ... and is visible to this thread's wgmma reads
+      trace(g, TB_Q);
+    }
     idx = fa3_next_item(P, idx);
-    fa3_item(w, smem, q_buf(smem, qb), qb, g, idx >= P.items, tid);
+    fa3_item(w, smem, q_buf(smem, qb), qb, g, idx >= P.items, tid, idx < P.items ? k + 1 : -1);
     g += w.n_tiles;
   }
+#endif
 }
 
 // setmaxnreg: a block of NT threads starts with REG_CAP registers a thread (__launch_bounds__(NT, 1));
 // the producer gives back REG_CAP - REG_PRODUCER a thread, and the consumers may take no more than that
 // between them (an increase the freed registers cannot cover waits forever). The producer keeps what
 // its loop needs without spilling (ptxas -v over the profiles): 24 (fp16), 40 with fp8's rewrite of V,
-// 16 more with PERSIST's item loop; the consumers get 240, 232 or 224.
+// 16 more with PERSIST's item loop; the two consumer warpgroups get 240, 232 or 224. Three consumer
+// warpgroups (512 threads, REG_CAP 128) leave at most 160 a consumer thread, and only with a producer of
+// 32 or less: fp8's rewrite fits 32 there (its 192-row tiles at D=64 and 128: ptxas -v); PERSIST's
+// loop with a Q tile of 192 rows (12 cp.async a producer thread) needs 48 (fp16) or 56 (fp8), and 32 with the
+// copies one at a time (Q_LEAN: fp16 128-key tiles, whose consumers need 160). STREAM_K's share takes 8 more
+// from the fp16 producer of two consumer warpgroups (ptxas -v: 12 bytes spilled with 40).
 constexpr int REG_CAP = (65536 / NT) & ~7;
-constexpr int REG_PRODUCER = (XFORM_V ? 40 : 24) + (PERSIST ? 16 : 0);
+constexpr int REG_PRODUCER = NWG == 3 ? (PERSIST ? (XFORM_V ? 56 : Q_LEAN ? 32 : 48) : (XFORM_V ? 32 : 24))
+                                       : (XFORM_V ? 40 : 24) + (PERSIST ? 16 : 0) + (STREAM_K && !XFORM_V ? 8 : 0);
 constexpr int REG_CONSUMER = (REG_CAP + (REG_CAP - REG_PRODUCER) * 128 / CT) & ~7;
-static_assert(NUM_WARPS != 8 || 128 * REG_PRODUCER + CT * REG_CONSUMER <= 128 * REG_CAP + CT * REG_CAP,
+static_assert(NUM_WARPS < 8 || 128 * REG_PRODUCER + CT * REG_CONSUMER <= 128 * REG_CAP + CT * REG_CAP,
               "MMA_PATH=3: the consumers take more registers than the producer frees");
 __device__ __forceinline__ void block_fa3(const Fa3Problem& P, unsigned char* smem) {
   const int warp = threadIdx.x >> 5;
   // One if / else, one role per warpgroup: what setmaxnreg needs to take effect.
   if (warp >= NUM_WARPS) {
-#if NUM_WARPS == 8  // (one consumer warpgroup has its 255 registers already)
+#if NUM_WARPS >= 8  // (one consumer warpgroup has its 255 registers already)
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(REG_PRODUCER));
 #endif
     fa3_producer(P, smem, threadIdx.x - CT);
   } else {
-#if NUM_WARPS == 8
+#if NUM_WARPS >= 8
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(REG_CONSUMER));
 #endif
     fa3_consumer(P, smem, threadIdx.x);
@@ -1802,6 +2408,7 @@ __device__ __forceinline__ void block_fa3(const Fa3Problem& P, unsigned char* sm
 }
 
 __device__ __forceinline__ void fa3_kernel(unsigned char* smem, const IN_T* Q, const IN_T* K, const IN_T* V, __half* O,
+                                           float* partial_o, int* split_counter,
                                            float q_descale, float k_descale, float v_descale, float softmax_scale,
                                            int B, int H, int S, int causal, unsigned long long kmap,
                                            unsigned long long vmap) {
@@ -1813,8 +2420,8 @@ __device__ __forceinline__ void fa3_kernel(unsigned char* smem, const IN_T* Q, c
       (PERSIST ? gridDim.y != 1 || (int)gridDim.x > n_q * B * H : gridDim.y != B * H || (int)gridDim.x != n_q))
     __trap();
   unsigned char* base = smem + ((1024u - (smem_u32(smem) & 1023u)) & 1023u);  // the swizzle atoms' alignment
-  static_assert(sizeof(Fa3Problem) <= 96, "MMA_PATH=3: the problem must fit the 96 bytes after the mbarriers");
-  Fa3Problem& P = *reinterpret_cast<Fa3Problem*>(base + OFF_BAR + 160);
+  static_assert(OFF_PROBLEM + sizeof(Fa3Problem) <= MAIN_BYTES, "MMA_PATH=3: the problem must fit after the mbarriers");
+  Fa3Problem& P = *reinterpret_cast<Fa3Problem*>(base + OFF_PROBLEM);
   if (threadIdx.x == 0) {
     P.n_q = n_q;
     P.items = n_q * B * H;
@@ -1829,6 +2436,11 @@ __device__ __forceinline__ void fa3_kernel(unsigned char* smem, const IN_T* Q, c
     P.kmap = kmap;
     P.vmap = vmap;
     P.bars = smem_u32(base + OFF_BAR);
+#if STREAM_K
+    P.partial = partial_o;
+    P.tickets = split_counter;
+    sk_share(P);
+#endif
     Work w;
     w.tma_bar = P.bars;
 #pragma unroll
@@ -2226,7 +2838,7 @@ sdpa_fwd(const IN_T* __restrict__ Q, const IN_T* __restrict__ K, const IN_T* __r
   using namespace sdpa;
   extern __shared__ __align__(128) unsigned char smem[];
 #if MMA_PATH == 3  // knob MMA_PATH=3: FlashAttention-3's blocks: their own launch check and work items
-  fa3_kernel(smem, Q, K, V, O, q_descale, k_descale, v_descale, softmax_scale, B, H, S, causal,
+  fa3_kernel(smem, Q, K, V, O, partial_o, split_counter, q_descale, k_descale, v_descale, softmax_scale, B, H, S, causal,
              reinterpret_cast<unsigned long long>(&k_map), reinterpret_cast<unsigned long long>(&v_map));
 #else
   // A wrong launch is an error, never a wrong answer.
