@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """bench/timeline.py's arithmetic on stamps made up here (no GPU): segment medians, the softmax concurrency
-shares, the producer's figures, and which steps count as steady."""
+shares, the producer's figures, which steps count as steady, and an item's boundary event by event."""
 import os
 import sys
 import unittest
@@ -67,6 +67,24 @@ class Timeline(unittest.TestCase):
         # item 0's last step is 9 (END 9000 + 10 + 990), item 1's first traced step is 11 (READY 11000 + 10 + 3000)
         self.assertEqual(timeline.item_gap(tr, 10, 2), (11000 + 10 + 3000) - (9000 + 10 + 990))
         self.assertNotEqual(timeline.item_gap(tr, 10, 1), timeline.item_gap(tr, 10, 1))  # one item: NaN
+
+    def test_boundary_events_after_the_last_step(self):
+        # two items of 10 tiles (PERSIST): the boundary's stamps sit at ring position 10, the next item's first tile
+        tr = stamps(20, (0, 500))
+        for w in range(2):
+            end = tr[0][w][9][6]  # the finished item's last step packed its P
+            tr[0][w][10] = [end + 100 * (i + 1) for i in range(8)]  # TB_END .. TB_P, 100 clocks apart
+            tr[0][w][10][4] = 0  # no Q stamp (waited for at the item's top, say)
+        tr[0][2][10][3:5] = [tr[0][0][9][6] - 900, tr[0][0][9][6] - 400]  # the producer's Q: before the step ended
+        b = timeline.boundary(tr, 2, 10, 2)
+        self.assertEqual(b["last P·V issued"], 200)
+        self.assertEqual(b["O stored"], 400)
+        self.assertEqual(b["P_0 packed"], 800)
+        self.assertNotIn("next Q in", b)  # a missing stamp is left out, not a zero
+        self.assertEqual(b["next step"], (11000 + 10) - (9000 + 10 + 990))
+        self.assertEqual(b["producer: Q buffer wait from"], -900)
+        self.assertEqual(b["producer: Q copies issued"], -400)
+        self.assertEqual(timeline.boundary(tr, 2, 10, 1), {})  # one item a block: no boundary
 
     def test_no_stamps_gives_nan_not_zero(self):
         med, share, n = timeline.analyse(stamps(1, (0, 0)), 2, {"WG_PIPE": 1}, 22, 1)
