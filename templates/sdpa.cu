@@ -1563,12 +1563,13 @@ __device__ __forceinline__ void store_o(const WarpState& ws, const Work& w, int 
 #pragma unroll
           for (int i = 0; i < 4; ++i) x[i] = pack_h2(ws.o[mt][d4 + i][2 * h] * inv, ws.o[mt][d4 + i][2 * h + 1] * inv);
           const bool hi2 = tq & 2, hi1 = tq & 1;
-          // xor 2: keep the half of the words whose tile has this thread's bit 1, swap the other half
+          // M[s][i]: quad thread s's word of tile d4 + i; thread t ends with M[0..3][t]. xor 2: with c = bit 1 of t,
+          // keep the words of tiles 2c, 2c + 1 and swap the other two with thread t ^ 2
           unsigned a0 = __shfl_xor_sync(0xffffffffu, hi2 ? x[0] : x[2], 2);
           unsigned a1 = __shfl_xor_sync(0xffffffffu, hi2 ? x[1] : x[3], 2);
-          // now (bit 1 clear) x0 x1 | a0 a1 = M[t][0..1], M[t^2][0..1]; (set) a0 a1 | x2 x3 = M[t^2][2..3], M[t][2..3]
+          // y0, y1 = M[t & ~2][2c], M[t & ~2][2c + 1]; y2, y3 = M[t | 2][2c], M[t | 2][2c + 1]
           unsigned y0 = hi2 ? a0 : x[0], y1 = hi2 ? a1 : x[1], y2 = hi2 ? x[2] : a0, y3 = hi2 ? x[3] : a1;
-          // y0, y1: rows t&~2 .. of tiles 2*(bit 1) + 0, 1 for the thread pair; y2, y3 the same from thread t|2
+          // xor 1: keep column 2c + (bit 0 of t), swap column 2c + 1 - (bit 0) with thread t ^ 1
           unsigned b0 = __shfl_xor_sync(0xffffffffu, hi1 ? y0 : y1, 1);
           unsigned b1 = __shfl_xor_sync(0xffffffffu, hi1 ? y2 : y3, 1);
           uint4 v;
