@@ -124,8 +124,11 @@ def item_gap(tr, n_tiles, items_per_block):
     return statistics.median(gaps) if gaps else float("nan")
 
 
+# the template's TB_PV_ISSUED .. TB_P (slots 1 .. 7 of the next item's first ring position; TB_END, 0, is where the
+# last step's wait starts and is left out), and the producer's TP_Q_WAIT, TP_Q_ISSUED
 BOUNDARY = ("last P·V issued", "P·V landed", "O stored", "next Q in", "K_0 in", "S_0 landed", "P_0 packed")
-TB_SLOTS = (1, 2, 3, 4, 5, 6, 7)
+TB_SLOTS = range(1, 8)
+TP_Q_WAIT, TP_Q_ISSUED = 3, 4
 
 
 def boundary(tr, nwg, n_tiles, items_per_block):
@@ -151,9 +154,9 @@ def boundary(tr, nwg, n_tiles, items_per_block):
                     rel["next step"].append(int(e[gn + 1][READY]) - t0)
                 if w == 0:
                     pq = tr[b][nwg][gn]
-                    if int(pq[3]) and int(pq[4]):
-                        rel["producer: Q buffer wait from"].append(int(pq[3]) - t0)
-                        rel["producer: Q copies issued"].append(int(pq[4]) - t0)
+                    if int(pq[TP_Q_WAIT]) and int(pq[TP_Q_ISSUED]):
+                        rel["producer: Q buffer wait from"].append(int(pq[TP_Q_WAIT]) - t0)
+                        rel["producer: Q copies issued"].append(int(pq[TP_Q_ISSUED]) - t0)
     return {k: statistics.median(v) for k, v in rel.items() if v}
 
 
