@@ -192,7 +192,7 @@ const char* role_word(BufferRole r) {
   return "buffer";
 }
 
-BufferSet::BufferSet(const Profile& profile, const Problem& p, const Config& c, cudaStream_t s)
+BufferSet::BufferSet(const Profile& profile, const Problem& p, const Config& c, cudaStream_t s, bool guard_zones)
     : profile_(profile), problem_(p), config_(c) {
   for (const auto& b : profile.buffers) {
     Buf buf;
@@ -203,7 +203,7 @@ BufferSet::BufferSet(const Profile& profile, const Problem& p, const Config& c, 
     // Exactly the bytes the shape says, between guard zones: a write past either end changes a
     // zone, and compute-sanitizer still catches a read one element past the end.
     if (b.symbol.empty()) {
-      buf.dev = GuardedBuffer(static_cast<std::size_t>(buf.elements) * dtype_bytes(b.dtype), s);
+      buf.dev = GuardedBuffer(static_cast<std::size_t>(buf.elements) * dtype_bytes(b.dtype), s, guard_zones);
       const std::string label = std::string(role_word(b.role)) + " " + b.name;
       writes_.add_guards(label, buf.dev);
       if (b.role == BufferRole::Input)  // its expected checksum is each fill's
@@ -334,7 +334,7 @@ void BufferSet::configure(const Config& c) {
 
 std::size_t BufferSet::device_bytes() const {
   std::size_t n = 0;
-  for (const auto& b : bufs_) n += b.dev.bytes() + 2 * b.dev.guard();
+  for (const auto& b : bufs_) n += b.dev.allocated();
   return n;
 }
 

@@ -88,8 +88,8 @@ std::string buffer_shapes_key(const Profile& p, const Problem& prob, const Confi
 class BufferSet {
  public:
   // Allocates every buffer of `profile` for problem `p` and config `c` (scratch sized with c),
-  // each between two guard zones armed on `s`.
-  BufferSet(const Profile& profile, const Problem& p, const Config& c, cudaStream_t s);
+  // each between two guard zones armed on `s` (none with guard_zones false: under compute-sanitizer).
+  BufferSet(const Profile& profile, const Problem& p, const Config& c, cudaStream_t s, bool guard_zones = true);
 
   // The same buffers for another configuration, kept across candidates (GREEN's): scalars and
   // tensor maps evaluated for `c`, scratch drawn again at the next fill_inputs. The buffers'

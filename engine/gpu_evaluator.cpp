@@ -371,6 +371,7 @@ class GpuEvaluator : public Evaluator {
   SanitizeVerdict sanitize_build(const Config& c, const Build& b) {
     WorkerJob job = job_for(c, b);
     job.green = true;  // candidate launches only: memcheck judges the accesses, not the answer
+    job.guard_zones = false;  // exactly each buffer's bytes, so that a read one past the end is memcheck's
     job.seeds = {profile_.gates.green.seeds.front()};
     job.trials = 1;
     const std::string file = (std::filesystem::temp_directory_path() /

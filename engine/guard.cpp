@@ -33,9 +33,10 @@ std::uint64_t mix(std::uint64_t word, std::uint64_t index) {
 const char* const kSource = R"(
 typedef unsigned long long u64;
 struct Chunk {
-  const unsigned char* p;  // the chunk's first byte
-  u64 len;                 // its bytes
+  const unsigned char* p;  // the chunk's first byte (8-byte aligned)
+  u64 len;                 // its bytes (a multiple of 8 for a guard zone)
   u64 first;               // guard: offset of p from the buffer's start + BIAS; checksum: index of its first word
+  u64 skip_lo, skip_hi;    // guard: biased offsets [skip_lo, skip_hi) are the buffer's own bytes, not the zone's
   unsigned region, kind;   // kind 0: guard zone, 1: checksummed region
 };
 #define BIAS (1ULL << 62)
@@ -62,6 +63,7 @@ extern "C" __global__ void __launch_bounds__(256) integrity_check(const Chunk* c
       for (int b = 0; b < 8; ++b)
         if (((v >> (8 * b)) & 0xFF) != (GUARD_WORD & 0xFF)) {
           const u64 at = c.first + i * 8 + b;
+          if (at >= c.skip_lo && at < c.skip_hi) continue;  // the buffer's last bytes share a word with the zone
           ++count;
           lo = at < lo ? at : lo;
           hi = at > hi ? at : hi;
@@ -106,9 +108,10 @@ struct Chunk {  // the kernel's, byte for byte
   const unsigned char* p;
   std::uint64_t len;
   std::uint64_t first;
+  std::uint64_t skip_lo = 0, skip_hi = 0;
   unsigned region, kind;
 };
-static_assert(sizeof(Chunk) == 32, "the chunk layout is shared with the kernel");
+static_assert(sizeof(Chunk) == 48, "the chunk layout is shared with the kernel");
 
 void launch_integrity_check(const void* chunks, std::size_t n, void* results, cudaStream_t s) {
   LaunchGeometry g;
@@ -120,17 +123,21 @@ void launch_integrity_check(const void* chunks, std::size_t n, void* results, cu
 
 // Splits [p, p + bytes) into chunks of at most kChunkBytes (multiples of 8 but the last).
 void add_chunks(std::vector<Chunk>& out, const void* p, std::size_t bytes, unsigned region, unsigned kind,
-                std::uint64_t first, bool words) {
+                std::uint64_t first, bool words, std::uint64_t skip_lo = 0, std::uint64_t skip_hi = 0) {
   for (std::size_t off = 0; off < bytes; off += kChunkBytes) {
     Chunk c;
     c.p = static_cast<const unsigned char*>(p) + off;
     c.len = std::min(kChunkBytes, bytes - off);
     c.first = words ? first + off / 8 : first + off;
+    c.skip_lo = skip_lo;
+    c.skip_hi = skip_hi;
     c.region = region;
     c.kind = kind;
     out.push_back(c);
   }
 }
+
+std::size_t round_up8(std::size_t n) { return (n + 7) / 8 * 8; }
 
 }  // namespace
 
@@ -165,16 +172,18 @@ std::vector<char> guard_kernel_cubin(const std::string& arch) {
   return builtin_cubin(src, "integrity_check.cu", arch, "GREEN's integrity kernel");
 }
 
-GuardedBuffer::GuardedBuffer(std::size_t bytes, cudaStream_t s) : bytes_(bytes), guard_(guard_bytes(bytes)) {
+GuardedBuffer::GuardedBuffer(std::size_t bytes, cudaStream_t s, bool zones)
+    : bytes_(bytes), guard_(zones ? guard_bytes(bytes) : 0) {
   if (!bytes) return;
-  block_ = DeviceBuffer(bytes + 2 * guard_);
+  block_ = DeviceBuffer(zones ? guard_ + round_up8(bytes) + guard_ : bytes);
   rearm(s);
 }
 
 void GuardedBuffer::rearm(cudaStream_t s) {
-  if (!bytes_) return;
-  EVO_CUDA(cudaMemsetAsync(block_.get(), kGuardByte, guard_, s));
-  EVO_CUDA(cudaMemsetAsync(const_cast<void*>(after()), kGuardByte, guard_, s));
+  if (!bytes_ || !guard_) return;
+  unsigned char* base = static_cast<unsigned char*>(block_.get());
+  EVO_CUDA(cudaMemsetAsync(base, kGuardByte, guard_, s));
+  EVO_CUDA(cudaMemsetAsync(base + guard_ + bytes_, kGuardByte, block_.bytes() - guard_ - bytes_, s));
 }
 
 std::string RegionFinding::text() const {
@@ -191,21 +200,22 @@ std::string RegionFinding::text() const {
 }
 
 void IntegrityCheck::add_guards(const std::string& label, const GuardedBuffer& b) {
-  if (!b.bytes()) return;
-  regions_.push_back(Region{label, true, b.before(), b.after(), b.guard(), b.bytes(), 0});
+  if (!b.bytes() || !b.guard()) return;
+  regions_.push_back(Region{label, true, static_cast<const unsigned char*>(b.get()) - b.guard(), b.guard(), b.bytes(),
+                            b.allocated(), 0});
   uploaded_ = false;
 }
 
 std::size_t IntegrityCheck::add_checksum(const std::string& label, const void* data, std::size_t bytes,
                                          std::uint64_t expected) {
-  regions_.push_back(Region{label, false, data, nullptr, bytes, 0, expected});
+  regions_.push_back(Region{label, false, data, bytes, 0, 0, expected});
   uploaded_ = false;
   return regions_.size() - 1;
 }
 
 std::size_t IntegrityCheck::bytes_scanned() const {
   std::size_t n = 0;
-  for (const auto& r : regions_) n += r.guard ? 2 * r.zone_bytes : r.zone_bytes;
+  for (const auto& r : regions_) n += r.guard ? r.allocated - r.buffer_bytes : r.zone_bytes;
   return n;
 }
 
@@ -219,8 +229,13 @@ void IntegrityCheck::upload(cudaStream_t s) {
     const Region& r = regions_[i];
     const unsigned region = static_cast<unsigned>(i);
     if (r.guard) {
-      add_chunks(chunks, r.lo, r.zone_bytes, region, 0, kOffsetBias - r.zone_bytes, false);
-      add_chunks(chunks, r.hi, r.zone_bytes, region, 0, kOffsetBias + r.buffer_bytes, false);
+      // Before: the whole zone. After: from the buffer's last whole word (aligned: the buffer starts
+      // on a 64 KiB boundary) to the allocation's end, the buffer's own last bytes skipped.
+      const std::size_t tail = r.buffer_bytes / 8 * 8;
+      const auto* base = static_cast<const unsigned char*>(r.lo);
+      add_chunks(chunks, base, r.zone_bytes, region, 0, kOffsetBias - r.zone_bytes, false);
+      add_chunks(chunks, base + r.zone_bytes + tail, r.allocated - r.zone_bytes - tail, region, 0, kOffsetBias + tail,
+                 false, kOffsetBias, kOffsetBias + r.buffer_bytes);
     } else {
       add_chunks(chunks, r.lo, r.zone_bytes, region, 1, 0, true);
     }

@@ -37,16 +37,19 @@ std::size_t guard_bytes(std::size_t bytes);
 // zero-padded) of a mix of (word, index). Swapped, changed or zeroed words all move it.
 std::uint64_t region_checksum(const void* data, std::size_t bytes);
 
-// A device buffer with a guard zone on each side, the zones filled with kGuardByte.
+// A device buffer with a guard zone on each side, the zones filled with kGuardByte. The buffer
+// starts where cudaMalloc would align it (the zone before is a multiple of 64 KiB); the zone after
+// starts right at its end, whatever its size, and runs to a multiple of 8 bytes past guard().
 class GuardedBuffer {
  public:
   GuardedBuffer() = default;
-  GuardedBuffer(std::size_t bytes, cudaStream_t s);  // throws CudaError
+  // zones = false: exactly `bytes`, no zones (under compute-sanitizer, which must see a read one
+  // element past the end). Throws CudaError.
+  GuardedBuffer(std::size_t bytes, cudaStream_t s, bool zones = true);
   void* get() const { return bytes_ ? static_cast<unsigned char*>(block_.get()) + guard_ : nullptr; }
   std::size_t bytes() const { return bytes_; }
   std::size_t guard() const { return guard_; }
-  const void* before() const { return block_.get(); }                     // guard_ bytes
-  const void* after() const { return static_cast<unsigned char*>(get()) + bytes_; }  // guard_ bytes
+  std::size_t allocated() const { return block_.bytes(); }
   // Both zones back to kGuardByte (after a candidate changed them).
   void rearm(cudaStream_t s);
 
@@ -90,10 +93,10 @@ class IntegrityCheck {
   struct Region {
     std::string label;
     bool guard;
-    const void* lo;            // guard: the zone before the buffer; checksum: the region
-    const void* hi;            // guard: the zone after the buffer
-    std::size_t zone_bytes;    // guard zone size, or the region's size
+    const void* lo;            // guard: the buffer's allocation (zone, buffer, zone); checksum: the region
+    std::size_t zone_bytes;    // guard: the zone before the buffer; checksum: the region's size
     std::size_t buffer_bytes;  // guard: the buffer between the zones
+    std::size_t allocated;     // guard: the whole allocation
     std::uint64_t expected;
   };
   void upload(cudaStream_t s);

@@ -60,7 +60,8 @@ std::optional<std::string> FrameReader::next() {
 // defaults), tagged with their type so a reader can tell a heartbeat from an answer.
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(WorkerJob, profile_path, config, candidate_cubin, candidate_name,
                                                 reference_cubin, reference_name, candidate_kernels, reference_kernels,
-                                                host_reference, reference_cache, problems, seeds, trials, green, fast,
+                                                host_reference, reference_cache, problems, seeds, trials, green,
+                                                guard_zones, fast,
                                                 objective, metrics, metrics_max_p50_us, metrics_lock)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(WorkerAnswer, outcome, message, step, reference_failed, green, fast,
                                                 metrics, seconds_green, seconds_fast, seconds_metrics, references_made,
@@ -244,6 +245,7 @@ WorkerAnswer run_job(WorkerState& st, const WorkerJob& job, const Heartbeat& sen
       g.trials = job.trials > 0 ? job.trials : prof.gates.green.trials;
       g.stream = st.stream;
       g.beat = beat;
+      g.guard_zones = job.guard_zones;
       std::map<std::string, double> steps;
       g.step_seconds = &steps;
       bool wrote_out_of_bounds = false;

@@ -44,6 +44,7 @@ struct WorkerJob {
   std::vector<std::uint64_t> seeds;              // empty = the profile's
   int trials = 0;                                // 0 = the profile's
   bool green = true;                             // run GREEN first (FAST and metrics only if it passes)
+  bool guard_zones = true;                       // false under compute-sanitizer (gates/green.h)
   bool fast = false;                             // time on the objective problem
   std::string objective;                         // FAST's and metrics' problem; "" = the profile's objective
   bool metrics = false;                          // CUPTI metrics on the objective problem

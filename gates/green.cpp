@@ -101,14 +101,14 @@ struct Bench {
 };
 class Benches {
  public:
-  Bench& get(const Profile& prof, const Problem& p, const Config& c, cudaStream_t s) {
-    const std::string key = buffer_shapes_key(prof, p, c);
+  Bench& get(const Profile& prof, const Problem& p, const Config& c, cudaStream_t s, bool guard_zones) {
+    const std::string key = buffer_shapes_key(prof, p, c) + (guard_zones ? "" : "|no guard zones");
     if (auto it = benches_.find(key); it != benches_.end()) {
       it->second.bufs->configure(c);
       return it->second;
     }
     Bench b;
-    b.bufs = std::make_unique<BufferSet>(prof, p, c, s);
+    b.bufs = std::make_unique<BufferSet>(prof, p, c, s, guard_zones);
     const std::size_t bytes = b.bufs->device_bytes();
     if (bytes_ + bytes > kLimit) benches_.clear(), bytes_ = 0;
     bytes_ += bytes;
@@ -312,8 +312,8 @@ GreenVerdict after_candidate(const GreenRun& r, GreenVerdict v) {
 
 }  // namespace
 
-BufferSet& kept_buffers(const Profile& p, const Problem& prob, const Config& c, cudaStream_t s) {
-  return *benches().get(p, prob, c, s).bufs;
+BufferSet& kept_buffers(const Profile& p, const Problem& prob, const Config& c, cudaStream_t s, bool guard_zones) {
+  return *benches().get(p, prob, c, s, guard_zones).bufs;
 }
 
 GreenVerdict run_green(const GreenRun& r) {
@@ -360,7 +360,7 @@ GreenVerdict run_green(const GreenRun& r) {
   if (store)
     for (const Problem* p : r.problems) {
       if (refs.all_found(*p, all)) continue;  // every candidate after the first
-      BufferSet& bufs = *benches().get(prof, *p, r.config, r.stream).bufs;
+      BufferSet& bufs = *benches().get(prof, *p, r.config, r.stream, r.guard_zones).bufs;
       LaunchSequence ref(r.reference.empty() ? std::vector<const KernelSpec*>{} : prof.reference_launches(),
                          r.reference, *p, {});
       refs.get(*p, bufs, ref, all);
@@ -374,7 +374,7 @@ GreenVerdict run_green(const GreenRun& r) {
     res.outcome = Outcome::Passed;
     std::optional<StepTimer> allocating;
     allocating.emplace(r.step_seconds, "buffers");
-    Bench& bench = benches().get(prof, *p, r.config, r.stream);
+    Bench& bench = benches().get(prof, *p, r.config, r.stream, r.guard_zones);
     BufferSet& bufs = *bench.bufs;
     LaunchSequence cand(prof.launches(), r.candidate, *p, r.config);
     LaunchSequence ref(r.reference.empty() ? std::vector<const KernelSpec*>{} : prof.reference_launches(), r.reference,

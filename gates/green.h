@@ -75,6 +75,7 @@ struct GreenRun {
   std::filesystem::path reference_cache;
   std::string device;                    // the device model ("NVIDIA H200 sm_90 driver 580.159"): part of a stored output's key
   std::vector<const Problem*> problems;
+  bool guard_zones = true;  // false under compute-sanitizer: its memcheck must see a read past a buffer's end
   std::vector<std::uint64_t> seeds;  // from the profile unless overridden
   int trials = 1;
   cudaStream_t stream = nullptr;
@@ -97,6 +98,6 @@ GreenVerdict run_green(const GreenRun& r);
 // The buffers GREEN keeps for the worker's life for `p`'s problem `prob` with `c`'s buffer shapes,
 // configured for `c`: FAST and the metrics pass launch into the same ones, so no candidate
 // allocates (they stay valid until the next call; a candidate that wrote out of bounds frees them).
-BufferSet& kept_buffers(const Profile& p, const Problem& prob, const Config& c, cudaStream_t s);
+BufferSet& kept_buffers(const Profile& p, const Problem& prob, const Config& c, cudaStream_t s, bool guard_zones = true);
 
 }  // namespace evo

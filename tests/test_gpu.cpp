@@ -894,8 +894,8 @@ void expect_verdict(const Candidate& c, const Evaluation& e) {
 TEST(GpuGreenSafety, EveryCorrectConfigurationPassesAfterFaultsAndOutOfBoundsWriters) {
   REQUIRE_GPU();
   std::vector<Candidate> all;
-  for (int block : {64, 128, 256})
-    for (int items : {1, 2, 4})
+  for (int block : {64, 256})
+    for (int items : {1, 4})
       for (int plant = 0; plant <= 5; ++plant) all.push_back(weights_config(block, items, plant));
   // Three orders: as enumerated (each correct one before its planted ones), reversed (after them),
   // and shuffled. The worker is shared by all: what one candidate did must not reach the next.
@@ -909,7 +909,7 @@ TEST(GpuGreenSafety, EveryCorrectConfigurationPassesAfterFaultsAndOutOfBoundsWri
       expect_verdict(c, e);
       correct += c.config.at("PLANT") == 0 && e.status == Status::Measured;
     }
-  EXPECT_EQ(correct, 3 * 9);
+  EXPECT_EQ(correct, 3 * 4);
 }
 
 // The same through `evo run` on every GPU of the machine: one worker per device, each restarted
