@@ -130,6 +130,7 @@ int cmd_queue_worker(const Globals& g, const QueueWorkerArgs& a) {
   }
   std::cout << "worker " << name << ": " << stats.posted << " evaluation" << (stats.posted == 1 ? "" : "s") << " posted"
             << (stats.lost ? ", " + std::to_string(stats.lost) + " lost to a lease that ran out" : std::string())
+            << (stats.released ? ", " + std::to_string(stats.released) + " given back unmeasured" : std::string())
             << (stopped ? " (stopped)" : "; run " + std::to_string(a.run) + " finished") << "\n";
   return stopped ? 130 : 0;
 }

@@ -149,6 +149,14 @@ bool WorkQueue::complete(const Claim& c, const std::string& result) {
   return r.affected() == 1;
 }
 
+bool WorkQueue::release(const Claim& c) {
+  auto r = c_.exec(
+      "UPDATE work_queue SET state = 'pending', lease_until = now()"
+      " WHERE id = $1 AND claim_token = $2 AND state = 'claimed'",
+      {std::to_string(c.id), std::to_string(c.token)}, "cannot release a claim");
+  return r.affected() == 1;
+}
+
 std::vector<QueueItem> WorkQueue::done_after(std::int64_t run, std::int64_t after) {
   auto r = c_.exec(
       "SELECT id, payload, result, claimed_by, claims FROM work_queue"

@@ -69,6 +69,9 @@ class WorkQueue {
   // candidate's evaluation written in that transaction too; commit only when this returns true.
   // False: the lease ended and another worker holds (or finished) the candidate now.
   bool complete(const Claim& c, const std::string& result);
+  // Gives a claim still held back to the queue, pending for any worker at once (a worker stopping
+  // with candidates it has not measured); false when it was no longer this claim's.
+  bool release(const Claim& c);
 
   // Done items of the run with id > after, in id order.
   std::vector<QueueItem> done_after(std::int64_t run, std::int64_t after);

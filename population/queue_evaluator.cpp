@@ -2,13 +2,17 @@
 #include "population/queue_evaluator.h"
 
 #include <chrono>
+#include <algorithm>
 #include <condition_variable>
+#include <deque>
+#include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
 
 #include "engine/error.h"
 #include "engine/evaluation_json.h"
+#include "engine/space.h"  // defines: config_hash
 #include "population/json_text.h"
 
 namespace evo {
@@ -77,53 +81,102 @@ WorkerStats serve_queue(const std::string& url, std::int64_t queue_run, Evaluato
   pg::Conn conn(url);
   require_open_run(conn, queue_run);
   WorkQueue queue(conn, WorkQueue::Schema::Existing);
-  // The lease is renewed on a connection of its own while a candidate compiles and runs, so a
-  // long evaluation never loses its claim (one renewer at a time uses it).
+  // Leases are renewed on a connection of their own while candidates compile and run, so a long
+  // evaluation never loses its claim.
   pg::Conn renew_conn(url);
   WorkQueue renew_queue(renew_conn, WorkQueue::Schema::Existing);
   WorkerStats stats;
-  while (!(stop && stop->load())) {
-    const auto claim = queue.claim(queue_run, worker, lease_s);
-    if (!claim) {
-      if (queue.run_state(queue_run) != QueueRunState::Open) break;
-      std::this_thread::sleep_for(kPoll);
-      continue;
-    }
-    const json in = json::parse(claim->payload);
-    Candidate c{in.at("config").get<Config>(), in.at("origin").get<Origin>()};
-    // Renewed every third of a lease while it is evaluated; a killed worker stops renewing, and
-    // after at most one lease the candidate is another worker's.
-    std::mutex m;
-    std::condition_variable cv;
-    bool evaluated = false;
-    std::thread renewer([&] {
-      try {
-        std::unique_lock<std::mutex> lock(m);
-        while (!cv.wait_for(lock, std::chrono::duration<double>(lease_s / 3), [&] { return evaluated; }))
-          if (!renew_queue.renew(*claim, lease_s)) break;  // taken over: the post below finds out
-      } catch (const UserError&) {
-        // The server went away: completing fails below, with the message.
+
+  // A pipeline, as a run on one host is: enough claims in hand that the evaluator's compile pool
+  // works ahead while the GPU measures (its slots, and one for the GPU), each under its own lease.
+  const std::size_t ahead = std::max<std::size_t>(2, evaluator.compile_slots() + evaluator.lanes());
+  std::mutex m;  // guards `held` between this thread and the renewer
+  std::condition_variable cv;
+  bool done = false;
+  std::multimap<std::string, Claim> held;  // config hash -> its claim, while compiling or measuring
+  std::thread renewer([&] {
+    std::unique_lock<std::mutex> lock(m);
+    while (!cv.wait_for(lock, std::chrono::duration<double>(lease_s / 3), [&] { return done; })) {
+      for (const auto& [hash, claim] : held) {
+        try {
+          renew_queue.renew(claim, lease_s);  // taken over: its post finds out
+        } catch (const UserError&) {
+          // The server went away: posting fails below, with the message.
+        }
       }
-    });
-    Evaluation e;
-    try {
-      e = evaluator.evaluate(c);
-    } catch (...) {
-      { std::lock_guard<std::mutex> lock(m); evaluated = true; }
-      cv.notify_all();
-      renewer.join();
-      throw;
     }
-    { std::lock_guard<std::mutex> lock(m); evaluated = true; }
+  });
+  auto stop_renewing = [&] {
+    { std::lock_guard<std::mutex> lock(m); done = true; }
     cv.notify_all();
     renewer.join();
+  };
+  auto post = [&](const Prepared& p, const Evaluation& e) {
+    Claim claim;
+    {
+      std::lock_guard<std::mutex> lock(m);
+      auto it = held.find(config_hash(p.candidate.config));
+      if (it == held.end()) return;  // nothing submitted it: cannot happen, and nothing to post
+      claim = it->second;
+      held.erase(it);
+    }
     pg::Txn txn(conn, "cannot post an evaluation");
-    if (queue.complete(*claim, nonfinite_to_text(json(e)).dump())) {
+    if (queue.complete(claim, nonfinite_to_text(json(e)).dump())) {
       txn.commit();
       ++stats.posted;
     } else {
       ++stats.lost;
     }
+  };
+  try {
+    bool open = true;
+    std::deque<Prepared> to_measure;
+    while (!(stop && stop->load())) {
+      // A. Claims topped up to `ahead`; each goes straight to the evaluator's compile pool.
+      std::size_t in_hand;
+      { std::lock_guard<std::mutex> lock(m); in_hand = held.size(); }
+      bool claimed_none = !open;
+      while (open && in_hand < ahead) {
+        const auto claim = queue.claim(queue_run, worker, lease_s);
+        if (!claim) {
+          claimed_none = true;
+          break;
+        }
+        const json in = json::parse(claim->payload);
+        Candidate c{in.at("config").get<Config>(), in.at("origin").get<Origin>()};
+        { std::lock_guard<std::mutex> lock(m); held.emplace(config_hash(c.config), *claim); }
+        ++in_hand;
+        evaluator.submit(c);
+      }
+      if (in_hand == 0) {
+        if (queue.run_state(queue_run) != QueueRunState::Open) break;
+        std::this_thread::sleep_for(kPoll);
+        continue;
+      }
+      // B. Whatever the pool finished: verdicts without the GPU posted now, the rest measured in
+      // order, one at a time, while the pool goes on compiling in its own processes.
+      // With nothing to measure, wait for the pool (a little: a claim may turn up meanwhile).
+      const double wait = to_measure.empty() ? std::chrono::duration<double>(kPoll).count() : 0.0;
+      for (auto& p : evaluator.collect(wait)) {
+        if (p.needs_gpu) to_measure.push_back(std::move(p));
+        else post(p, p.eval);
+      }
+      if (!to_measure.empty()) {
+        Prepared p = std::move(to_measure.front());
+        to_measure.pop_front();
+        post(p, evaluator.measure(p, 0));
+      }
+      if (claimed_none && queue.run_state(queue_run) != QueueRunState::Open) open = false;
+    }
+  } catch (...) {
+    stop_renewing();
+    throw;
+  }
+  stop_renewing();
+  // Stopped between measurements: what is still held (compiling, or compiled and waiting for the
+  // GPU) goes back to the queue now, for the other workers, rather than after its lease.
+  for (const auto& [hash, claim] : held) {
+    if (queue.release(claim)) ++stats.released;
   }
   return stats;
 }

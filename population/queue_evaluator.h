@@ -46,6 +46,7 @@ class QueueEvaluator : public Evaluator {
 struct WorkerStats {
   std::int64_t posted = 0;   // verdicts this worker posted
   std::int64_t lost = 0;     // claims that ran out before the verdict could be posted
+  std::int64_t released = 0; // claims given back unmeasured when the worker was stopped
 };
 
 // Throws UserError with one line unless the queue holds `queue_run` open: no queue on the server,
@@ -54,6 +55,11 @@ void require_open_run(pg::Conn& conn, std::int64_t queue_run);
 
 // Serves one queue run until the coordinator finishes it or *stop is set. Throws UserError with one
 // line for a run the queue does not know or that is already finished, before claiming anything.
+// Pipelined as a run on one host is: it holds as many claims as the evaluator's compile slots and
+// GPUs take (at least two), each under its own lease renewed while it compiles or waits, submits
+// each to the evaluator's compile pool as it is claimed, and measures them one at a time as they
+// are ready; a verdict the pool alone decides (a compile error, the static gate) is posted at once.
+// Stopped (*stop), it finishes the measurement in progress and gives back the claims it still holds.
 WorkerStats serve_queue(const std::string& url, std::int64_t queue_run, Evaluator& evaluator,
                         const std::string& worker, double lease_s, const std::atomic<bool>* stop);
 
