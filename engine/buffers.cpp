@@ -281,10 +281,9 @@ void BufferSet::fill_inputs(std::uint64_t seed, int trial, cudaStream_t s, const
                 : fill_memo().get(b.spec, n, seed, trial, store);
     if (!b.spec.scale_arg.empty()) descales_[b.spec.scale_arg] = f->descale;
     b.digest = f->digest;
-    if (!b.spec.symbol.empty()) {
-      b.host = f->bytes;  // __constant__ symbols are uploaded per module, from the host
-      continue;
-    }
+    // __constant__ symbols are uploaded per module, from the host; the device copy is what a
+    // kernel that is also passed the buffer reads (docs/profiles.md, `symbol`).
+    if (!b.spec.symbol.empty()) b.host = f->bytes;
     if (!f->device) {
       auto d = std::make_shared<DeviceBuffer>(f->bytes.size());
       EVO_CUDA(cudaMemcpyAsync(d->get(), f->bytes.data(), f->bytes.size(), cudaMemcpyHostToDevice, s));
