@@ -1,5 +1,6 @@
-// evo import-t1: others' tuning problems (T1 files) as evo profiles. Nothing is written unless all
-// of it is right: a file goes to a temporary name, is read back as evo reads it, then renamed.
+// evo import-t1 | import-landscape: others' tuning problems (T1) and their recorded spaces (Kernel
+// Tuner caches, T4 results) as evo profiles and landscapes. Nothing is written unless all of it is
+// right: a file goes to a temporary name, is read back as evo reads it, then renamed.
 #include <filesystem>
 #include <functional>
 #include <fstream>
@@ -8,7 +9,9 @@
 
 #include "cli/commands.h"
 #include "engine/error.h"
+#include "engine/landscape_import.h"
 #include "engine/profile.h"
+#include "engine/replay.h"
 #include "engine/space.h"
 #include "engine/t1.h"
 
@@ -71,6 +74,25 @@ int cmd_import_t1(const Globals& g, const std::string& file, const std::string& 
   std::ostream& info = to_stdout ? std::cerr : std::cout;
   info << (to_stdout ? "" : "wrote " + to + ": ") << "profile " << t.name << ", " << t.knobs.size() << " knobs, " << valid
        << " configurations pass the " << t.conditions.size() << " conditions; reference: " << t1_reference_text(t) << "\n";
+  return 0;
+}
+
+int cmd_import_landscape(const Globals& g, const ImportLandscapeArgs& a) {
+  const T1Spec t = read_t1(a.t1, /*need_kernel=*/false);
+  const LandscapeImport im = import_landscape(a.file, t);
+  if (im.landscape.points.empty())
+    throw UserError(a.file + ": none of its " + std::to_string(im.entries) + " entries is a configuration of " + a.t1 +
+                    " that passes its conditions");
+  const std::string text = landscape_text(im.landscape);
+  const std::string line = a.file + ": " + im.source + ", device " + im.landscape.device + ": " + import_summary(im);
+  if (a.to.empty()) {
+    std::cout << text;
+    std::cerr << line << "\n";
+    return 0;
+  }
+  // Read back as `evo run --replay` reads it: every point valid, none twice, the baseline valid.
+  write_checked(a.to, text, [](const fs::path& p) { ReplayEvaluator check(p); });
+  std::cout << "wrote " << a.to << ": " << line << "\n";
   return 0;
 }
 

@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "engine/profile.h"
+#include "engine/replay.h"
 #include "engine/space.h"
 #include "population/store.h"
 #include "tests/support.h"
@@ -1092,6 +1093,38 @@ TEST(CliT1, MalformedT1FilesAreOneLineNamingTheFieldAndWriteNothing) {
   EXPECT_EQ(gemm.code, 2);
   EXPECT_EQ(gemm.err, "evo: " + (kT1 / "gemm_milo.json").string() +
                           ": KernelSpecification.Language: 'OpenCL' is not supported (evo compiles CUDA with NVRTC)\n");
+}
+
+TEST(CliT1, ImportLandscapeWritesAReplayableLandscapeAndSaysWhatIsMissing) {
+  TempDir t;
+  const fs::path out = t.path / "land.json";
+  const Result r = run_evo({"import-landscape", (kT1 / "small_saxpy_cache.json").string(), "--t1",
+                            (kT1 / "small_saxpy.json").string(), "--to", out.string()},
+                           t.path);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("Kernel Tuner cache, device Hand-written test device: 5 configurations (1 compile_error, 2 "
+                       "measured, 2 static_rejected); 67 of the 72 configurations that pass the T1 conditions missing "
+                       "from the file; 2 of its 7 entries outside them, left out"),
+            std::string::npos)
+      << r.out;
+  const Landscape l = read_landscape(out);
+  EXPECT_EQ(l.points.size(), 5u);
+  EXPECT_EQ(l.profile, "small_saxpy");
+  // It replays: the baseline is the T1 default configuration, its median the cache's time.
+  const Result run = run_evo({"--db", (t.path / "evo.db").string(), "run", "--replay", out.string(), "--strategy",
+                              "exhaustive", "--budget", "100", "-q"},
+                             t.path);
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_NE(run.out.find("72 new"), std::string::npos) << run.out;
+  // A cache of another space: one line, nothing written.
+  const Result bad = run_evo({"import-landscape", (kT1 / "small_saxpy_cache.json").string(), "--t1",
+                              (kT1 / "convolution_milo.json").string(), "--to", (t.path / "bad.json").string()},
+                             t.path);
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_EQ(bad.err_lines().size(), 1u) << bad.err;
+  EXPECT_NE(bad.err.find("tune_params_keys: 'tile' is not a tuning parameter of convolution_milo.json"), std::string::npos)
+      << bad.err;
+  EXPECT_FALSE(fs::exists(t.path / "bad.json"));
 }
 
 }  // namespace

@@ -1,7 +1,10 @@
-// T1 files read as evo profiles (engine/t1.h): the benchmark hub's files as published, and a small
-// one of our own in tests/data/t1/ that uses every construct the reader handles.
+// T1 files read as evo profiles (engine/t1.h) and others' recorded spaces read as landscapes
+// (engine/landscape_import.h): the benchmark hub's files as published, and small ones of our own
+// in tests/data/t1/ that use every construct the reader handles.
 #include <gtest/gtest.h>
+#include <zlib.h>
 
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -10,7 +13,9 @@
 #include <set>
 
 #include "engine/error.h"
+#include "engine/landscape_import.h"
 #include "engine/profile.h"
+#include "engine/replay.h"
 #include "engine/space.h"
 #include "engine/t1.h"
 #include "tests/support.h"
@@ -264,6 +269,119 @@ TEST(T1, MissingKernelFileIsNamedWithWhereItWasLookedFor) {
   }
   // A landscape import needs only the space.
   EXPECT_EQ(read_t1(d.path / "small_saxpy.json", /*need_kernel=*/false).knobs.size(), 4u);
+}
+
+// ---- landscapes from others' data ----------------------------------------------------------------
+
+void expect_small_saxpy_landscape(const LandscapeImport& im, double second_p90_us) {
+  const Landscape& l = im.landscape;
+  EXPECT_EQ(l.profile, "small_saxpy");
+  EXPECT_EQ(im.entries, 7u - (im.source == "T4 results"));  // the T4 file has one outside entry fewer
+  EXPECT_EQ(im.valid, 72u);
+  EXPECT_EQ(im.missing, 67u);
+  ASSERT_EQ(l.points.size(), 5u);
+  std::map<std::string, const LandscapePoint*> by;
+  for (const auto& p : l.points) by[config_text(p.knobs)] = &p;
+  const auto& ref = *by.at(config_text({{"block_size_x", 96}, {"tile", 4}, {"unroll", 2}, {"use_table", 1}}));
+  EXPECT_EQ(ref.status, Status::Measured);
+  EXPECT_DOUBLE_EQ(ref.p50_us, 10.0);  // 0.010 ms
+  EXPECT_NEAR(ref.p90_us, 11.6, 1e-9);  // runtimes 9, 10, 10, 11, 12 us: the 90th percentile
+  EXPECT_DOUBLE_EQ(ref.seconds_compile, 0.4105);
+  EXPECT_DOUBLE_EQ(l.baseline_p50_us, 10.0);  // the baseline is the T1 default configuration
+  EXPECT_EQ(l.baseline, (Config{{"block_size_x", 96}, {"tile", 4}, {"unroll", 2}, {"use_table", 1}}));
+  const auto& slow = *by.at(config_text({{"block_size_x", 32}, {"tile", 1}, {"unroll", 1}, {"use_table", 0}}));
+  EXPECT_DOUBLE_EQ(slow.p50_us, 20.0);
+  EXPECT_NEAR(slow.p90_us, second_p90_us, 1e-9);
+  EXPECT_EQ(by.at(config_text({{"block_size_x", 64}, {"tile", 2}, {"unroll", 2}, {"use_table", 1}}))->status,
+            Status::CompileError);
+  EXPECT_EQ(by.at(config_text({{"block_size_x", 128}, {"tile", 4}, {"unroll", 4}, {"use_table", 0}}))->status,
+            Status::StaticRejected);
+}
+
+TEST(LandscapeImport, KernelTunerCacheKeepsEachFailureKindAndCountsWhatIsMissing) {
+  const T1Spec t = read_t1(kT1 / "small_saxpy.json", false);
+  const LandscapeImport im = import_landscape(kT1 / "small_saxpy_cache.json", t);
+  EXPECT_EQ(im.source, "Kernel Tuner cache");
+  EXPECT_EQ(im.landscape.device, "Hand-written test device");
+  expect_small_saxpy_landscape(im, 20.8);
+  EXPECT_EQ(im.outside, 2u);  // 256 x 4 threads of work, and tile 2 with unroll 3
+  std::map<std::string, const LandscapePoint*> by;
+  for (const auto& p : im.landscape.points) by[config_text(p.knobs)] = &p;
+  const auto& invalid = *by.at(config_text({{"block_size_x", 256}, {"tile", 2}, {"unroll", 1}, {"use_table", 1}}));
+  EXPECT_EQ(invalid.status, Status::StaticRejected);
+  EXPECT_EQ(invalid.message, "Kernel Tuner: InvalidConfig (more threads per block than the device allows)");
+  EXPECT_EQ(import_summary(im),
+            "5 configurations (1 compile_error, 2 measured, 2 static_rejected); 67 of the 72 configurations that pass "
+            "the T1 conditions missing from the file; 2 of its 7 entries outside them, left out");
+}
+
+// Kernel Tuner's own test cache and its T1 file (tests/data/SOURCES.md): a real cache's format.
+TEST(LandscapeImport, KernelTunersOwnTestCacheIsItsWholeSpace) {
+  const fs::path kt = test::source_root() / "tests/data/kt";
+  const T1Spec t = read_t1(kt / "test_cache_file_T1_input.json", /*need_kernel=*/false);
+  const LandscapeImport im = import_landscape(kt / "test_cache_file.json", t);
+  EXPECT_EQ(im.landscape.device, "NVIDIA RTX A4000");
+  EXPECT_EQ(im.landscape.points.size(), 15u);
+  EXPECT_EQ(im.by_status.at("measured"), 15u);
+  EXPECT_EQ(im.missing, 0u);
+  EXPECT_EQ(im.outside, 0u);
+  EXPECT_EQ(im.landscape.baseline, (Config{{"block_size_x", 512}}));  // its Default
+  EXPECT_DOUBLE_EQ(im.landscape.baseline_p50_us, 0.04139885599059718 * 1e3);
+  EXPECT_EQ(im.landscape.launch.grid[0], "cdiv(ProblemSize_0, block_size_x)");
+}
+
+TEST(LandscapeImport, T4ResultsReadTheSameWithTheirUnits) {
+  const T1Spec t = read_t1(kT1 / "small_saxpy.json", false);
+  const LandscapeImport im = import_landscape(kT1 / "small_saxpy_t4.json", t);
+  EXPECT_EQ(im.source, "T4 results");
+  expect_small_saxpy_landscape(im, 20.8);  // its runtimes are in us, as its "time" says
+  EXPECT_EQ(im.outside, 1u);
+  for (const auto& p : im.landscape.points)
+    if (p.knobs.at("block_size_x") == 256) {
+      EXPECT_EQ(p.status, Status::GreenFailed);  // "correctness"
+    }
+}
+
+TEST(LandscapeImport, GzippedAndUnclosedCachesReadAsKernelTunerReadsThem) {
+  test::TempDir d;
+  // Gzipped, as the benchmark hub stores its caches.
+  const std::string text = read_text(kT1 / "small_saxpy_cache.json");
+  const fs::path gz = d.path / "small_saxpy_cache.json.gz";
+  gzFile f = gzopen(gz.c_str(), "wb");
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(gzwrite(f, text.data(), static_cast<unsigned>(text.size())), static_cast<int>(text.size()));
+  gzclose(f);
+  EXPECT_EQ(read_maybe_gzip(gz), text);
+  const T1Spec t = read_t1(kT1 / "small_saxpy.json", false);
+  expect_small_saxpy_landscape(import_landscape(gz, t), 20.8);
+  // Kernel Tuner stopped mid-run: each entry is followed by a comma, and nothing closes the object.
+  std::string open = text.substr(0, text.rfind("}\n}"));
+  while (std::isspace(static_cast<unsigned char>(open.back()))) open.pop_back();
+  const fs::path unclosed = d.path / "open.json";
+  std::ofstream(unclosed) << open + ",";
+  const LandscapeImport im = import_landscape(unclosed, t);
+  EXPECT_EQ(im.entries, 7u);
+  // The landscape it gives replays: every point valid, the baseline valid.
+  const fs::path land = d.path / "land.json";
+  std::ofstream(land) << landscape_text(im.landscape);
+  ReplayEvaluator replay(land);
+  EXPECT_EQ(replay.landscape().points.size(), 5u);
+  EXPECT_EQ(replay.time_baseline().p50_us, 10.0);
+}
+
+TEST(LandscapeImport, AnotherKernelsCacheIsRefusedNamingTheParameter) {
+  test::TempDir d;
+  Json j = Json::parse(read_text(kT1 / "small_saxpy_cache.json"));
+  j["tune_params_keys"].push_back("filter_width");
+  std::ofstream(d.path / "other.json") << j.dump();
+  const T1Spec t = read_t1(kT1 / "small_saxpy.json", false);
+  try {
+    import_landscape(d.path / "other.json", t);
+    FAIL() << "imported";
+  } catch (const UserError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              (d.path / "other.json").string() + ": tune_params_keys: 'filter_width' is not a tuning parameter of small_saxpy.json");
+  }
 }
 
 }  // namespace
