@@ -182,20 +182,46 @@ std::string index_text(const std::vector<std::int64_t>& shape, std::int64_t flat
 
 // ---- device side ----
 
-BufferSet::BufferSet(const Profile& profile, const Problem& p, const Config& c)
+const char* role_word(BufferRole r) {
+  switch (r) {
+    case BufferRole::Input: return "input";
+    case BufferRole::Output: return "output";
+    case BufferRole::Scratch: return "scratch";
+    case BufferRole::InOut: return "inout";
+  }
+  return "buffer";
+}
+
+BufferSet::BufferSet(const Profile& profile, const Problem& p, const Config& c, cudaStream_t s, bool guard_zones)
     : profile_(profile), problem_(p), config_(c) {
+  // A __constant__ symbol's buffer that a launch also takes as a pointer (Kernel Tuner passes its
+  // constant-memory arguments both ways) has a device copy of the same data besides the symbol.
+  auto passed = [&](const std::string& name) {
+    std::vector<const KernelSpec*> all = profile.launches();
+    for (const KernelSpec* k : profile.reference_launches()) all.push_back(k);
+    for (const KernelSpec* k : all)
+      if (std::find(k->args.begin(), k->args.end(), name) != k->args.end()) return true;
+    return false;
+  };
   for (const auto& b : profile.buffers) {
     Buf buf;
     buf.spec = b;
     buf.shape = buffer_shape(b, profile.kernel, p, c);
-    std::int64_t n = 1;
-    for (auto d : buf.shape) n *= d;
-    // Exactly the bytes the shape says: compute-sanitizer then catches a read one element past the end.
-    buf.dev = DeviceBuffer(static_cast<std::size_t>(n) * dtype_bytes(b.dtype));
+    buf.elements = 1;
+    for (auto d : buf.shape) buf.elements *= d;
+    // Exactly the bytes the shape says, between guard zones: a write past either end changes a
+    // zone, and compute-sanitizer still catches a read one element past the end.
+    if (b.symbol.empty() || passed(b.name)) {
+      buf.dev = GuardedBuffer(static_cast<std::size_t>(buf.elements) * dtype_bytes(b.dtype), s, guard_zones);
+      const std::string label = std::string(role_word(b.role)) + " " + b.name;
+      writes_.add_guards(label, buf.dev);
+      if (b.role == BufferRole::Input)  // its expected checksum is each fill's
+        buf.checksum_region = writes_.add_checksum(label + " (written by the kernel)", buf.dev.get(), buf.dev.bytes(), 0);
+    }
     bufs_.push_back(std::move(buf));
   }
   const Vars v = expression_vars(profile.kernel, p, c);
-  for (const auto& s : profile.scalars) scalars_[s.name] = eval_expr(s.value, v);
+  for (const auto& sc : profile.scalars) scalars_[sc.name] = eval_expr(sc.value, v);
 }
 
 namespace {
@@ -211,7 +237,9 @@ struct EncodedFill {
   std::vector<std::uint8_t> bytes;
   float descale = 1;
   std::uint64_t digest = 0;               // XXH64 of bytes
-  std::shared_ptr<DeviceBuffer> device;  // the same bytes on the device, once uploaded
+  std::uint64_t checksum = 0;             // region_checksum of bytes: what a buffer filled from it holds
+  std::string label;                      // "evo's fill of input Q (seed 0, trial 1)"
+  std::shared_ptr<TrustedCopy> device;    // the same bytes on the device, once uploaded (and verified)
 };
 class FillMemo {
  public:
@@ -220,6 +248,7 @@ class FillMemo {
     const std::string key = fill_key(spec, n, seed, trial);
     if (auto it = fills_.find(key); it != fills_.end()) return it->second;
     auto f = std::make_shared<EncodedFill>();
+    f->label = "evo's fill of " + spec.name + " (seed " + std::to_string(seed) + ", trial " + std::to_string(trial) + ")";
     if (auto stored = store ? store->read_fill(key, spec.dtype, n) : std::nullopt) {
       f->bytes = std::move(stored->bytes);
       f->descale = stored->descale;
@@ -231,12 +260,18 @@ class FillMemo {
     if (store) store->write_fill(key, spec.dtype, StoredFill{f->bytes, f->descale, f->digest});
     return keep(key, f);
   }
+  // Every device copy dropped (they are made again from the host bytes, verified): after a
+  // candidate changed one, or might have.
+  void forget_device_copies() {
+    for (auto& [key, f] : fills_) f->device.reset();
+  }
   // A data reference's fixed input: the file, whatever the seed and trial.
   std::shared_ptr<EncodedFill> get_file(const BufferSpec& spec, std::int64_t n, const std::filesystem::path& file) {
     const std::string key = "file|" + file.string() + "|" + spec.name + "|" + dtype_name(spec.dtype) + "|" +
                             std::to_string(n) + "|" + (spec.scale_arg.empty() ? "" : "scaled");
     if (auto it = fills_.find(key); it != fills_.end()) return it->second;
     auto f = std::make_shared<EncodedFill>();
+    f->label = "evo's fill of " + spec.name + " (" + file.filename().string() + ")";
     f->bytes = data_input_bytes(spec, file, n, &f->descale);
     f->digest = digest_of(f->bytes);
     return keep(key, f);
@@ -247,6 +282,7 @@ class FillMemo {
     return xxh64(std::string_view(reinterpret_cast<const char*>(b.data()), b.size()));
   }
   std::shared_ptr<EncodedFill> keep(const std::string& key, std::shared_ptr<EncodedFill> f) {
+    f->checksum = region_checksum(f->bytes.data(), f->bytes.size());
     // Host and device copies count alike; callers hold shared_ptrs, so clearing frees nothing in use.
     if (bytes_ + 2 * f->bytes.size() > kLimit) fills_.clear(), bytes_ = 0;
     bytes_ += 2 * f->bytes.size();
@@ -265,11 +301,13 @@ FillMemo& fill_memo() {
 
 }  // namespace
 
+void forget_fill_copies() { fill_memo().forget_device_copies(); }
+
 void BufferSet::fill_inputs(std::uint64_t seed, int trial, cudaStream_t s, const TrialStore* store) {
   for (auto& b : bufs_) {
     if (b.spec.role == BufferRole::Output) continue;
     if (b.spec.role == BufferRole::Scratch && scratch_filled_) continue;
-    const std::int64_t n = static_cast<std::int64_t>(b.dev.bytes() / dtype_bytes(b.spec.dtype));
+    const std::int64_t n = b.elements;
     // Scratch is drawn once per problem, from trial 0 of the first seed. A data reference's inputs
     // are its files (engine/reference.h).
     const DataReference* data = profile_.reference_data ? &*profile_.reference_data : nullptr;
@@ -281,20 +319,41 @@ void BufferSet::fill_inputs(std::uint64_t seed, int trial, cudaStream_t s, const
                 : fill_memo().get(b.spec, n, seed, trial, store);
     if (!b.spec.scale_arg.empty()) descales_[b.spec.scale_arg] = f->descale;
     b.digest = f->digest;
-    // __constant__ symbols are uploaded per module, from the host; the device copy is what a
-    // kernel that is also passed the buffer reads (docs/profiles.md, `symbol`).
-    if (!b.spec.symbol.empty()) b.host = f->bytes;
-    if (!f->device) {
-      auto d = std::make_shared<DeviceBuffer>(f->bytes.size());
-      EVO_CUDA(cudaMemcpyAsync(d->get(), f->bytes.data(), f->bytes.size(), cudaMemcpyHostToDevice, s));
-      EVO_CUDA(cudaStreamSynchronize(s));  // f->bytes is pageable: the copy must be done before it can go
-      f->device = std::move(d);
+    if (!b.spec.symbol.empty()) {
+      b.host = f->bytes;  // __constant__ symbols are uploaded per module, from the host
+      if (!b.dev.get()) continue;  // not passed as an argument too: the symbol is all there is
     }
+    // Uploaded once, proved equal to the host bytes on the device, then checked after every
+    // candidate (check_trusted_copies): what every later candidate is filled from.
+    if (!f->device) f->device = TrustedCopy::from_host(f->label, f->bytes.data(), f->bytes.size(), s);
     EVO_CUDA(cudaMemcpyAsync(b.dev.get(), f->device->get(), f->bytes.size(), cudaMemcpyDeviceToDevice, s));
     b.fill = f->device;
+    if (b.checksum_region != ~std::size_t(0)) writes_.expect(b.checksum_region, f->checksum);
   }
   scratch_filled_ = true;
-  EVO_CUDA(cudaStreamSynchronize(s));
+}
+
+void BufferSet::configure(const Config& c) {
+  config_ = c;
+  uploaded_.clear();  // symbols of modules an earlier job loaded (and has unloaded since)
+  const Vars v = expression_vars(profile_.kernel, problem_, c);
+  for (const auto& sc : profile_.scalars) scalars_[sc.name] = eval_expr(sc.value, v);
+  scratch_filled_ = false;
+}
+
+std::size_t BufferSet::device_bytes() const {
+  std::size_t n = 0;
+  for (const auto& b : bufs_) n += b.dev.allocated();
+  return n;
+}
+
+std::string buffer_shapes_key(const Profile& p, const Problem& prob, const Config& c) {
+  std::string k = p.path.string() + "|" + prob.name;
+  for (const auto& b : p.buffers) {
+    k += "|" + b.name + ":";
+    for (auto d : buffer_shape(b, p.kernel, prob, c)) k += std::to_string(d) + ",";
+  }
+  return k;
 }
 
 void BufferSet::upload_symbols(const Module& m, bool required, cudaStream_t s) {
@@ -311,9 +370,45 @@ void BufferSet::upload_symbols(const Module& m, bool required, cudaStream_t s) {
     if (bytes < b.host.size())
       throw UserError("buffers." + b.spec.name + ".symbol: '" + b.spec.symbol + "' holds " + std::to_string(bytes) +
                       " bytes, the buffer needs " + std::to_string(b.host.size()) + " for problem " + problem_.name);
+    // From pageable memory: the runtime stages the bytes before this returns and copies them in
+    // stream order (the runtime API's "API synchronization behavior"), so b.host may be refilled at once.
     EVO_CUDA(cudaMemcpyAsync(dst, b.host.data(), b.host.size(), cudaMemcpyHostToDevice, s));
+    uploaded_.push_back(UploadedSymbol{"__constant__ " + b.spec.symbol + " of " + m.path(), dst, b.host, 0});
   }
-  EVO_CUDA(cudaStreamSynchronize(s));
+}
+
+void BufferSet::check_writes(cudaStream_t s) {
+  writes_.run(s);
+  // The symbols as the device holds them, into pinned memory (one copy each, no sync here).
+  std::size_t need = 0;
+  for (auto& u : uploaded_) u.at = need, need += u.bytes.size();
+  if (need > readback_bytes_) {
+    void* p = nullptr;
+    EVO_CUDA(cudaMallocHost(&p, need));
+    readback_.reset(p, [](void* q) { cudaFreeHost(q); });
+    readback_bytes_ = need;
+  }
+  for (const auto& u : uploaded_)
+    EVO_CUDA(cudaMemcpyAsync(static_cast<std::uint8_t*>(readback_.get()) + u.at, u.dst, u.bytes.size(),
+                             cudaMemcpyDeviceToHost, s));
+  checked_ = std::move(uploaded_);
+  uploaded_.clear();
+}
+
+std::vector<RegionFinding> BufferSet::write_findings() const {
+  std::vector<RegionFinding> out = writes_.findings();
+  for (const auto& u : checked_)
+    if (std::memcmp(static_cast<const std::uint8_t*>(readback_.get()) + u.at, u.bytes.data(), u.bytes.size()) != 0) {
+      RegionFinding f;
+      f.label = u.label;
+      f.changed = true;
+      out.push_back(std::move(f));
+    }
+  return out;
+}
+
+void BufferSet::rearm(cudaStream_t s) {
+  for (auto& b : bufs_) b.dev.rearm(s);
 }
 
 void BufferSet::refill_inouts(bool all, cudaStream_t s) {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "engine/device.h"
+#include "engine/guard.h"
 #include "engine/profile.h"
 #include "engine/space.h"
 
@@ -74,19 +75,45 @@ struct PackedArgs {
   void** get() { return ptrs.data(); }
 };
 
+// Every buffer a kernel is given sits between guard zones (engine/guard.h): after a launch,
+// check_writes() finds a write out of bounds (which buffer, how far) and a write into an input.
+// The device copies of every fill this process keeps (TrustedCopy), dropped: each is uploaded and
+// verified again when next needed. After a candidate wrote into one, or may have.
+void forget_fill_copies();
+
+// The shapes of every buffer of `p` for problem `prob` at configuration `c`: two configurations
+// with the same key can share one BufferSet (only scratch buffers may depend on knobs).
+std::string buffer_shapes_key(const Profile& p, const Problem& prob, const Config& c);
+
 class BufferSet {
  public:
-  // Allocates every buffer of `profile` for problem `p` and config `c` (scratch sized with c).
-  BufferSet(const Profile& profile, const Problem& p, const Config& c);
+  // Allocates every buffer of `profile` for problem `p` and config `c` (scratch sized with c),
+  // each between two guard zones armed on `s` (none with guard_zones false: under compute-sanitizer).
+  BufferSet(const Profile& profile, const Problem& p, const Config& c, cudaStream_t s, bool guard_zones = true);
+
+  // The same buffers for another configuration, kept across candidates (GREEN's): scalars and
+  // tensor maps evaluated for `c`, scratch drawn again at the next fill_inputs. The buffers'
+  // shapes must be `c`'s (buffer_shapes_key says when they are).
+  void configure(const Config& c);
+  std::size_t device_bytes() const;  // every buffer with its guard zones
 
   // Fresh inputs for (seed, trial) (a data reference's: its files, whatever the seed and trial);
-  // scratch is filled on the first call only. A fill this process has not made yet is read from
-  // `store` when another process stored it, else drawn (and stored there).
+  // scratch is filled on the first call after construction or configure(). A fill this process
+  // has not made yet is read from `store` when another process stored it, else drawn (and
+  // stored there). Queued on `s` (device-to-device copies from the fills' device copies).
   void fill_inputs(std::uint64_t seed, int trial, cudaStream_t s, const TrialStore* store = nullptr);
   // Copies symbol buffers into `m`'s __constant__ symbols; a module lacking one throws UserError
   // if `required`, else that buffer is skipped (a reference, or a launch after the first, may not
-  // need the table).
+  // need the table). Queued on `s`: a launch queued after it on `s` reads every byte
+  // (docs/profiles.md "symbol"); the host bytes may change as soon as this returns.
   void upload_symbols(const Module& m, bool required, cudaStream_t s);
+  // After launches: queues a check of every buffer's guard zones, every input buffer against its
+  // fill, and every __constant__ symbol uploaded since the last check against its host bytes.
+  // write_findings() reads the answers once `s` is synchronised: empty when nothing was written
+  // where the kernel may not write. Then rearm() before the next launch when it was not empty.
+  void check_writes(cudaStream_t s);
+  std::vector<RegionFinding> write_findings() const;
+  void rearm(cudaStream_t s);
   void poison_outputs(cudaStream_t s);
   // Inout buffers back to their last fill (a device-to-device copy): before the candidate's
   // launch in GREEN (the reference accumulated into them), and before each FAST sample when the
@@ -108,10 +135,18 @@ class BufferSet {
   struct Buf {
     BufferSpec spec;
     std::vector<std::int64_t> shape;
-    DeviceBuffer dev;
+    std::int64_t elements = 0;
+    GuardedBuffer dev;               // none for a __constant__ symbol's buffer
     std::vector<std::uint8_t> host;  // last fill (symbols are uploaded from here)
-    std::shared_ptr<const DeviceBuffer> fill;  // last fill on the device (inout buffers refill from it)
+    std::shared_ptr<const TrustedCopy> fill;  // last fill on the device (inputs and inouts are copied from it)
     std::uint64_t digest = 0;        // XXH64 of the last fill
+    std::size_t checksum_region = ~std::size_t(0);  // an input's region in writes_
+  };
+  struct UploadedSymbol {
+    std::string label;  // "symbol weights of module <path>"
+    void* dst;
+    std::vector<std::uint8_t> bytes;
+    std::size_t at;     // its place in readback_
   };
   const Profile& profile_;
   Problem problem_;
@@ -120,6 +155,11 @@ class BufferSet {
   std::map<std::string, float> descales_;
   std::map<std::string, double> scalars_;  // evaluated scalar values
   bool scratch_filled_ = false;
+  IntegrityCheck writes_;                   // guard zones of every buffer, checksums of the inputs
+  std::vector<UploadedSymbol> uploaded_;    // since the last check_writes
+  std::shared_ptr<void> readback_;          // pinned: the uploaded symbols as the device holds them
+  std::size_t readback_bytes_ = 0;
+  std::vector<UploadedSymbol> checked_;     // what the last check_writes read back
 };
 
 // A profile's launches for one problem and config (Profile::launches() with the candidate's

@@ -313,6 +313,33 @@ Build launch_build(const std::vector<const KernelSpec*>& launches, const std::ve
   return u;
 }
 
+std::vector<char> builtin_cubin(const std::string& source, const std::string& file_name, const std::string& arch,
+                                const std::string& what) {
+  auto check = [&](nvrtcResult r, const char* call, const std::string& log = "") {
+    if (r != NVRTC_SUCCESS)
+      throw UserError(what + ": " + call + ": " + nvrtcGetErrorString(r) + (log.empty() ? "" : "\n" + log));
+  };
+  nvrtcProgram prog = nullptr;
+  check(nvrtcCreateProgram(&prog, source.c_str(), file_name.c_str(), 0, nullptr, nullptr), "nvrtcCreateProgram");
+  const std::string arch_opt = "-arch=" + arch;
+  const char* opts[] = {arch_opt.c_str(), "--std=c++17", "--no-cache"};
+  const nvrtcResult built = nvrtcCompileProgram(prog, 3, opts);
+  std::size_t log_size = 0;
+  nvrtcGetProgramLogSize(prog, &log_size);
+  std::string log(log_size, '\0');
+  if (log_size) nvrtcGetProgramLog(prog, log.data());
+  if (built != NVRTC_SUCCESS) {
+    nvrtcDestroyProgram(&prog);
+    check(built, "nvrtcCompileProgram", log);
+  }
+  std::size_t size = 0;
+  check(nvrtcGetCUBINSize(prog, &size), "nvrtcGetCUBINSize");
+  std::vector<char> cubin(size);
+  check(nvrtcGetCUBIN(prog, cubin.data()), "nvrtcGetCUBIN");
+  nvrtcDestroyProgram(&prog);
+  return cubin;
+}
+
 std::string nvrtc_version() {
   int major = 0, minor = 0;
   if (nvrtcVersion(&major, &minor) != NVRTC_SUCCESS) throw UserError("NVRTC is unusable: nvrtcVersion failed");

@@ -35,7 +35,8 @@ std::vector<CompileRequest> candidate_requests(const Profile& p, const Config& c
 CompileRequest candidate_request(const Profile& p, const Config& c, const std::string& arch = "");  // the first
 // The trusted reference's, alike. They get the profile's include_dirs but not its compile_options,
 // which tune the candidate (--use_fast_math, -maxrregcount) and must not weaken what it is checked
-// against. None for a command or data reference; reference_request (the first) throws UserError then.
+// against, except a configuration of the candidate (`reference.config`), which is compiled as that
+// candidate is. None for a command or data reference; reference_request (the first) throws UserError then.
 std::vector<CompileRequest> reference_requests(const Profile& p, const std::string& arch = "");
 CompileRequest reference_request(const Profile& p, const std::string& arch = "");
 
@@ -48,6 +49,11 @@ Build launch_build(const std::vector<const KernelSpec*>& launches, const std::ve
 std::string launch_build_key(const std::vector<std::string>& keys);  // one key: itself; several: their hash
 
 std::string nvrtc_version();  // "13.0"; throws UserError if NVRTC cannot be queried
+
+// One of evo's own kernels (GREEN's comparison, the integrity check) as a cubin for `arch`, from
+// `source` (no CUDA headers: NVRTC builds it in tens of ms). Throws UserError naming `what`.
+std::vector<char> builtin_cubin(const std::string& source, const std::string& file_name, const std::string& arch,
+                                const std::string& what);
 
 // Content-addressed, on disk: <dir>/<key[0:2]>/<key>.json (the Build) beside <key>.cubin (or
 // <key>.ptx for a virtual arch). The .json is written last, by rename: an entry either exists

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <fstream>
+#include <mutex>
 #include <iterator>
 
 #include "engine/error.h"
@@ -164,6 +165,29 @@ void* Module::global(const std::string& symbol, std::size_t* bytes) const {
   }
   if (bytes) *bytes = n;
   return p;
+}
+
+const Kernel& builtin_kernel(const std::string& entry,
+                             const std::function<std::vector<char>(const std::string&)>& cubin) {
+  struct Loaded {
+    Module module;
+    Kernel kernel;
+  };
+  static std::mutex mu;
+  static auto* loaded = new std::map<std::string, Loaded>;  // never destroyed: modules go with the context
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = loaded->find(entry);
+  if (it == loaded->end()) {
+    int dev = 0, major = 0, minor = 0;
+    EVO_CUDA(cudaGetDevice(&dev));
+    EVO_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+    EVO_CUDA(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
+    Loaded l;
+    l.module = Module::load_image(cubin("sm_" + std::to_string(major) + std::to_string(minor)), entry + " (built in)");
+    l.kernel = l.module.kernel(entry);
+    it = loaded->emplace(entry, std::move(l)).first;
+  }
+  return it->second.kernel;
 }
 
 DeviceBuffer::DeviceBuffer(std::size_t bytes) : n_(bytes) {

@@ -91,6 +91,11 @@ class Module {
   std::string path_;
 };
 
+// One of evo's own kernels (GREEN's comparison, the integrity check) for the current device: its
+// cubin made by `cubin(arch)` ("sm_90") on the first call for `entry`, loaded once and kept for the
+// process (the module goes with the context). Throws CudaError, or what `cubin` throws.
+const Kernel& builtin_kernel(const std::string& entry, const std::function<std::vector<char>(const std::string&)>& cubin);
+
 // Device memory, freed on destruction. Never managed memory.
 class DeviceBuffer {
  public:

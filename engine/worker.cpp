@@ -1,5 +1,6 @@
 #include "engine/worker.h"
 
+#include <execinfo.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -59,11 +60,12 @@ std::optional<std::string> FrameReader::next() {
 // defaults), tagged with their type so a reader can tell a heartbeat from an answer.
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(WorkerJob, profile_path, config, candidate_cubin, candidate_name,
                                                 reference_cubin, reference_name, candidate_kernels, reference_kernels,
-                                                host_reference, reference_cache, problems, seeds, trials, green, fast,
+                                                host_reference, reference_cache, problems, seeds, trials, green,
+                                                guard_zones, fast,
                                                 objective, metrics, metrics_max_p50_us, metrics_lock)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(WorkerAnswer, outcome, message, step, reference_failed, green, fast,
                                                 metrics, seconds_green, seconds_fast, seconds_metrics, references_made,
-                                                references_read, warnings)
+                                                references_read, warnings, worker_lost)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(DeviceInfo, present, ordinal, device_count, error, name, cc, sm_count,
                                                 l2_bytes, smem_per_block_optin, regs_per_sm, global_mem_bytes, driver,
                                                 runtime)
@@ -153,6 +155,16 @@ struct WorkerState {
   }
 };
 
+// The step the worker last announced, for a fatal signal's note (a fixed buffer: the handler may
+// not allocate).
+char g_step[256] = "start-up";
+
+void remember_step(const std::string& step) {
+  const std::size_t n = std::min(step.size(), sizeof g_step - 1);
+  std::memcpy(g_step, step.data(), n);
+  g_step[n] = '\0';
+}
+
 // EVO_GREEN_TIMES=FILE: one JSON line a GREEN run, its wall seconds by step (gates/green.h), to
 // see where a candidate's GREEN time goes (docs/results/pipeline.md). Appended with O_APPEND, so
 // the workers of a run may share the file.
@@ -173,6 +185,7 @@ WorkerAnswer run_job(WorkerState& st, const WorkerJob& job, const Heartbeat& sen
   WorkerAnswer a;
   Heartbeat beat = [&](const std::string& step, double budget_s) {
     a.step = step;
+    remember_step(step);
     if (send_beat) send_beat(step, budget_s);
   };
   *fatal = false;
@@ -232,9 +245,15 @@ WorkerAnswer run_job(WorkerState& st, const WorkerJob& job, const Heartbeat& sen
       g.trials = job.trials > 0 ? job.trials : prof.gates.green.trials;
       g.stream = st.stream;
       g.beat = beat;
+      g.guard_zones = job.guard_zones;
       std::map<std::string, double> steps;
       g.step_seconds = &steps;
+      bool wrote_out_of_bounds = false;
+      g.wrote_out_of_bounds = &wrote_out_of_bounds;
       a.green = run_green(g);
+      // Its writes went past what GREEN watches, maybe: answer, then a fresh process (its state
+      // rebuilt from the trial store and verified) for the next candidate.
+      if (wrote_out_of_bounds) *fatal = true;
       a.references_made = tally.made;
       a.references_read = tally.read;
       a.warnings = tally.warnings;
@@ -262,6 +281,10 @@ WorkerAnswer run_job(WorkerState& st, const WorkerJob& job, const Heartbeat& sen
       a.fast = run_fast(f);
       a.seconds_fast = seconds_since(phase_start);
       phase_seconds = nullptr;
+      if (a.fast.outcome == Outcome::Rejected) {  // wrote out of bounds while timed: as GREEN's
+        *fatal = true;
+        return a;
+      }
     }
 
     const bool far_from_best = job.metrics_max_p50_us > 0 && a.fast.outcome == Outcome::Passed &&
@@ -273,7 +296,7 @@ WorkerAnswer run_job(WorkerState& st, const WorkerJob& job, const Heartbeat& sen
     } else if (job.metrics) {
       begin_phase(&a.seconds_metrics);
       beat("metrics: inputs (problem " + obj.name + ")", 60 + timeout);
-      BufferSet bufs(prof, obj, job.config);
+      BufferSet& bufs = kept_buffers(prof, obj, job.config, st.stream);
       LaunchSequence seq(prof.launches(), ck, obj, job.config);
       bufs.fill_inputs(0, 0, st.stream);
       for (std::size_t m = 0; m < cmods.size(); ++m) bufs.upload_symbols(*cmods[m], m == 0, st.stream);
@@ -301,6 +324,17 @@ WorkerAnswer run_job(WorkerState& st, const WorkerJob& job, const Heartbeat& sen
       beat("metrics: profiling (problem " + obj.name + ")", 60 + 40 * timeout * seq.size());
       a.metrics = collect_metrics(names, [&] { seq.launch(st.stream); }, st.stream);
       one_at_a_time.reset();
+      beat("metrics: checking where the kernel wrote (problem " + obj.name + ")", 60 + timeout);
+      bufs.check_writes(st.stream);
+      EVO_CUDA(cudaStreamSynchronize(st.stream));
+      const std::vector<RegionFinding> wrote = bufs.write_findings();
+      if (!wrote.empty()) {  // as FAST's: the candidate is rejected, the process starts over
+        a.fast.outcome = Outcome::Rejected;
+        a.fast.reason = "wrote where it may not while its metrics were collected:";
+        for (const auto& f : wrote) a.fast.reason += " " + f.text() + ";";
+        a.fast.reason.pop_back();
+        *fatal = true;
+      }
       a.seconds_metrics = seconds_since(phase_start);
       phase_seconds = nullptr;
     }
@@ -326,9 +360,47 @@ WorkerAnswer run_job(WorkerState& st, const WorkerJob& job, const Heartbeat& sen
 
 bool send_frame(int fd, const std::string& payload) { return write_all(fd, encode_frame(payload)); }
 
+// A fatal signal in the worker's own code (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) is evo's
+// fault or the driver's, never the kernel's: say so on stderr, with the step, the call stack's
+// addresses and where the executable is mapped (addr2line -e evo on the offsets names the lines),
+// then die of the same signal so the coordinator sees it. Only async-signal-safe calls but
+// backtrace, which was called once beforehand so that it does not allocate here.
+void on_fatal_signal(int sig) {
+  auto say = [](const char* s) { if (::write(2, s, std::strlen(s)) < 0) return; };
+  say("evo worker: fatal signal ");
+  char num[4] = {static_cast<char>('0' + sig / 10 % 10), static_cast<char>('0' + sig % 10), '\0', '\0'};
+  say(sig >= 10 ? num : num + 1);
+  say(" (");
+  say(strsignal(sig));
+  say(") during ");
+  say(g_step);
+  say("\n");
+  void* frames[64];
+  const int n = ::backtrace(frames, 64);
+  ::backtrace_symbols_fd(frames, n, 2);
+  const int maps = ::open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+  if (maps >= 0) {
+    say("evo worker: mapped executable:\n");
+    char buf[4096];
+    ssize_t got;
+    while ((got = ::read(maps, buf, sizeof buf)) > 0)
+      if (::write(2, buf, static_cast<std::size_t>(got)) < 0) break;
+    ::close(maps);
+  }
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+void install_fatal_signal_handlers() {
+  void* warm[1];
+  ::backtrace(warm, 1);  // loads libgcc's unwinder now, outside any handler
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) ::signal(sig, on_fatal_signal);
+}
+
 }  // namespace
 
 int worker_main(int device, int in_fd, int out_fd) {
+  install_fatal_signal_handlers();
   WorkerState st;
   st.device = device;
   FrameReader reader;
@@ -517,6 +589,7 @@ std::optional<std::string> WorkerClient::exchange(const std::string& payload, do
       int status = 0;
       while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
       }
+      const pid_t dead = pid_;
       pid_ = -1;
       ::close(to_fd_), ::close(from_fd_);
       to_fd_ = from_fd_ = -1;
@@ -524,7 +597,7 @@ std::optional<std::string> WorkerClient::exchange(const std::string& payload, do
       std::string how = WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status)) + " (" +
                                                   strsignal(WTERMSIG(status)) + ")"
                                             : "exited with status " + std::to_string(WEXITSTATUS(status));
-      *why = "worker " + how + " during " + *step;
+      *why = "worker " + how + " during " + *step + " (pid " + std::to_string(dead) + ")";
       if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && ::access(binary_.c_str(), X_OK) != 0)
         *why += " (cannot run " + binary_ + ": " + std::strerror(errno) + ")";  // the exec failed
       return std::nullopt;
@@ -554,7 +627,22 @@ WorkerAnswer WorkerClient::run(const WorkerJob& job, double timeout_s) {
   a.outcome = failure;
   a.message = why;
   a.step = step;
+  a.worker_lost = failure == Outcome::Crashed;  // the watchdog's kill is a Timeout, the kernel's fault an answer
   return a;
+}
+
+WorkerAnswer WorkerClient::run_measured(const WorkerJob& job, double timeout_s,
+                                        const std::function<void(const std::string&)>& said) {
+  const WorkerAnswer first = run(job, timeout_s);
+  if (!first.worker_lost) return first;
+  if (said)
+    said("GPU " + std::to_string(device_) + ": " + first.message + ": not the kernel's verdict, its candidate is measured "
+         "again on a fresh worker");
+  WorkerAnswer again = run(job, timeout_s);
+  if (!again.worker_lost) return again;
+  again.message += "; the first " + first.message + " (it died twice)";
+  if (said) said("GPU " + std::to_string(device_) + ": " + again.message + ": recorded as the candidate's crash");
+  return again;
 }
 
 }  // namespace evo

@@ -16,6 +16,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -43,6 +44,7 @@ struct WorkerJob {
   std::vector<std::uint64_t> seeds;              // empty = the profile's
   int trials = 0;                                // 0 = the profile's
   bool green = true;                             // run GREEN first (FAST and metrics only if it passes)
+  bool guard_zones = true;                       // false under compute-sanitizer (gates/green.h)
   bool fast = false;                             // time on the objective problem
   std::string objective;                         // FAST's and metrics' problem; "" = the profile's objective
   bool metrics = false;                          // CUPTI metrics on the objective problem
@@ -65,6 +67,10 @@ struct WorkerAnswer {
   // reference cache (made by another worker); a line for each damaged file found there.
   int references_made = 0, references_read = 0;
   std::vector<std::string> warnings;
+  // Crashed without an answer: the worker died (a signal, an exit, a broken pipe) rather than
+  // reporting its kernel's fault or being killed by the watchdog. Not the kernel's verdict by
+  // itself: run_measured() measures the job again on a fresh worker.
+  bool worker_lost = false;
 };
 
 // ---- protocol (no GPU needed: tested on any machine) ----
@@ -108,6 +114,11 @@ class WorkerClient {
   WorkerAnswer run(const WorkerJob& job, double timeout_s);
   int restarts() const { return restarts_; }  // workers started after the first
   pid_t pid() const { return pid_; }
+  // run(), and once more on a fresh worker when the first dies without answering (worker_lost):
+  // a worker killed from outside (kill -9, the OOM killer, SIGTERM) or whose pipe broke has not
+  // judged its candidate. When the second dies too, the answer is its crash, saying it died twice.
+  // `said` receives one line for each loss (which worker, what became of its candidate).
+  WorkerAnswer run_measured(const WorkerJob& job, double timeout_s, const std::function<void(const std::string&)>& said);
 
  private:
   void start();

@@ -1,7 +1,5 @@
 #include "gates/compare.h"
 
-#include <nvrtc.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -11,6 +9,7 @@
 #include <mutex>
 #include <thread>
 
+#include "engine/compiler.h"  // defines: builtin_cubin
 #include "engine/device.h"
 #include "engine/error.h"
 
@@ -204,63 +203,13 @@ std::string dtype_defines() {
          d("DT_E5M2", DType::FP8_E5M2) + d("DT_I32", DType::I32);
 }
 
-void nvrtc_check(nvrtcResult r, const char* call, const std::string& log = "") {
-  if (r != NVRTC_SUCCESS)
-    throw UserError(std::string("GREEN's comparison kernel: ") + call + ": " + nvrtcGetErrorString(r) + (log.empty() ? "" : "\n" + log));
-}
-
 }  // namespace
 
 std::vector<char> compare_kernel_cubin(const std::string& arch) {
-  const std::string src = dtype_defines() + kPartSource;
-  nvrtcProgram prog = nullptr;
-  nvrtc_check(nvrtcCreateProgram(&prog, src.c_str(), "green_compare.cu", 0, nullptr, nullptr), "nvrtcCreateProgram");
-  const std::string arch_opt = "-arch=" + arch;
-  const char* opts[] = {arch_opt.c_str(), "--std=c++17", "--no-cache"};
-  const nvrtcResult built = nvrtcCompileProgram(prog, 3, opts);
-  std::size_t log_size = 0;
-  nvrtcGetProgramLogSize(prog, &log_size);
-  std::string log(log_size, '\0');
-  if (log_size) nvrtcGetProgramLog(prog, log.data());
-  if (built != NVRTC_SUCCESS) {
-    nvrtcDestroyProgram(&prog);
-    nvrtc_check(built, "nvrtcCompileProgram", log);
-  }
-  std::size_t size = 0;
-  nvrtc_check(nvrtcGetCUBINSize(prog, &size), "nvrtcGetCUBINSize");
-  std::vector<char> cubin(size);
-  nvrtc_check(nvrtcGetCUBIN(prog, cubin.data()), "nvrtcGetCUBIN");
-  nvrtcDestroyProgram(&prog);
-  return cubin;
+  return builtin_cubin(dtype_defines() + kPartSource, "green_compare.cu", arch, "GREEN's comparison kernel");
 }
 
 namespace {
-
-// The comparison kernel for the current device, built on first use and kept for the process.
-class CompareKernel {
- public:
-  static const CompareKernel& get() {
-    static std::mutex mu;
-    static std::unique_ptr<CompareKernel> k;
-    std::lock_guard<std::mutex> lock(mu);
-    if (!k) k.reset(new CompareKernel());
-    return *k;
-  }
-  const Kernel& kernel() const { return kernel_; }
-
- private:
-  CompareKernel() {
-    int dev = 0, major = 0, minor = 0;
-    EVO_CUDA(cudaGetDevice(&dev));
-    EVO_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-    EVO_CUDA(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
-    module_ = Module::load_image(compare_kernel_cubin("sm_" + std::to_string(major) + std::to_string(minor)),
-                                 "green_compare (built in)");
-    kernel_ = module_.kernel("green_compare");
-  }
-  Module module_;
-  Kernel kernel_;
-};
 
 double read_device_element(const DeviceTensor& t, std::int64_t i, bool* poison) {
   const std::size_t w = dtype_bytes(t.dtype);
@@ -336,40 +285,79 @@ OutputCompare compare_output(const HostTensor& cand, const HostTensor& ref, cons
   return judge(parts, cand.name, cand.shape, n, t, at);
 }
 
-OutputCompare compare_output_on_device(const DeviceTensor& cand, const DeviceTensor& ref, const GreenThresholds& t,
-                                       cudaStream_t s) {
-  if (ref.elements != cand.elements || ref.dtype != cand.dtype) {
-    OutputCompare o;
-    o.n = cand.elements;
-    o.reference_bad = true;
-    o.failure = cand.name + ": candidate and reference outputs differ in size or dtype";
-    return o;
-  }
-  const CompareKernel& ck = CompareKernel::get();
-  const std::int64_t n = cand.elements;
-  // The grid depends on n alone, so the split (and the sums' rounding) is the same every time.
-  const int blocks = static_cast<int>(std::clamp<std::int64_t>((n + 4 * 256 - 1) / (4 * 256), 1, 1024));
-  DeviceBuffer parts_dev(static_cast<std::size_t>(blocks) * sizeof(Part));
+namespace {
+
+// The grid depends on n alone, so the split (and the sums' rounding) is the same every time.
+int compare_blocks(std::int64_t n) {
+  return static_cast<int>(std::clamp<std::int64_t>((n + 4 * 256 - 1) / (4 * 256), 1, 1024));
+}
+
+void launch_compare(const DeviceTensor& cand, const DeviceTensor& ref, const GreenThresholds& t, int blocks,
+                    void* parts, cudaStream_t s) {
   const unsigned char* cp = static_cast<const unsigned char*>(cand.data);
   const unsigned char* rp = static_cast<const unsigned char*>(ref.data);
-  long long nn = n;
+  long long nn = cand.elements;
   int dt = static_cast<int>(cand.dtype), w = static_cast<int>(dtype_bytes(cand.dtype));
   double atol = t.atol, rtol = t.rtol;
-  void* out = parts_dev.get();
-  void* args[] = {&cp, &rp, &nn, &dt, &w, &atol, &rtol, &out};
+  void* args[] = {&cp, &rp, &nn, &dt, &w, &atol, &rtol, &parts};
   LaunchGeometry g;
   g.grid = {static_cast<std::uint32_t>(blocks), 1, 1};
   g.block = {256, 1, 1};
-  ck.kernel().launch(g, args, s);
-  std::vector<Part> parts(static_cast<std::size_t>(blocks));
-  EVO_CUDA(cudaMemcpyAsync(parts.data(), parts_dev.get(), parts.size() * sizeof(Part), cudaMemcpyDeviceToHost, s));
-  EVO_CUDA(cudaStreamSynchronize(s));
+  builtin_kernel("green_compare", compare_kernel_cubin).launch(g, args, s);
+}
+
+OutputCompare judge_device(const std::vector<Part>& parts, const DeviceTensor& cand, const DeviceTensor& ref,
+                           const GreenThresholds& t) {
   ElementReader at;
   at.cand = [&](std::int64_t i) { return read_device_element(cand, i, nullptr); };
   at.ref = [&](std::int64_t i) { return read_device_element(ref, i, nullptr); };
   at.cand_poison = [&](std::int64_t i) { bool p = false; read_device_element(cand, i, &p); return p; };
   at.ref_poison = [&](std::int64_t i) { bool p = false; read_device_element(ref, i, &p); return p; };
-  return judge(parts, cand.name, cand.shape, n, t, at);
+  return judge(parts, cand.name, cand.shape, cand.elements, t, at);
+}
+
+OutputCompare size_mismatch(const DeviceTensor& cand) {
+  OutputCompare o;
+  o.n = cand.elements;
+  o.reference_bad = true;
+  o.failure = cand.name + ": candidate and reference outputs differ in size or dtype";
+  return o;
+}
+
+}  // namespace
+
+void DeviceComparison::queue(const DeviceTensor& cand, const DeviceTensor& ref, const GreenThresholds& t,
+                             cudaStream_t s) {
+  cand_ = cand, ref_ = ref, t_ = t;
+  mismatch_ = ref.elements != cand.elements || ref.dtype != cand.dtype;
+  if (mismatch_) return;
+  blocks_ = compare_blocks(cand.elements);
+  if (blocks_ > capacity_) {
+    void* d = nullptr;
+    void* h = nullptr;
+    EVO_CUDA(cudaMalloc(&d, static_cast<std::size_t>(blocks_) * sizeof(Part)));
+    parts_dev_.reset(d, [](void* p) { cudaFree(p); });
+    EVO_CUDA(cudaMallocHost(&h, static_cast<std::size_t>(blocks_) * sizeof(Part)));
+    parts_host_.reset(h, [](void* p) { cudaFreeHost(p); });
+    capacity_ = blocks_;
+  }
+  launch_compare(cand, ref, t, blocks_, parts_dev_.get(), s);
+  EVO_CUDA(cudaMemcpyAsync(parts_host_.get(), parts_dev_.get(), static_cast<std::size_t>(blocks_) * sizeof(Part),
+                           cudaMemcpyDeviceToHost, s));
+}
+
+OutputCompare DeviceComparison::result() const {
+  if (mismatch_) return size_mismatch(cand_);
+  const Part* p = static_cast<const Part*>(parts_host_.get());
+  return judge_device(std::vector<Part>(p, p + blocks_), cand_, ref_, t_);
+}
+
+OutputCompare compare_output_on_device(const DeviceTensor& cand, const DeviceTensor& ref, const GreenThresholds& t,
+                                       cudaStream_t s) {
+  DeviceComparison c;
+  c.queue(cand, ref, t, s);
+  EVO_CUDA(cudaStreamSynchronize(s));
+  return c.result();
 }
 
 }  // namespace evo

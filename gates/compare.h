@@ -13,6 +13,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,24 @@ OutputCompare compare_output(const HostTensor& cand, const HostTensor& ref, cons
 // process, for the current device.
 OutputCompare compare_output_on_device(const DeviceTensor& cand, const DeviceTensor& ref, const GreenThresholds& t,
                                        cudaStream_t s);
+
+// The same comparison in two halves, for a caller that queues several before one sync (GREEN's
+// trials): queue() launches the kernel and the copy of its partial figures into pinned memory,
+// result() judges them once the stream is synchronised. Its device and pinned buffers are kept
+// from one queue() to the next (sized for the largest output seen), so a trial allocates nothing.
+class DeviceComparison {
+ public:
+  void queue(const DeviceTensor& cand, const DeviceTensor& ref, const GreenThresholds& t, cudaStream_t s);
+  OutputCompare result() const;
+
+ private:
+  DeviceTensor cand_, ref_;
+  GreenThresholds t_;
+  int blocks_ = 0;
+  bool mismatch_ = false;                // sizes or dtypes differ: judged without the kernel
+  std::shared_ptr<void> parts_dev_, parts_host_;  // cudaMalloc'd, cudaMallocHost'd
+  int capacity_ = 0;                     // blocks' worth of parts they hold
+};
 
 // The comparison kernel's cubin for `arch` ("sm_90"); needs NVRTC, not a GPU.
 std::vector<char> compare_kernel_cubin(const std::string& arch);

@@ -6,6 +6,7 @@
 
 #include "engine/buffers.h"
 #include "engine/launch.h"
+#include "gates/green.h"  // defines: kept_buffers
 
 namespace evo {
 namespace {
@@ -73,7 +74,7 @@ Timing run_fast(const FastRun& r) {
   const std::string where = " (problem " + r.problem->name + ")";
 
   beat("fast: inputs" + where, 60 + timeout);
-  BufferSet bufs(prof, *r.problem, r.config);
+  BufferSet& bufs = kept_buffers(prof, *r.problem, r.config, r.stream);
   LaunchSequence seq(prof.launches(), r.kernels, *r.problem, r.config);
   bufs.fill_inputs(0, 0, r.stream);
   for (std::size_t m = 0; m < r.modules.size(); ++m) bufs.upload_symbols(*r.modules[m], m == 0, r.stream);
@@ -81,9 +82,12 @@ Timing run_fast(const FastRun& r) {
   seq.pack(bufs);
 
   // Twice the L2: whatever the replacement policy, none of the kernel's lines survive the write.
-  DeviceBuffer flush(fs.flush_l2 && r.l2_bytes > 0 ? static_cast<std::size_t>(2 * r.l2_bytes) : 0);
+  // Kept for the process: a candidate allocates nothing.
+  static DeviceBuffer* flush = new DeviceBuffer;  // never destroyed, as GREEN's kept buffers
+  const std::size_t flush_bytes = fs.flush_l2 && r.l2_bytes > 0 ? static_cast<std::size_t>(2 * r.l2_bytes) : 0;
+  if (flush->bytes() < flush_bytes) *flush = DeviceBuffer(flush_bytes);
   auto flush_l2 = [&] {
-    if (flush.bytes()) EVO_CUDA(cudaMemsetAsync(flush.get(), 0, flush.bytes(), r.stream));
+    if (flush_bytes) EVO_CUDA(cudaMemsetAsync(flush->get(), 0, flush_bytes, r.stream));
   };
 
   const bool graph_mode = fs.mode == FastSettings::Mode::Graph;
@@ -133,6 +137,18 @@ Timing run_fast(const FastRun& r) {
   Timing t = summarize_samples(us);
   t.problem = r.problem->name;
   t.mode = graph_mode ? "graph" : "events";
+  // GREEN watched every launch it made; these were many more: a kernel that wrote out of bounds
+  // only now (a race, a timing-dependent path) is not timed, it is rejected saying where.
+  beat("fast: checking where the kernel wrote" + where, 60 + timeout);
+  bufs.check_writes(r.stream);
+  EVO_CUDA(cudaStreamSynchronize(r.stream));
+  const std::vector<RegionFinding> wrote = bufs.write_findings();
+  if (!wrote.empty()) {
+    t.outcome = Outcome::Rejected;
+    t.reason = "wrote where it may not while timed:";
+    for (const auto& f : wrote) t.reason += " " + f.text() + ";";
+    t.reason.pop_back();
+  }
   return t;
 }
 

@@ -33,7 +33,8 @@ struct FastRun {
   Heartbeat beat;
 };
 
-// Throws CudaError when a launch fails; otherwise Passed with the figures.
+// Throws CudaError when a launch fails; Rejected (with where) when the kernel wrote out of bounds,
+// into an input or a __constant__ symbol during the timed launches; otherwise Passed with the figures.
 Timing run_fast(const FastRun& r);
 
 // p50/p90/mean/std/CV/min of per-launch samples in µs (no GPU needed). Passed unless empty.

@@ -46,40 +46,38 @@ namespace {
 // knobs), seed and trial.
 class ReferenceMemo {
  public:
-  using Outputs = std::vector<std::shared_ptr<DeviceBuffer>>;  // in device_outputs() order
+  // In device_outputs() order; each a TrustedCopy, checked after every candidate.
+  using Outputs = std::vector<std::shared_ptr<TrustedCopy>>;
   const Outputs* find(const std::string& key) const {
     auto it = outputs_.find(key);
     return it == outputs_.end() ? nullptr : &it->second;
   }
-  const Outputs& store(const std::string& key, const std::vector<DeviceTensor>& out, cudaStream_t s) {
+  const Outputs& store(const std::string& key, const std::string& where, const std::vector<DeviceTensor>& out,
+                       cudaStream_t s) {
     std::size_t bytes = 0;
     for (const auto& t : out) bytes += static_cast<std::size_t>(t.elements) * dtype_bytes(t.dtype);
     if (bytes_ + bytes > kLimit) outputs_.clear(), bytes_ = 0;
     Outputs kept;
-    for (const auto& t : out) {
-      auto b = std::make_shared<DeviceBuffer>(static_cast<std::size_t>(t.elements) * dtype_bytes(t.dtype));
-      EVO_CUDA(cudaMemcpyAsync(b->get(), t.data, b->bytes(), cudaMemcpyDeviceToDevice, s));
-      kept.push_back(std::move(b));
-    }
-    EVO_CUDA(cudaStreamSynchronize(s));
+    for (const auto& t : out)
+      kept.push_back(TrustedCopy::from_device("evo's reference output " + t.name + " (" + where + ")", t.data,
+                                              static_cast<std::size_t>(t.elements) * dtype_bytes(t.dtype), s));
     bytes_ += bytes;
     return outputs_[key] = std::move(kept);
   }
-  // A command or data reference's answer, uploaded from the host (in device_outputs() order).
-  const Outputs& store_host(const std::string& key, const std::vector<HostTensor>& out, cudaStream_t s) {
+  // A command or data reference's answer, or one read from the trial store (in device_outputs() order).
+  const Outputs& store_host(const std::string& key, const std::string& where, const std::vector<HostTensor>& out,
+                            cudaStream_t s) {
     std::size_t bytes = 0;
     for (const auto& t : out) bytes += t.bytes.size();
     if (bytes_ + bytes > kLimit) outputs_.clear(), bytes_ = 0;
     Outputs kept;
-    for (const auto& t : out) {
-      auto b = std::make_shared<DeviceBuffer>(t.bytes.size());
-      EVO_CUDA(cudaMemcpyAsync(b->get(), t.bytes.data(), t.bytes.size(), cudaMemcpyHostToDevice, s));
-      kept.push_back(std::move(b));
-    }
-    EVO_CUDA(cudaStreamSynchronize(s));  // the host bytes are pageable and go with `out`
+    for (const auto& t : out)
+      kept.push_back(TrustedCopy::from_host("evo's reference output " + t.name + " (" + where + ")", t.bytes.data(),
+                                            t.bytes.size(), s));
     bytes_ += bytes;
     return outputs_[key] = std::move(kept);
   }
+  void forget() { outputs_.clear(), bytes_ = 0; }
 
  private:
   static constexpr std::size_t kLimit = std::size_t(2) << 30;  // device bytes
@@ -91,6 +89,42 @@ class ReferenceMemo {
 ReferenceMemo& reference_memo() {
   static ReferenceMemo* memo = new ReferenceMemo;
   return *memo;
+}
+
+// The buffers GREEN launches into, kept for the worker's life per (profile, problem, buffer
+// shapes): allocating and freeing them (seven buffers with their guard zones per problem for
+// sdpa_fp8, each cudaFree a device-wide sync) cost more than the launches. A candidate whose
+// knobs size scratch differently gets its own; past the bound every kept set is freed.
+struct Bench {
+  std::unique_ptr<BufferSet> bufs;
+  std::vector<DeviceComparison> comparisons;  // one per compared buffer
+};
+class Benches {
+ public:
+  Bench& get(const Profile& prof, const Problem& p, const Config& c, cudaStream_t s, bool guard_zones) {
+    const std::string key = buffer_shapes_key(prof, p, c) + (guard_zones ? "" : "|no guard zones");
+    if (auto it = benches_.find(key); it != benches_.end()) {
+      it->second.bufs->configure(c);
+      return it->second;
+    }
+    Bench b;
+    b.bufs = std::make_unique<BufferSet>(prof, p, c, s, guard_zones);
+    const std::size_t bytes = b.bufs->device_bytes();
+    if (bytes_ + bytes > kLimit) benches_.clear(), bytes_ = 0;
+    bytes_ += bytes;
+    return benches_[key] = std::move(b);
+  }
+  // After a candidate wrote where it may not: its guard zones and buffers are no longer as made.
+  void forget() { benches_.clear(), bytes_ = 0; }
+
+ private:
+  static constexpr std::size_t kLimit = std::size_t(8) << 30;  // device bytes, guard zones included
+  std::map<std::string, Bench> benches_;
+  std::size_t bytes_ = 0;
+};
+Benches& benches() {
+  static Benches* b = new Benches;  // never destroyed, as the memo
+  return *b;
 }
 
 std::string reference_memo_key(const GreenRun& r, const Problem& p, std::uint64_t seed, int trial) {
@@ -210,7 +244,7 @@ class References {
     auto outs = store_->read_outputs(key, output_shapes(bufs), bufs.inputs_digest());
     if (!outs) return false;
     in_step("uploading stored reference outputs", where_text(p, t),
-            [&] { reference_memo().store_host(reference_memo_key(r_, p, t.seed, t.trial), *outs, r_.stream); });
+            [&] { reference_memo().store_host(reference_memo_key(r_, p, t.seed, t.trial), where_text(p, t), *outs, r_.stream); });
     if (r_.tally) ++r_.tally->read;
     return true;
   }
@@ -222,7 +256,7 @@ class References {
       beat_("green: reference " + std::string(prof_.reference_command ? "command" : "data") + " (" + where_text(p, t) + ")",
             budget);
       std::vector<HostTensor> outs = reference_outputs(prof_, p, t.seed, t.trial, r_.reference_cache);
-      in_step("reference", where_text(p, t), [&] { reference_memo().store_host(memo_key, outs, r_.stream); });
+      in_step("reference", where_text(p, t), [&] { reference_memo().store_host(memo_key, where_text(p, t), outs, r_.stream); });
     } else {
       fill(p, bufs, t);
       in_step("reference launch", where_text(p, t), [&] {
@@ -232,7 +266,7 @@ class References {
         beat_("green: reference launch (" + where_text(p, t) + ")", prof_.gates.timeout_s * ref.size());
         ref.launch(r_.stream);
         EVO_CUDA(cudaStreamSynchronize(r_.stream));
-        reference_memo().store(memo_key, bufs.device_outputs(), r_.stream);
+        reference_memo().store(memo_key, where_text(p, t), bufs.device_outputs(), r_.stream);
         if (store_ && !key.empty()) store_->write_outputs(key, download_outputs(bufs, r_.stream), bufs.inputs_digest());
       });
     }
@@ -252,7 +286,35 @@ class References {
   Heartbeat beat_;
 };
 
+std::string findings_text(const std::vector<RegionFinding>& fs) {
+  std::string t;
+  for (const auto& f : fs) t += (t.empty() ? "" : "; ") + f.text();
+  return t;
+}
+
+// C. After the candidate's last launch: evo's own device copies as they were. A write that
+// passed every guard zone (far out of bounds) and landed in one is the candidate's verdict; the
+// copies are dropped, to be made again from verified bytes.
+GreenVerdict after_candidate(const GreenRun& r, GreenVerdict v) {
+  const std::vector<RegionFinding> damaged = in_step("checking evo's device copies", "after the candidate", [&] {
+    StepTimer timer(r.step_seconds, "integrity");
+    return check_trusted_copies(r.stream);
+  });
+  if (damaged.empty()) return v;
+  forget_fill_copies();
+  reference_memo().forget();
+  benches().forget();
+  if (r.wrote_out_of_bounds) *r.wrote_out_of_bounds = true;
+  v.outcome = Outcome::Rejected;
+  v.reason = "wrote into memory it was not given: " + findings_text(damaged) + (v.reason.empty() ? "" : "; " + v.reason);
+  return v;
+}
+
 }  // namespace
+
+BufferSet& kept_buffers(const Profile& p, const Problem& prob, const Config& c, cudaStream_t s, bool guard_zones) {
+  return *benches().get(p, prob, c, s, guard_zones).bufs;
+}
 
 GreenVerdict run_green(const GreenRun& r) {
   const Profile& prof = *r.profile;
@@ -269,6 +331,21 @@ GreenVerdict run_green(const GreenRun& r) {
   for (std::uint64_t seed : fixed ? std::vector<std::uint64_t>{r.seeds.front()} : r.seeds)
     for (int trial = 0; trial < (fixed ? 1 : r.trials); ++trial) all.push_back({seed, trial});
 
+  // 0. The device copies kept from earlier candidates: a FAST or metrics launch of one may have
+  // written into them. Damaged ones are dropped (every copy, since where else it wrote is not
+  // known) and made again below from verified bytes, saying so.
+  const std::vector<RegionFinding> damaged = in_step("checking evo's device copies", "before the first launch", [&] {
+    StepTimer timer(r.step_seconds, "integrity");
+    return check_trusted_copies(r.stream);
+  });
+  if (!damaged.empty()) {
+    if (r.tally)
+      r.tally->warnings.push_back(findings_text(damaged) + " before this candidate ran: every kept device copy made again");
+    forget_fill_copies();
+    reference_memo().forget();
+    benches().forget();  // their buffers hold the damaged fills too
+  }
+
   // A. Every trial's reference outputs before the first candidate launch, shared with the other
   // workers of the host through the trial store: a trial another worker is making is left to it
   // and read back afterwards. Stored data has nothing to share.
@@ -283,7 +360,7 @@ GreenVerdict run_green(const GreenRun& r) {
   if (store)
     for (const Problem* p : r.problems) {
       if (refs.all_found(*p, all)) continue;  // every candidate after the first
-      BufferSet bufs(prof, *p, r.config);
+      BufferSet& bufs = *benches().get(prof, *p, r.config, r.stream, r.guard_zones).bufs;
       LaunchSequence ref(r.reference.empty() ? std::vector<const KernelSpec*>{} : prof.reference_launches(),
                          r.reference, *p, {});
       refs.get(*p, bufs, ref, all);
@@ -297,9 +374,8 @@ GreenVerdict run_green(const GreenRun& r) {
     res.outcome = Outcome::Passed;
     std::optional<StepTimer> allocating;
     allocating.emplace(r.step_seconds, "buffers");
-    std::optional<BufferSet> bufs_in_scope;
-    bufs_in_scope.emplace(prof, *p, r.config);
-    BufferSet& bufs = *bufs_in_scope;
+    Bench& bench = benches().get(prof, *p, r.config, r.stream, r.guard_zones);
+    BufferSet& bufs = *bench.bufs;
     LaunchSequence cand(prof.launches(), r.candidate, *p, r.config);
     LaunchSequence ref(r.reference.empty() ? std::vector<const KernelSpec*>{} : prof.reference_launches(), r.reference,
                        *p, {});
@@ -324,6 +400,8 @@ GreenVerdict run_green(const GreenRun& r) {
         ref_out = refs.find(*p, t);
         if (!ref_out) throw UserError("GREEN: the reference outputs of " + where + " were not kept");
       }
+      // The launch, where it wrote and what it wrote, queued on the stream and waited for once.
+      const std::vector<DeviceTensor> cand_out = bufs.device_outputs();
       in_step("candidate launch", where, [&] {
         StepTimer timer(r.step_seconds, "launch");
         bufs.poison_outputs(r.stream);
@@ -331,20 +409,36 @@ GreenVerdict run_green(const GreenRun& r) {
         beat("green: candidate launch (" + where + ")", timeout * cand.size());
         auto t0 = std::chrono::steady_clock::now();
         cand.launch(r.stream);
+        bufs.check_writes(r.stream);
+        if (compares) {
+          bench.comparisons.resize(cand_out.size());
+          for (std::size_t o = 0; o < cand_out.size(); ++o) {
+            DeviceTensor ref_t = cand_out[o];
+            ref_t.data = (*ref_out)[o]->get();
+            bench.comparisons[o].queue(cand_out[o], ref_t, green_thresholds(th, *prof.find_buffer(cand_out[o].name)),
+                                       r.stream);
+          }
+        }
         EVO_CUDA(cudaStreamSynchronize(r.stream));
         if (r.max_candidate_launch_s) *r.max_candidate_launch_s = std::max(*r.max_candidate_launch_s, seconds_since(t0));
       });
       ++res.trials_run;
+      // Where it wrote, before what it wrote: a kernel that wrote out of bounds is rejected for
+      // that, whatever its outputs hold.
+      const std::vector<RegionFinding> wrote = bufs.write_findings();
+      if (!wrote.empty()) {
+        res.outcome = Outcome::Rejected;
+        res.reason = "wrote where it may not: " + findings_text(wrote) + " (" + where + ")";
+        if (r.wrote_out_of_bounds) *r.wrote_out_of_bounds = true;
+        benches().forget();  // its guard zones and buffers are not as made any more
+        break;
+      }
       if (!compares) continue;
       in_step("comparing outputs", where, [&] {
         StepTimer timer(r.step_seconds, "compare");
         beat("green: compare (" + where + ")", 60 + timeout);
-        const std::vector<DeviceTensor> cand_out = bufs.device_outputs();
         for (std::size_t o = 0; o < cand_out.size(); ++o) {
-          DeviceTensor ref_t = cand_out[o];
-          ref_t.data = (*ref_out)[o]->get();
-          const GreenThresholds bt = green_thresholds(th, *prof.find_buffer(cand_out[o].name));
-          OutputCompare c = compare_output_on_device(cand_out[o], ref_t, bt, r.stream);
+          const OutputCompare c = bench.comparisons[o].result();
           res.max_abs = std::max(res.max_abs, c.max_abs);
           res.mean_abs = std::max(res.mean_abs, c.mean_abs);
           res.rel_l2 = std::max(res.rel_l2, c.rel_l2);
@@ -358,10 +452,6 @@ GreenVerdict run_green(const GreenRun& r) {
         }
       });
     }
-    {
-      StepTimer timer(r.step_seconds, "buffers");  // the free
-      bufs_in_scope.reset();
-    }
     if (!compares) {
       res.outcome = Outcome::Skipped;
       res.reason = "candidate launches only (no reference compared)";
@@ -370,7 +460,7 @@ GreenVerdict run_green(const GreenRun& r) {
     if (res.outcome == Outcome::Rejected) {
       v.outcome = Outcome::Rejected;
       v.reason = "problem " + res.problem + ": " + res.reason;
-      return v;
+      return after_candidate(r, v);
     }
     if (res.outcome == Outcome::Skipped && !any_skipped) {
       any_skipped = true;
@@ -378,7 +468,7 @@ GreenVerdict run_green(const GreenRun& r) {
     }
   }
   v.outcome = any_skipped ? Outcome::Skipped : Outcome::Passed;
-  return v;
+  return after_candidate(r, v);
 }
 
 }  // namespace evo

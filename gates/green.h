@@ -19,6 +19,13 @@
 // fixed). When it cannot (the command fails, writes the wrong shape or dtype, or nothing) GREEN
 // throws ReferenceError: that is no verdict on the candidate.
 //
+// The judge's own state is protected from the candidates (engine/guard.h): every buffer a
+// candidate is given sits between guard zones, checked after each of its launches with its input
+// buffers and __constant__ symbols; the device copies evo keeps across candidates (input fills,
+// reference outputs) are checked at the start and the end of every GREEN run. A candidate that
+// wrote where it may not is rejected naming the buffer and how far; copies found damaged at the
+// start (by an earlier FAST or metrics launch) are dropped and made again from verified bytes.
+//
 // With a reference cache (the worker's: the compile cache's `reference` folder), the reference
 // outputs of every trial are had before the first candidate launch, each made once per host: the
 // trials' inputs and a kernel reference's outputs are stored there (engine/trial_store.h, keyed by
@@ -68,6 +75,7 @@ struct GreenRun {
   std::filesystem::path reference_cache;
   std::string device;                    // the device model ("NVIDIA H200 sm_90 driver 580.159"): part of a stored output's key
   std::vector<const Problem*> problems;
+  bool guard_zones = true;  // false under compute-sanitizer: its memcheck must see a read past a buffer's end
   std::vector<std::uint64_t> seeds;  // from the profile unless overridden
   int trials = 1;
   cudaStream_t stream = nullptr;
@@ -78,9 +86,18 @@ struct GreenRun {
   // what is there: where a candidate's GREEN time goes (the worker writes them where
   // EVO_GREEN_TIMES names a file).
   std::map<std::string, double>* step_seconds = nullptr;
+  // out: set when the candidate wrote where it may not (out of bounds, into an input, a symbol or
+  // evo's own device copies). The verdict is Rejected saying where; the caller's device state is
+  // suspect beyond what the checks cover, so the worker starts a fresh process after answering.
+  bool* wrote_out_of_bounds = nullptr;
 };
 // Throws CudaError (with the step in its text) when a launch fails, ReferenceError when a command
 // or data reference cannot answer; a wrong answer is a verdict.
 GreenVerdict run_green(const GreenRun& r);
+
+// The buffers GREEN keeps for the worker's life for `p`'s problem `prob` with `c`'s buffer shapes,
+// configured for `c`: FAST and the metrics pass launch into the same ones, so no candidate
+// allocates (they stay valid until the next call; a candidate that wrote out of bounds frees them).
+BufferSet& kept_buffers(const Profile& p, const Problem& prob, const Config& c, cudaStream_t s, bool guard_zones = true);
 
 }  // namespace evo

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -21,6 +22,8 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <random>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -845,6 +848,168 @@ TEST(GpuCli, ObjectiveAllSearchesEachProblemAndDispatchExportsEachBest) {
   fs::remove_all(dir);
 }
 
+// ---- GREEN's own safety (issue 34) ----
+// tests/data/templates/constant_weights.cu: per-seed __constant__ weights; PLANT=0 is correct at
+// every BLOCK and ITEMS, 1 faults, 2 writes 1 MiB past its output, 3 4 KiB before it, 4 into its
+// input, 5 64 MiB past its output (past every guard zone). Before the guard zones, 5 wrote into
+// the worker's kept reference output and every correct candidate after it failed GREEN
+// (docs/results/green-safety.md).
+Evaluator& weights() { return evaluator(data("profiles/constant_weights.json").string()); }
+Candidate weights_config(int block, int items, int plant) {
+  return Candidate{Config{{"BLOCK", block}, {"ITEMS", items}, {"PLANT", plant}}, Origin{"test", "", {}}};
+}
+
+// What each PLANT must get, whatever ran before it.
+void expect_verdict(const Candidate& c, const Evaluation& e) {
+  const std::string what = config_text(c.config) + ": " + e.message;
+  switch (c.config.at("PLANT")) {
+    case 0:
+      EXPECT_EQ(e.status, Status::Measured) << what;
+      EXPECT_EQ(e.green.outcome, Outcome::Passed) << what;
+      break;
+    case 1:
+      EXPECT_EQ(e.status, Status::Crashed) << what;
+      EXPECT_NE(e.message.find("illegal memory access"), std::string::npos) << what;
+      break;
+    case 2:
+      EXPECT_EQ(e.status, Status::GreenFailed) << what;
+      EXPECT_NE(e.message.find("output out: "), std::string::npos) << what;
+      EXPECT_NE(e.message.find("past its end"), std::string::npos) << what;
+      break;
+    case 3:
+      EXPECT_EQ(e.status, Status::GreenFailed) << what;
+      EXPECT_NE(e.message.find("output out: "), std::string::npos) << what;
+      EXPECT_NE(e.message.find("(4096 bytes before its start)"), std::string::npos) << what;
+      break;
+    case 4:
+      EXPECT_EQ(e.status, Status::GreenFailed) << what;
+      EXPECT_NE(e.message.find("input in (written by the kernel)"), std::string::npos) << what;
+      break;
+    case 5:  // into another allocation (found there) or unmapped memory (a fault): never measured
+      EXPECT_TRUE(e.status == Status::GreenFailed || e.status == Status::Crashed) << what;
+      break;
+  }
+}
+
+TEST(GpuGreenSafety, EveryCorrectConfigurationPassesAfterFaultsAndOutOfBoundsWriters) {
+  REQUIRE_GPU();
+  std::vector<Candidate> all;
+  for (int block : {64, 256})
+    for (int items : {1, 4})
+      for (int plant = 0; plant <= 5; ++plant) all.push_back(weights_config(block, items, plant));
+  // Three orders: as enumerated (each correct one before its planted ones), reversed (after them),
+  // and shuffled. The worker is shared by all: what one candidate did must not reach the next.
+  std::vector<std::vector<Candidate>> orders{all, std::vector<Candidate>(all.rbegin(), all.rend()), all};
+  std::mt19937 rng(34);
+  std::shuffle(orders[2].begin(), orders[2].end(), rng);
+  int correct = 0;
+  for (const auto& order : orders)
+    for (const Candidate& c : order) {
+      const Evaluation e = weights().evaluate(c);
+      expect_verdict(c, e);
+      correct += c.config.at("PLANT") == 0 && e.status == Status::Measured;
+    }
+  EXPECT_EQ(correct, 3 * 4);
+}
+
+// The same through `evo run` on every GPU of the machine: one worker per device, each restarted
+// after its own faults, none rejecting a correct configuration.
+TEST(GpuGreenSafety, ExhaustiveRunOnEveryDeviceMeasuresExactlyTheCorrectConfigurations) {
+  REQUIRE_GPU();
+  const fs::path dir = temp_dir("evo-safety");
+  const std::string db = (dir / "e.db").string();
+  CliResult r = run_evo("--db " + db + " --cache " + (dir / "cache").string() + " run --profile " +
+                        data("profiles/constant_weights.json").string() +
+                        " --strategy exhaustive --budget 100 --devices all --no-sanitize -q");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  Store s(db);
+  const auto runs = s.runs();
+  ASSERT_EQ(runs.size(), 1u);
+  int correct = 0, n = 0;
+  for (const auto& e : s.evaluations_of_run(runs[0].id)) {
+    ++n;
+    expect_verdict(Candidate{e.eval.config, Origin{}}, e.eval);
+    correct += e.eval.config.at("PLANT") == 0 && e.eval.status == Status::Measured;
+  }
+  EXPECT_EQ(n, 54);
+  EXPECT_EQ(correct, 9);
+  fs::remove_all(dir);
+}
+
+// A per-GPU worker killed with SIGKILL mid-candidate (issue 35): its candidate is measured again
+// on a fresh worker, said in one line, and nothing is lost, duplicated or recorded as a crash.
+TEST(GpuCli, AWorkerKilledMidCandidateIsNotACrashAndLosesNothing) {
+  REQUIRE_GPU();
+  const fs::path dir = temp_dir("evo-kill-w9");
+  const fs::path db = dir / "e.db", err = dir / "err";
+  const int budget = 24;
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    // The run's warnings are log lines on stdout (spdlog's): both streams into one file.
+    std::freopen(err.c_str(), "w", stdout);
+    ::dup2(::fileno(stdout), 2);
+    const std::string b = std::to_string(budget);
+    execl(evo_binary().c_str(), "evo", "--db", db.c_str(), "--cache", test_cache().c_str(), "run", "--profile",
+          repo("profiles/gemm_fp16.json").c_str(), "--budget", b.c_str(), "--strategy", "random", "--devices", "all",
+          "--no-sanitize", nullptr);
+    _exit(127);
+  }
+  // The run's `evo worker` children, from /proc.
+  auto workers = [&] {
+    std::vector<pid_t> out;
+    for (const auto& e : fs::directory_iterator("/proc")) {
+      const std::string name = e.path().filename().string();
+      if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+      std::ifstream stat(e.path() / "stat"), cmd(e.path() / "cmdline");
+      std::string line, args;
+      std::getline(stat, line);
+      std::getline(cmd, args, '\0');
+      std::string rest = line.substr(line.rfind(')') + 2);  // "S <ppid> ..."
+      std::istringstream fields(rest);
+      char state;
+      pid_t ppid = 0;
+      fields >> state >> ppid;
+      std::string all((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
+      if (ppid == pid && all.rfind("worker", 0) == 0) out.push_back(std::stoi(name));  // `evo worker --device N`
+    }
+    return out;
+  };
+  int kills = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  while (kills < 2 && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(120)) {
+    int st = 0;
+    if (waitpid(pid, &st, WNOHANG) == pid) {
+      pid = -1;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(kills ? 1500 : 3000));  // past start-up, into the candidates
+    const auto w = workers();
+    if (!w.empty() && kill(w.front(), SIGKILL) == 0) ++kills;
+  }
+  int status = 0;
+  if (pid > 0) waitpid(pid, &status, 0);
+  ASSERT_GT(kills, 0) << "the run ended before a worker could be killed";
+  std::ifstream e(err);
+  const std::string said((std::istreambuf_iterator<char>(e)), std::istreambuf_iterator<char>());
+  EXPECT_NE(said.find("measured again on a fresh worker"), std::string::npos) << said;
+  Store after(db);
+  const auto runs = after.runs();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].status, "finished");
+  const auto evals = after.evaluations_of_run(runs[0].id);
+  std::set<std::string> configs;
+  for (const auto& x : evals) {
+    configs.insert(x.eval.config_hash);
+    EXPECT_EQ(x.eval.message.find("killed by signal 9"), std::string::npos) << x.eval.message;
+  }
+  EXPECT_EQ(static_cast<int>(evals.size()), budget);
+  EXPECT_EQ(configs.size(), evals.size()) << "a configuration was recorded twice";
+  EXPECT_TRUE(after.check().ok);
+  std::cout << "[kill -9 a worker] " << kills << " kill(s); the run said:\n" << said.substr(0, 600) << "\n";
+  fs::remove_all(dir);
+}
+
 // ---- no GPU needed ----
 
 TEST(CliEval, WithoutADeviceExitsTwoWithOneLine) {
@@ -1071,6 +1236,61 @@ TEST(WorkerProtocol, AWorkerThatCannotStartIsACrashNotAHang) {
   EXPECT_EQ(a.outcome, Outcome::Crashed);
   EXPECT_NE(a.message.find("exited with status 127"), std::string::npos) << a.message;
   EXPECT_NE(a.message.find("(cannot run /nonexistent/evo: No such file or directory)"), std::string::npos) << a.message;
+}
+
+// A worker lost is not a kernel's verdict (issue 35): killed from outside mid-job, its candidate
+// is measured again on a fresh worker; only a second death the same way is recorded as a crash,
+// and a kernel's own fault (answered by the worker) is never retried.
+struct LostWorker {
+  fs::path dir = temp_dir("evo-lost-worker");
+  std::vector<std::string> said;
+  WorkerAnswer run(int deaths, const char* answer) {
+    ::setenv("FAKE_WORKER_COUNT", (dir / "count").c_str(), 1);
+    ::setenv("FAKE_WORKER_DEATHS", std::to_string(deaths).c_str(), 1);
+    ::setenv("FAKE_WORKER_ANSWER", answer, 1);
+    WorkerClient w(data("workers/dies_then_answers.py").string(), 3);
+    WorkerJob j;
+    j.profile_path = "x";
+    return w.run_measured(j, 10, [&](const std::string& line) { said.push_back(line); });
+  }
+  int jobs() const {
+    std::ifstream in(dir / "count");
+    int n = 0;
+    in >> n;
+    return n;
+  }
+  ~LostWorker() { fs::remove_all(dir); }
+};
+
+TEST(WorkerProtocol, AWorkerKilledFromOutsideHasItsCandidateMeasuredAgain) {
+  LostWorker t;
+  const WorkerAnswer a = t.run(1, "passed");
+  EXPECT_EQ(a.outcome, Outcome::Passed) << a.message;
+  EXPECT_FALSE(a.worker_lost);
+  EXPECT_EQ(t.jobs(), 2);
+  ASSERT_EQ(t.said.size(), 1u);
+  EXPECT_NE(t.said[0].find("GPU 3: worker killed by signal 9"), std::string::npos) << t.said[0];
+  EXPECT_NE(t.said[0].find("during green: candidate launch (problem small, seed 0, trial 0)"), std::string::npos);
+  EXPECT_NE(t.said[0].find("measured again on a fresh worker"), std::string::npos) << t.said[0];
+}
+
+TEST(WorkerProtocol, AWorkerThatDiesTwiceIsTheCandidatesCrash) {
+  LostWorker t;
+  const WorkerAnswer a = t.run(2, "passed");
+  EXPECT_EQ(a.outcome, Outcome::Crashed);
+  EXPECT_NE(a.message.find("(it died twice)"), std::string::npos) << a.message;
+  EXPECT_EQ(t.jobs(), 2);
+  ASSERT_EQ(t.said.size(), 2u);
+  EXPECT_NE(t.said[1].find("recorded as the candidate's crash"), std::string::npos) << t.said[1];
+}
+
+TEST(WorkerProtocol, AKernelsOwnFaultIsNotRetried) {
+  LostWorker t;
+  const WorkerAnswer a = t.run(0, "crash");
+  EXPECT_EQ(a.outcome, Outcome::Crashed);
+  EXPECT_FALSE(a.worker_lost);
+  EXPECT_EQ(t.jobs(), 1);
+  EXPECT_TRUE(t.said.empty());
 }
 
 TEST(FastStats, SummarizesSamples) {

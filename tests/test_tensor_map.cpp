@@ -176,7 +176,7 @@ TEST(GpuTensorMap, TmaCopyReturnsTheBufferAndZerosPastItsEnd) {
       ASSERT_TRUE(b.ok) << b.log;
       Module m = Module::load(b.cubin_path);
       Kernel k = m.kernel(b.lowered_name);
-      BufferSet bufs(p, prob, c);
+      BufferSet bufs(p, prob, c, nullptr);
       bufs.fill_inputs(0, 0, nullptr);
       bufs.poison_outputs(nullptr);
       PackedArgs args = bufs.pack(p.kernel);

@@ -1,0 +1,130 @@
+// The judge's own safety (engine/guard.h): guard zones, checksums of what it trusts, and the
+// findings' words. The checksum and the texts need no GPU; the GuardedDevice tests plant writes
+// with cudaMemset (no kernel needed) and skip, saying why, without a device.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "engine/guard.h"
+#include "tests/support.h"
+
+namespace evo {
+namespace {
+
+std::vector<std::uint8_t> random_bytes(std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::uint8_t> b(n);
+  for (auto& x : b) x = static_cast<std::uint8_t>(rng());
+  return b;
+}
+
+TEST(Guard, ChecksumMovesWithAnyChangedSwappedOrZeroedWord) {
+  const auto b = random_bytes(4099, 1);  // a ragged last word
+  const std::uint64_t base = region_checksum(b.data(), b.size());
+  EXPECT_EQ(base, region_checksum(b.data(), b.size()));
+  auto changed = b;
+  changed[4098] ^= 1;  // in the zero-padded last word
+  EXPECT_NE(region_checksum(changed.data(), changed.size()), base);
+  auto swapped = b;
+  std::swap_ranges(swapped.begin(), swapped.begin() + 8, swapped.begin() + 8);  // words 0 and 1 trade places
+  EXPECT_NE(region_checksum(swapped.data(), swapped.size()), base);
+  auto zeroed = b;
+  std::memset(zeroed.data() + 800, 0, 8);
+  EXPECT_NE(region_checksum(zeroed.data(), zeroed.size()), base);
+}
+
+TEST(Guard, ZonesAreAQuarterOfTheBufferWithinTwoAndSixtyFourMiB) {
+  const std::size_t MiB = std::size_t(1) << 20;
+  EXPECT_EQ(guard_bytes(4), 2 * MiB);
+  EXPECT_EQ(guard_bytes(16 * MiB), 4 * MiB);
+  EXPECT_EQ(guard_bytes(100 * MiB + 3) % (64 << 10), 0u);
+  EXPECT_GE(guard_bytes(100 * MiB + 3), 25 * MiB);
+  EXPECT_EQ(guard_bytes(std::size_t(1) << 40), 64 * MiB);
+}
+
+TEST(Guard, FindingsSayWhichBufferAndHowFar) {
+  RegionFinding past;
+  past.label = "output out";
+  past.guard = past.changed = true;
+  past.buffer_bytes = 1000;
+  past.bytes_changed = 24;
+  past.first_offset = 1000;
+  past.last_offset = 1023;
+  EXPECT_EQ(past.text(), "output out: 24 bytes written out of bounds (up to 24 bytes past its end)");
+  RegionFinding before = past;
+  before.first_offset = -4096;
+  before.last_offset = -1;
+  EXPECT_EQ(before.text(), "output out: 24 bytes written out of bounds (4096 bytes before its start)");
+  RegionFinding copy;
+  copy.label = "evo's reference output O (problem long, seed 0, trial 1)";
+  copy.changed = true;
+  EXPECT_EQ(copy.text(), "evo's reference output O (problem long, seed 0, trial 1): written by the candidate (its checksum changed)");
+}
+
+TEST(Guard, IntegrityKernelCompilesForHopperWithoutAGpu) {
+  const std::vector<char> cubin = guard_kernel_cubin("sm_90");
+  ASSERT_GT(cubin.size(), 4u);
+  EXPECT_EQ(std::string(cubin.data() + 1, 3), "ELF");
+}
+
+#define REQUIRE_CUDA() \
+  if (const std::string why = test::no_cuda_device_reason(); !why.empty()) GTEST_SKIP() << why
+
+TEST(GuardedDevice, DeviceAndHostChecksumsAgree) {
+  REQUIRE_CUDA();
+  for (std::size_t n : {std::size_t(1), std::size_t(4099), (std::size_t(3) << 20) + 5}) {
+    const auto b = random_bytes(n, n);
+    DeviceBuffer d(n);
+    ASSERT_EQ(cudaMemcpy(d.get(), b.data(), n, cudaMemcpyHostToDevice), cudaSuccess);
+    EXPECT_EQ(device_checksum(d.get(), n, nullptr), region_checksum(b.data(), n)) << n << " bytes";
+  }
+}
+
+TEST(GuardedDevice, WritesIntoEitherZoneAreFoundWithTheirExtent) {
+  REQUIRE_CUDA();
+  const std::size_t n = (std::size_t(1) << 20) + 12;  // a ragged buffer: its end is not a word boundary
+  GuardedBuffer b(n, nullptr);
+  IntegrityCheck check;
+  check.add_guards("output out", b);
+  check.run(nullptr);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_TRUE(check.findings().empty());
+  // Inside the buffer: allowed. 100 bytes past its end and 4096 before its start: found.
+  ASSERT_EQ(cudaMemset(b.get(), 0, n), cudaSuccess);
+  ASSERT_EQ(cudaMemset(static_cast<char*>(b.get()) + n, 0, 100), cudaSuccess);
+  ASSERT_EQ(cudaMemset(static_cast<char*>(b.get()) - 4096, 0, 1), cudaSuccess);
+  check.run(nullptr);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const auto f = check.findings();
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].bytes_changed, 101u);
+  EXPECT_EQ(f[0].first_offset, -4096);
+  EXPECT_EQ(f[0].last_offset, static_cast<std::int64_t>(n) + 99);
+  EXPECT_NE(f[0].text().find("4096 bytes before its start and up to 100 bytes past its end"), std::string::npos)
+      << f[0].text();
+  b.rearm(nullptr);
+  check.run(nullptr);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_TRUE(check.findings().empty()) << "rearmed zones hold the guard byte again";
+}
+
+TEST(GuardedDevice, AChangedTrustedCopyIsNamedAndAFreedOneIsForgotten) {
+  REQUIRE_CUDA();
+  const auto bytes = random_bytes(3 << 20, 5);
+  auto kept = TrustedCopy::from_host("evo's fill of Q (seed 0, trial 0)", bytes.data(), bytes.size(), nullptr);
+  {
+    auto gone = TrustedCopy::from_host("a copy freed before the check", bytes.data(), 64, nullptr);
+  }
+  EXPECT_TRUE(check_trusted_copies(nullptr).empty());
+  ASSERT_EQ(cudaMemset(const_cast<char*>(static_cast<const char*>(kept->get())) + 1234567, 7, 1), cudaSuccess);
+  const auto f = check_trusted_copies(nullptr);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].label, "evo's fill of Q (seed 0, trial 0)");
+  kept.reset();
+  EXPECT_TRUE(check_trusted_copies(nullptr).empty());
+}
+
+}  // namespace
+}  // namespace evo
