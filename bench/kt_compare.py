@@ -4,10 +4,26 @@
 Each evo landscape (tests/data/landscape_*.json, the complete valid space of a profile) becomes a
 Kernel Tuner cache file, and Kernel Tuner 1.4.0 (its public source; Debian's Python packages, see
 ../shared/kernel_tuner_sim) runs its strategies on it in simulation mode. evo runs on the same
-landscape through `evo run --replay`. For each budget (10/20/30 % of the configurations that pass
-the constraints) and seed, the best median among the first N *distinct* configurations evaluated
-(failures count) is taken; the table gives the share of seeds within 2 % of the landscape's best
-and the mean best.
+landscape through `evo run --replay`. For each budget and seed, the best median among the first N
+*distinct* configurations evaluated (failures count) is taken; the table gives the share of seeds
+within 2 % of the landscape's best and the mean best. Budgets: 25, 50, 100 and 200 evaluations, or
+5, 10, 20 and 30 % of the configurations that pass the constraints when there are fewer than 2 000
+(--budgets or --shares to choose others).
+
+Beside them, the autotuning methodology's aggregate performance score (Willemsen, van Nieuwpoort,
+van Werkhoven, "A methodology for comparing optimization algorithms for auto-tuning", FGCS 2024;
+its software, autotuning_methodology/baseline.py and visualize_experiments.py): at each budget M
+the strategy's mean best B(M) is placed between random search's expected best R(M) (0) and the
+optimum (1), P(M) = (B(M) - R(M)) / (optimum - R(M)), and the score is the mean of P over the
+budgets of the methodology paper's evaluation: from the evaluations random search needs, in
+expectation, to get 50 % of the way from the median to the optimum, to those it needs to get 96 %
+of the way (cutoff_percentile_start 0.5, cutoff_percentile 0.96). R(M) is the methodology's
+calculated random search without replacement: the value at index
+round(M (N + 1) / (M + 1)) of all N configurations ordered worst first, failures the worst of all;
+a budget at which R(M) is a failure or the optimum, or at which a seed has found nothing valid yet,
+is left out of the mean (the methodology's NaN). Each strategy is scored on one run per seed to the
+end of that range or the largest budget of the table, whichever is later (its first M distinct
+configurations for every M), as the methodology reads one run's curve.
 
   scripts/install-deps.sh --bench
   python3 bench/kt_compare.py --evo build/evo --out docs/results/kt_compare.md [LANDSCAPE ...]
@@ -74,9 +90,13 @@ def write_cache(path, name, names, knobs, points, status_of):
 
 def bests_after(sequence, budgets, best_of):
     """sequence: configs (tuples) in evaluation order; the best among the first N distinct ones."""
-    out, seen, best = {}, set(), math.inf
-    want = sorted(budgets)
-    i = 0
+    curve = best_curve(sequence, max(budgets), best_of)
+    return {b: curve[b - 1] for b in budgets}
+
+
+def best_curve(sequence, top, best_of):
+    """The best among the first M distinct configurations, for M = 1 .. top (inf before a valid one)."""
+    out, seen, best = [], set(), math.inf
     for key in sequence:
         if key in seen:
             continue
@@ -84,13 +104,55 @@ def bests_after(sequence, budgets, best_of):
         t = best_of(key)
         if t is not None:
             best = min(best, t)
-        while i < len(want) and len(seen) >= want[i]:
-            out[want[i]] = best
-            i += 1
-    while i < len(want):
-        out[want[i]] = best  # the strategy stopped early: what it had
-        i += 1
-    return out
+        out.append(best)
+        if len(out) == top:
+            break
+    return out + [best] * (top - len(out))  # stopped early: what it had
+
+
+def default_budgets(valid):
+    """25/50/100/200 evaluations; 5/10/20/30 % of a space of fewer than 2 000 configurations."""
+    if valid < 2000:
+        return [max(1, math.ceil(s * valid)) for s in (0.05, 0.1, 0.2, 0.3)]
+    return [25, 50, 100, 200]
+
+
+class MethodologyScore:
+    """The autotuning methodology's aggregate performance score on one landscape (module docstring)."""
+
+    def __init__(self, times, failures, start_percentile=0.5, end_percentile=0.96):
+        valid = sorted(times)  # best first (minimisation)
+        self.optimum = valid[0]
+        # All configurations worst first, failures the worst of all (include_nan=True).
+        self.worst_first = [None] * failures + valid[::-1]
+        self.valid = valid
+        # The range: the methodology paper's evaluation (cutoff_percentile_start 0.5, cutoff_percentile 0.96).
+        self.start = self.cutoff_fevals(start_percentile)
+        self.end = max(self.start, self.cutoff_fevals(end_percentile))
+
+    def cutoff_fevals(self, percentile):
+        """searchspace_statistics.cutoff_point: the evaluations random search needs, in expectation, to
+        get `percentile` of the way from the median to the optimum."""
+        valid, n = self.valid, len(self.valid)
+        median = valid[(n - 1) // 2] if n % 2 else (valid[n // 2 - 1] + valid[n // 2]) / 2
+        target = self.optimum + (median - self.optimum) * (1 - percentile)
+        i = next(k for k, v in enumerate(valid[::-1]) if v <= target)
+        return max(1, math.ceil(i / (n + 1 - i)))
+
+    def random_best(self, m):
+        n = len(self.worst_first)
+        return self.worst_first[min(n - 1, round(m * (n + 1) / (m + 1)))]
+
+    def score(self, curves):
+        """curves: per seed, the best after M = 1 .. end evaluations. The mean of P(M) over the range."""
+        ps = []
+        for m in range(self.start, self.end + 1):
+            r = self.random_best(m)
+            bests = [c[m - 1] for c in curves]
+            if r is None or r == self.optimum or not all(math.isfinite(b) for b in bests):
+                continue
+            ps.append((sum(bests) / len(bests) - r) / (self.optimum - r))
+        return sum(ps) / len(ps) if ps else math.nan
 
 
 def run_kt(kt, strategy, cache, names, knobs, points, budget, seed):
@@ -134,7 +196,8 @@ def main():
     ap.add_argument("--evo-strategies", default="evo,random")
     ap.add_argument("--kt-src", default=os.environ.get("KT_SRC"))
     ap.add_argument("--strategies", default=",".join(STRATEGIES))
-    ap.add_argument("--shares", default="0.1,0.2,0.3")
+    ap.add_argument("--shares", help="budgets as shares of the valid configurations, e.g. 0.1,0.2,0.3")
+    ap.add_argument("--budgets", help="budgets as evaluation counts, e.g. 25,50,100,200 (default: see above)")
     ap.add_argument("--seeds", type=int, default=20)
     ap.add_argument("--out")
     ap.add_argument("--json")
@@ -146,16 +209,23 @@ def main():
     import kernel_tuner as kt
     import logging
     logging.disable(logging.WARNING)
-    shares = [float(s) for s in a.shares.split(",")]
     results, lines = {}, []
     cmd = "python3 bench/kt_compare.py " + " ".join(sys.argv[1:])
     lines.append(f"`{cmd}` on {datetime.date.today()}, Kernel Tuner {KT_COMMIT[:7]} (1.4.0) in simulation mode, "
-                 f"{a.seeds} seeds; cell: share of seeds within 2 % of the landscape's best, then the mean best (µs).\n")
+                 f"{a.seeds} seeds; cell: share of seeds within 2 % of the landscape's best, then the mean best (µs); "
+                 f"score: the autotuning methodology's aggregate performance score (0: random search, 1: the optimum).\n")
     for path in paths:
         d, names, knobs, points, best = load_landscape(path)
         status_of = {tuple(c["knobs"][n] for n in names): c["status"] for c in d["configs"]}
-        budgets = [math.ceil(s * len(points)) for s in shares]
+        if a.budgets:
+            budgets = [int(b) for b in a.budgets.split(",")]
+        elif a.shares:
+            budgets = [max(1, math.ceil(float(s) * len(points))) for s in a.shares.split(",")]
+        else:
+            budgets = default_budgets(len(points))
         best_of = lambda k: points.get(k)
+        times = [t for t in points.values() if t is not None]
+        methodology = MethodologyScore(times, len(points) - len(times))
         rows = {}
         with tempfile.TemporaryDirectory() as tmp:
             cache = Path(tmp) / "cache.json"
@@ -164,17 +234,22 @@ def main():
                    [("KT " + s, s) for s in a.strategies.split(",") if s]
             for label, s in runs:
                 t0 = time.time()
-                per_seed = []
+                per_seed, curves = [], []
+                longest = max(budgets[-1], methodology.end)
                 try:
                     for seed in range(a.seeds):
                         if label.startswith("evo"):  # evo does not plan by its budget: one run, its prefixes
-                            seq = run_evo(a.evo, path, s, budgets[-1], seed, names)
+                            seq = run_evo(a.evo, path, s, longest, seed, names)
                             per_seed.append(bests_after(seq, budgets, best_of))
                         else:  # Kernel Tuner's strategies may: one run per budget
                             got = {}
                             for b in budgets:
-                                got[b] = bests_after(run_kt(kt, s, cache, names, knobs, points, b, seed), [b], best_of)[b]
+                                seq = run_kt(kt, s, cache, names, knobs, points, b, seed)
+                                got[b] = bests_after(seq, [b], best_of)[b]
                             per_seed.append(got)
+                            if longest > budgets[-1]:
+                                seq = run_kt(kt, s, cache, names, knobs, points, longest, seed)
+                        curves.append(best_curve(seq, methodology.end, best_of))
                 except Exception as e:  # a strategy that cannot run here says why, and the rest go on
                     print(f"{path.name}: {label}: cannot run: {type(e).__name__}: {e}", file=sys.stderr)
                     rows[label] = None
@@ -186,18 +261,29 @@ def main():
                     finite = [x for x in v if math.isfinite(x)]
                     mean = sum(finite) / len(finite) if len(finite) == len(v) else math.inf
                     cells[b] = (near, mean)
+                cells["score"] = methodology.score(curves)
                 rows[label] = cells
                 print(f"{path.name}: {label}: {time.time() - t0:.1f} s", file=sys.stderr, flush=True)
         results[path.name] = {"best_us": best, "configs": len(points), "budgets": budgets,
-                              "rows": {k: ({str(b): list(c) for b, c in v.items()} if v else None) for k, v in rows.items()}}
-        lines.append(f"\n### {path.stem}\n\n{len(points)} configurations pass the constraints; best {best:.4g} µs.\n")
-        lines.append("| strategy | " + " | ".join(f"{int(s * 100)}% ({b})" for s, b in zip(shares, budgets)) + " |")
-        lines.append("| --- |" + " --- |" * len(budgets))
+                              "score_range": [methodology.start, methodology.end],
+                              "rows": {k: ({str(b): (c if b == "score" else list(c)) for b, c in v.items()} if v else None)
+                                       for k, v in rows.items()}}
+        lines.append(f"\n### {path.stem}\n\n{len(points)} configurations pass the constraints; best {best:.4g} µs; "
+                     f"score over {methodology.start} to {methodology.end} evaluations.\n")
+        head = [f"{b} ({100 * b / len(points):.0f}%)" for b in budgets]
+        lines.append("| strategy | score | " + " | ".join(head) + " |")
+        lines.append("| --- | --- |" + " --- |" * len(budgets))
         for label, cells in rows.items():
             if cells is None:
-                lines.append(f"| {label} | " + " | ".join("could not run" for _ in budgets) + " |")
+                lines.append(f"| {label} | could not run | " + " | ".join("could not run" for _ in budgets) + " |")
             else:
-                lines.append(f"| {label} | " + " | ".join(f"{cells[b][0]:.0f}% · {cells[b][1]:.4g}" for b in budgets) + " |")
+                lines.append(f"| {label} | {cells['score']:.3f} | " +
+                             " | ".join(f"{cells[b][0]:.0f}% · {cells[b][1]:.4g}" for b in budgets) + " |")
+        kt_scores = [(cells["score"], label) for label, cells in rows.items()
+                     if cells and label.startswith("KT") and math.isfinite(cells["score"])]
+        if kt_scores:
+            top = max(kt_scores)
+            lines.append(f"\nKernel Tuner's best score: {top[1][3:]} ({top[0]:.3f}).")
         for b in budgets:
             kts = [(cells[b][0], -cells[b][1], label) for label, cells in rows.items() if cells and label.startswith("KT")]
             if kts:

@@ -70,14 +70,15 @@ int cmd_check(const Globals& g, const std::string& name) {
   auto why = space.why_invalid(p.baseline);
   const auto launches = p.launches();
   const auto ref_launches = p.reference_launches();
-  const std::string reference_kind = p.reference_command ? "command" : p.reference_data ? "data" : "kernel";
+  const std::string reference_kind =
+      p.reference_command ? "command" : p.reference_data ? "data" : p.reference_config ? "config" : "kernel";
   if (g.json) {
     nlohmann::json j{{"profile", p.name},       {"path", p.path.string()}, {"space", space.size()},
                      {"valid", valid.size()},   {"baseline", p.baseline},  {"baseline_valid", !why},
                      {"baseline_reason", why ? *why : ""}, {"objective", p.objective}};
     j["launches"] = nlohmann::json::array();
     for (const KernelSpec* k : launches) j["launches"].push_back({{"template", k->source.string()}, {"kernel", k->name}});
-    j["reference"] = {{"kind", reference_kind}};
+    j["reference"] = {{"kind", reference_kind}, {"text", p.reference_text()}};
     if (p.reference_command) j["reference"]["command"] = p.reference_command->command;
     std::cout << j.dump(2) << '\n';
   } else {
@@ -86,7 +87,9 @@ int cmd_check(const Globals& g, const std::string& name) {
     for (std::size_t i = 0; i < launches.size(); ++i)
       std::cout << (launches.size() == 1 ? std::string("template  ") : "launch " + std::to_string(i + 1) + "  ")
                 << launches[i]->source.string() << "  kernel " << launches[i]->name << "\n";
-    for (std::size_t i = 0; i < ref_launches.size(); ++i)
+    // A configuration of the candidate is named (its launches are the candidate's, listed above).
+    if (p.reference_config) std::cout << "reference " << p.reference_text() << "\n";
+    for (std::size_t i = 0; i < ref_launches.size() && !p.reference_config; ++i)
       std::cout << (ref_launches.size() == 1 ? std::string("reference ") : "reference launch " + std::to_string(i + 1) + "  ")
                 << ref_launches[i]->source.string() << "  kernel " << ref_launches[i]->name << "\n";
     if (p.reference_command)

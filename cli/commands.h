@@ -99,4 +99,13 @@ int cmd_report(const Globals& g, std::optional<std::int64_t> run, const std::str
 // One run in the T4 autotuning results format (Kernel Tuner's). cli/cmd_t4.cpp
 int cmd_export_t4(const Globals& g, std::int64_t run, const std::string& to);
 
+// A T1 file as the evo profile it is read as (to stdout when `to` is empty). cli/cmd_t1.cpp
+int cmd_import_t1(const Globals& g, const std::string& file, const std::string& to);
+struct ImportLandscapeArgs {
+  std::string file;  // a Kernel Tuner cache (.json or .json.gz) or a T4 results file
+  std::string t1;    // the T1 file of its space
+  std::string to;    // "" = stdout
+};
+int cmd_import_landscape(const Globals& g, const ImportLandscapeArgs& a);
+
 }  // namespace evo::cli

@@ -154,6 +154,19 @@ int main(int argc, char** argv) {
   t4->add_option("run", t4_run, "run id")->required();
   t4->add_option("--to", t4_to, "file")->required();
 
+  std::string t1_file, t1_to;
+  auto* import_t1 = app.add_subcommand("import-t1", "write the evo profile a T1 file is read as (check, compile and run "
+                                                    "take the T1 file itself too; docs/t1.md)");
+  import_t1->add_option("file", t1_file, "T1 file (JSON)")->required();
+  import_t1->add_option("--to", t1_to, "profile file to write (default: stdout)");
+
+  ImportLandscapeArgs la;
+  auto* import_land = app.add_subcommand(
+      "import-landscape", "a Kernel Tuner cache file (.json[.gz]) or T4 results file as a replay landscape");
+  import_land->add_option("file", la.file, "Kernel Tuner cache or T4 results file")->required();
+  import_land->add_option("--t1", la.t1, "the T1 file of its space (parameters, conditions, defaults)")->required();
+  import_land->add_option("--to", la.to, "landscape file to write (default: stdout)");
+
   auto* db = app.add_subcommand("db", "database maintenance");
   db->require_subcommand(1);
   auto* db_check = db->add_subcommand("check", "integrity and evo's own invariants");
@@ -202,6 +215,8 @@ int main(int argc, char** argv) {
     if (*db_check) return cmd_db_check(g);
     if (*report) return cmd_report(g, report_run_opt->count() ? std::optional<std::int64_t>(report_run) : std::nullopt, report_to);
     if (*t4) return cmd_export_t4(g, t4_run, t4_to);
+    if (*import_t1) return cmd_import_t1(g, t1_file, t1_to);
+    if (*import_land) return cmd_import_landscape(g, la);
   } catch (const evo::UserError& e) {
     std::fflush(stdout);
     std::cerr << "evo: " << e.what() << '\n';

@@ -194,6 +194,15 @@ const char* role_word(BufferRole r) {
 
 BufferSet::BufferSet(const Profile& profile, const Problem& p, const Config& c, cudaStream_t s, bool guard_zones)
     : profile_(profile), problem_(p), config_(c) {
+  // A __constant__ symbol's buffer that a launch also takes as a pointer (Kernel Tuner passes its
+  // constant-memory arguments both ways) has a device copy of the same data besides the symbol.
+  auto passed = [&](const std::string& name) {
+    std::vector<const KernelSpec*> all = profile.launches();
+    for (const KernelSpec* k : profile.reference_launches()) all.push_back(k);
+    for (const KernelSpec* k : all)
+      if (std::find(k->args.begin(), k->args.end(), name) != k->args.end()) return true;
+    return false;
+  };
   for (const auto& b : profile.buffers) {
     Buf buf;
     buf.spec = b;
@@ -202,7 +211,7 @@ BufferSet::BufferSet(const Profile& profile, const Problem& p, const Config& c, 
     for (auto d : buf.shape) buf.elements *= d;
     // Exactly the bytes the shape says, between guard zones: a write past either end changes a
     // zone, and compute-sanitizer still catches a read one element past the end.
-    if (b.symbol.empty()) {
+    if (b.symbol.empty() || passed(b.name)) {
       buf.dev = GuardedBuffer(static_cast<std::size_t>(buf.elements) * dtype_bytes(b.dtype), s, guard_zones);
       const std::string label = std::string(role_word(b.role)) + " " + b.name;
       writes_.add_guards(label, buf.dev);
@@ -312,7 +321,7 @@ void BufferSet::fill_inputs(std::uint64_t seed, int trial, cudaStream_t s, const
     b.digest = f->digest;
     if (!b.spec.symbol.empty()) {
       b.host = f->bytes;  // __constant__ symbols are uploaded per module, from the host
-      continue;
+      if (!b.dev.get()) continue;  // not passed as an argument too: the symbol is all there is
     }
     // Uploaded once, proved equal to the host bytes on the device, then checked after every
     // candidate (check_trusted_copies): what every later candidate is filled from.

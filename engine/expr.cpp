@@ -22,6 +22,14 @@ double fn_cdiv(double a, double b) {
   return std::ceil(a / b);
 }
 double fn_log2i(double a) { return std::floor(std::log2(a)); }
+// Python's %, for conditions written in Python (T1 files, engine/t1.h): the remainder takes the
+// divisor's sign (-1 % 32 is 31; evo's own % is C's, -1).
+double fn_pymod(double a, double b) {
+  if (b == 0) throw mu::ParserError("pymod by zero");
+  double r = std::fmod(a, b);
+  if (r != 0 && (r < 0) != (b < 0)) r += b;
+  return r;
+}
 
 void define_extras(mu::Parser& p) {
   p.DefineOprt("%", op_mod, mu::prMUL_DIV);
@@ -29,6 +37,7 @@ void define_extras(mu::Parser& p) {
   p.DefineFun("floor", fn_floor);
   p.DefineFun("cdiv", fn_cdiv);
   p.DefineFun("log2i", fn_log2i);
+  p.DefineFun("pymod", fn_pymod);
 }
 
 }  // namespace
@@ -218,6 +227,8 @@ class CppWriter {
       }
       if (name == "cdiv") return want(2), "std::ceil((" + args[0] + ") / (" + args[1] + "))";
       if (name == "log2i") return want(1), "std::floor(std::log2(" + args[0] + "))";
+      if (name == "pymod")  // a - b * floor(a / b): Python's remainder, the divisor's sign
+        return want(2), "((" + args[0] + ") - (" + args[1] + ") * std::floor((" + args[0] + ") / (" + args[1] + ")))";
       if (name == "abs") return want(1), "std::fabs(" + args[0] + ")";
       for (const char* f : {"ceil", "floor", "sqrt", "exp", "log2", "log10", "sin", "cos", "tan"})
         if (name == f) return want(1), "std::" + name + "(" + args[0] + ")";

@@ -1,6 +1,7 @@
 // Expressions over knobs and problem sizes (constraints, shapes, launch geometry), evaluated by
-// muParser. Beyond muParser's built-ins evo defines: `%` (integer modulo), ceil, floor,
-// cdiv(a, b) = ceil(a / b), log2i(x). Comparisons and && || yield 1 or 0; `a ? b : c` works.
+// muParser. Beyond muParser's built-ins evo defines: `%` (C's remainder: the dividend's sign),
+// ceil, floor, cdiv(a, b) = ceil(a / b), log2i(x), pymod(a, b) (Python's %: the divisor's sign,
+// for conditions read from T1 files). Comparisons and && || yield 1 or 0; `a ? b : c` works.
 #pragma once
 #include <functional>
 #include <map>
@@ -38,7 +39,7 @@ double eval_expr(const std::string& text, const Vars& vars);
 
 // The expression as C++ (double arithmetic, fully parenthesised), for generated headers such as
 // `evo export --dispatch`'s: `%` becomes std::fmod, `^` std::pow, cdiv/log2i/ceil/floor/min/max/
-// sqrt/abs their <cmath> forms, comparisons and && || yield 1.0 or 0.0 as in muParser. `var` gives
+// sqrt/abs/pymod their <cmath> forms, comparisons and && || yield 1.0 or 0.0 as in muParser. `var` gives
 // each identifier's C++ text. Throws UserError naming the expression for anything else.
 std::string expression_to_cpp(const std::string& text, const std::function<std::string(const std::string&)>& var);
 

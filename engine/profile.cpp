@@ -13,6 +13,7 @@
 #include "engine/expr.h"
 #include "engine/npy.h"
 #include "engine/space.h"
+#include "engine/t1.h"
 
 namespace evo {
 
@@ -105,6 +106,7 @@ std::string Profile::reference_text() const {
     for (const auto& [buffer, path] : reference_data->outputs) files += (files.empty() ? "" : ", ") + path.filename().string();
     return "data (" + files + ")";
   }
+  if (reference_config && !reference_name.empty()) return reference_name;
   if (reference_config) {
     std::string knobs;
     for (const auto& [name, value] : *reference_config) knobs += (knobs.empty() ? "" : ",") + name + "=" + std::to_string(value);
@@ -332,6 +334,8 @@ Profile load_profile(const std::filesystem::path& path) {
   } catch (const Json::parse_error& e) {
     throw UserError(file + ": malformed JSON: " + e.what());
   }
+  // A T1 file (the autotuning community's format) is read as the profile it is equivalent to.
+  if (is_t1_document(j)) j = read_t1(path, j).profile;
   Profile p;
   p.path = std::filesystem::absolute(path);
   const auto dir = p.path.parent_path();
@@ -565,13 +569,11 @@ Profile load_profile(const std::filesystem::path& path) {
   if (!std::any_of(p.buffers.begin(), p.buffers.end(), [](const BufferSpec& b) { return b.compared(); }))
     r.fail("buffers", "no buffer has role \"output\" or \"inout\": GREEN would have nothing to compare");
 
+  // A __constant__ symbol's buffer may be passed too: the kernel then gets a pointer to a copy of
+  // the same data in global memory, as Kernel Tuner passes its constant-memory arguments.
   auto check_args = [&](const std::string& field, const KernelSpec& ks) {
-    std::set<std::string> symbols;
-    for (const auto& b : p.buffers) if (!b.symbol.empty()) symbols.insert(b.name);
-    for (const auto& a : ks.args) {
+    for (const auto& a : ks.args)
       if (!arg_names.count(a)) r.fail(field, "argument '" + a + "' is not a buffer, scalar, descale, tensor map or problem size");
-      if (symbols.count(a)) r.fail(field, "argument '" + a + "' lives in a __constant__ symbol; do not pass it");
-    }
   };
   auto check_launch = [&](Reader& lr, const LaunchSpec& l, const std::vector<std::string>& v) {
     for (const auto& e : l.grid) check_expr(lr, "launch.grid", e, v);
@@ -636,6 +638,7 @@ Profile load_profile(const std::filesystem::path& path) {
     if (rr.has("config")) {
       // Resolved below, once the knobs' baseline is read.
       reference_config_json = &rr.get("config");
+      p.reference_name = rr.str("name");
     } else if (rr.has("command")) {
       CommandReference c;
       c.command = rr.str("command");

@@ -46,7 +46,7 @@ struct BufferSpec {
   InitSpec init;
   BufferRole role = BufferRole::Input;
   std::string scale_arg;  // fp8: the f32 scalar argument that receives this tensor's descale
-  std::string symbol;     // non-empty: filled into this __constant__ symbol, not passed as an argument
+  std::string symbol;     // non-empty: filled into this __constant__ symbol (and, if args name it, passed as a global copy)
   // inout only: re-filled from init before every FAST sample (EveryLaunch), or filled once and
   // left to accumulate across the timed launches (Never).
   enum class Refill { EveryLaunch, Never } refill = Refill::EveryLaunch;
@@ -114,7 +114,7 @@ struct Problem {
 
 struct StaticLimits {
   int max_registers = 255;
-  std::int64_t max_spill_bytes = 0;     // spill stores + spill loads
+  std::int64_t max_spill_bytes = 0;     // spill stores + spill loads; -1: no limit
   std::int64_t max_stack_bytes = -1;    // -1: no limit
   int max_threads_per_block = 1024;
   // "wgmma_serialized": "reject" (true) turns away a build whose ptxas report says its wgmma
@@ -181,6 +181,9 @@ struct Profile {
   // candidate's launches with the configuration's knobs among their defines, compiled with the
   // profile's options, so they name one cubin with the candidate of that configuration.
   std::optional<std::map<std::string, std::int64_t>> reference_config;
+  // `reference.name` beside `config`: how verdicts and exports name that configuration (a T1
+  // file's profile: "the default configuration ...", with what was adjusted and why).
+  std::string reference_name;
   std::optional<CommandReference> reference_command;
   std::optional<DataReference> reference_data;
   std::vector<std::string> include_dirs;     // extra -I for NVRTC (absolute)

@@ -117,7 +117,7 @@ StaticVerdict check_launch(const Profile& p, const KernelSpec& k, const Config& 
   if (r.registers < 0) why.push_back("no ptxas report for the entry point (registers unknown)");
   if (r.registers > L.max_registers)
     why.push_back(std::to_string(r.registers) + " registers (limit " + std::to_string(L.max_registers) + ")");
-  if (r.spill_stores + r.spill_loads > L.max_spill_bytes)
+  if (L.max_spill_bytes >= 0 && r.spill_stores + r.spill_loads > L.max_spill_bytes)
     why.push_back(std::to_string(r.spill_stores + r.spill_loads) + " bytes spilled (" + std::to_string(r.spill_stores) +
                   " stores, " + std::to_string(r.spill_loads) + " loads; limit " + std::to_string(L.max_spill_bytes) + ")");
   if (L.max_stack_bytes >= 0 && r.stack_bytes > L.max_stack_bytes)

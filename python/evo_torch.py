@@ -50,6 +50,7 @@ _FUNCS = {
     "log2": (1, math.log2), "log10": (1, math.log10), "ln": (1, math.log), "abs": (1, abs),
     "sin": (1, math.sin), "cos": (1, math.cos), "tan": (1, math.tan),
     "cdiv": (2, lambda a, b: float(math.ceil(a / b))), "log2i": (1, lambda a: float(math.floor(math.log2(a)))),
+    "pymod": (2, lambda a, b: float(a % b)),  # Python's % (a T1 file's conditions): the divisor's sign
 }
 _TOKEN = re.compile(r"\s*(?:(\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)|([A-Za-z_]\w*)|(==|!=|<=|>=|&&|\|\||[-+*/%^()<>?:,]))")
 

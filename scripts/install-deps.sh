@@ -3,6 +3,7 @@
 # in /usr/local/cuda or $CUDA_HOME: it is not a Debian package).
 set -euo pipefail
 pkgs=(cmake g++ make nlohmann-json3-dev libspdlog-dev libsqlite3-dev libgtest-dev libcli11-dev libmuparser-dev
+      zlib1g-dev                    # evo import-landscape reads gzipped caches
       chromium python3-jsonschema  # the report test opens the page in a headless browser; the T4 test validates against its schema
       libpq-dev postgresql          # postgresql: the server tests/test_pg.cpp starts in a temporary folder
       python3-numpy)                # command references (profiles/stencil3.json's script) and their tests

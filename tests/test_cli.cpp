@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -15,6 +16,7 @@
 #include <sstream>
 
 #include "engine/profile.h"
+#include "engine/replay.h"
 #include "engine/space.h"
 #include "population/store.h"
 #include "tests/support.h"
@@ -987,6 +989,142 @@ TEST(CliDb, CheckOnAGoodDatabaseIsOk) {
   const Result r = run_evo({"--db", db.string(), "db", "check"}, t.path);
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find(": ok (schema v" + std::to_string(Store::schema_version())), std::string::npos) << r.out;
+}
+
+// ---- T1 files and others' landscapes ------------------------------------------------------------
+
+const fs::path kT1 = kSource / "tests/data/t1";
+
+// The acceptance figures for the benchmark hub's convolution_milo.json, as published.
+TEST(CliT1, CheckOfTheHubsConvolutionMiloCountsItsSpace) {
+  const Result r = run_evo({"check", (kT1 / "convolution_milo.json").string()}, kSource);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("10240 combinations, 4362 pass the constraints (4 constraints)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("reference the default configuration block_size_x=16,block_size_y=16,tile_size_x=1,"), std::string::npos)
+      << r.out;
+  const Result js = run_evo({"check", (kT1 / "convolution_milo.json").string(), "--json"}, kSource);
+  ASSERT_EQ(js.code, 0) << js.err;
+  const json j = json::parse(js.out);
+  EXPECT_EQ(j["space"], 10240);
+  EXPECT_EQ(j["valid"], 4362);
+  EXPECT_EQ(j["baseline_valid"], true);
+}
+
+TEST(CliT1, CompileSampleOfTheHubsConvolutionMiloPasses) {
+  TempDir t;
+  const Result r = run_evo({"--cache", (t.path / "cache").string(), "-j", "2", "compile",
+                            (kT1 / "convolution_milo.json").string(), "--sample", "4", "--json"},
+                           t.path);
+  ASSERT_EQ(r.code, 0) << r.err << r.out;
+  const json j = json::parse(r.out);
+  ASSERT_EQ(j["results"].size(), 4u);
+  for (const auto& res : j["results"]) {
+    EXPECT_EQ(res["build"]["ok"], true) << res.dump();
+    // A C++ entry point (not extern "C"), resolved by name.
+    EXPECT_EQ(res["build"]["lowered_name"], "_Z18convolution_kernelPfS_S_") << res.dump();
+    EXPECT_EQ(res["static"]["outcome"], "passed") << res.dump();
+  }
+}
+
+TEST(CliT1, ImportT1WritesAProfileThatIsTheSameSpaceFromAnotherFolder) {
+  TempDir t;
+  const fs::path out = t.path / "profiles" / "conv.json";
+  fs::create_directories(out.parent_path());
+  const Result r = run_evo({"import-t1", (kT1 / "convolution_milo.json").string(), "--to", out.string()}, t.path);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("wrote " + out.string() + ": profile convolution_milo, 10 knobs, 4362 configurations pass the 4 "
+                       "conditions; reference: the default configuration block_size_x=16,"),
+            std::string::npos)
+      << r.out;
+  EXPECT_FALSE(fs::exists(out.string() + ".evo-tmp"));
+  const Profile written = load_profile(out);
+  const Profile direct = load_profile(kT1 / "convolution_milo.json");
+  EXPECT_EQ(written.kernel.source, direct.kernel.source);  // the template path, relative to where it was written
+  EXPECT_EQ(written.baseline, direct.baseline);
+  EXPECT_EQ(KnobSpace(written).enumerate_valid().size(), 4362u);
+  const ordered_json j = ordered_json::parse(read_bytes(out));
+  EXPECT_EQ(j["template"], fs::relative(kT1 / "convolution_milo.cu", out.parent_path()).string());
+  // Without --to it is printed, its paths relative to where evo runs.
+  const Result printed = run_evo({"import-t1", (kT1 / "convolution_milo.json").string()}, kT1);
+  ASSERT_EQ(printed.code, 0) << printed.err;
+  EXPECT_EQ(ordered_json::parse(printed.out)["template"], "convolution_milo.cu");
+  EXPECT_NE(printed.err.find("profile convolution_milo"), std::string::npos);
+}
+
+// A malformed T1 file: one line naming the field, exit 2, nothing written; for check, compile,
+// import-t1 and run alike.
+TEST(CliT1, MalformedT1FilesAreOneLineNamingTheFieldAndWriteNothing) {
+  struct Case {
+    std::function<void(ordered_json&)> edit;
+    std::string field_and_message;
+  };
+  const std::vector<Case> cases{
+      {[](ordered_json& j) { j["KernelSpecification"]["KernelFile"] = "missing.cu"; },
+       "KernelSpecification.KernelFile: file not found: "},
+      {[](ordered_json& j) { j["KernelSpecification"]["Arguments"][1]["FillType"] = "Generator"; },
+       "KernelSpecification.Arguments[1].FillType: 'Generator' is not supported (Constant, Random)"},
+      {[](ordered_json& j) { j["ConfigurationSpace"]["Conditions"][0]["Expression"] = "use_padding==0 or or block_size_x"; },
+       "ConfigurationSpace.Conditions[0].Expression: 'use_padding==0 or or block_size_x': unexpected 'or' at column 19"},
+      {[](ordered_json& j) { j["KernelSpecification"]["Language"] = "HIP"; },
+       "KernelSpecification.Language: 'HIP' is not supported (evo compiles CUDA with NVRTC)"}};
+  for (const auto& c : cases) {
+    TempDir t;
+    fs::copy_file(kT1 / "convolution_milo.cu", t.path / "convolution_milo.cu");
+    ordered_json j = ordered_json::parse(read_bytes(kT1 / "convolution_milo.json"));
+    c.edit(j);
+    const fs::path file = t.path / "convolution_milo.json";
+    write_text(file, j.dump(4));
+    const auto before = snapshot(t.path);
+    for (const std::vector<std::string>& args :
+         std::vector<std::vector<std::string>>{{"check", file.string()},
+                                               {"--cache", (t.path / "cache").string(), "compile", file.string()},
+                                               {"import-t1", file.string(), "--to", (t.path / "p.json").string()},
+                                               {"--db", (t.path / "evo.db").string(), "run", "--profile", file.string()}}) {
+      const Result r = run_evo(args, t.path);
+      EXPECT_EQ(r.code, 2) << args[0] << ": " << r.err << r.out;
+      ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
+      const std::string want = "evo: " + file.string() + ": " + c.field_and_message;
+      EXPECT_EQ(r.err.substr(0, want.size()), want) << r.err;
+      EXPECT_EQ(snapshot(t.path), before) << args[0] << " wrote something";
+    }
+  }
+  // The hub's gemm_milo.json is OpenCL: said in one line.
+  const Result gemm = run_evo({"check", (kT1 / "gemm_milo.json").string()}, kSource);
+  EXPECT_EQ(gemm.code, 2);
+  EXPECT_EQ(gemm.err, "evo: " + (kT1 / "gemm_milo.json").string() +
+                          ": KernelSpecification.Language: 'OpenCL' is not supported (evo compiles CUDA with NVRTC)\n");
+}
+
+TEST(CliT1, ImportLandscapeWritesAReplayableLandscapeAndSaysWhatIsMissing) {
+  TempDir t;
+  const fs::path out = t.path / "land.json";
+  const Result r = run_evo({"import-landscape", (kT1 / "small_saxpy_cache.json").string(), "--t1",
+                            (kT1 / "small_saxpy.json").string(), "--to", out.string()},
+                           t.path);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("Kernel Tuner cache, device Hand-written test device: 5 configurations (1 compile_error, 2 "
+                       "measured, 2 static_rejected); 67 of the 72 configurations that pass the T1 conditions missing "
+                       "from the file; 2 of its 7 entries outside them, left out"),
+            std::string::npos)
+      << r.out;
+  const Landscape l = read_landscape(out);
+  EXPECT_EQ(l.points.size(), 5u);
+  EXPECT_EQ(l.profile, "small_saxpy");
+  // It replays: the baseline is the T1 default configuration, its median the cache's time.
+  const Result run = run_evo({"--db", (t.path / "evo.db").string(), "run", "--replay", out.string(), "--strategy",
+                              "exhaustive", "--budget", "100", "-q"},
+                             t.path);
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_NE(run.out.find("72 new"), std::string::npos) << run.out;
+  // A cache of another space: one line, nothing written.
+  const Result bad = run_evo({"import-landscape", (kT1 / "small_saxpy_cache.json").string(), "--t1",
+                              (kT1 / "convolution_milo.json").string(), "--to", (t.path / "bad.json").string()},
+                             t.path);
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_EQ(bad.err_lines().size(), 1u) << bad.err;
+  EXPECT_NE(bad.err.find("tune_params_keys: 'tile' is not a tuning parameter of convolution_milo.json"), std::string::npos)
+      << bad.err;
+  EXPECT_FALSE(fs::exists(t.path / "bad.json"));
 }
 
 }  // namespace

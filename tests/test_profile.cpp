@@ -112,7 +112,7 @@ TEST(Expr, AsCppComputesWhatMuParserComputes) {
       "cdiv(M, T)", "M % T", "M % T == 0 || T >= 64", "T == 64 ? 2 : 3", "ceil(M / T) * floor(T / 3)",
       "-2^2", "2^3^2", "1 + 2 * 3 - 4 / 8", "M > T && T > M || D == 128", "min(S, D, T) + max(1, M / (16 * T))",
       "(S * D * 2 + 1024) <= 227 * 1024", "log2i(D) + sqrt(S) + abs(T - M)", "M != T ? (S >= 4096 ? 7 : 8) : 9",
-      "D == 64 || D == 128 && T == 32"};
+      "D == 64 || D == 128 && T == 32", "pymod(-M, T) + pymod(M, -T) + pymod(M, T)"};
   auto var = [](const std::string& n) { return "v_" + n; };
   std::string prog = "#include <cmath>\n#include <cstdio>\nint main() {\n  const double v_M = 250, v_T = 64, v_S = 4096, v_D = 128;\n";
   for (const auto& e : exprs) prog += "  std::printf(\"%.17g\\n\", " + evo::expression_to_cpp(e, var) + ");\n";

@@ -52,6 +52,8 @@ class Expressions(unittest.TestCase):
         self.assertEqual(evaluate("2^-1", {}), 0.5)
         self.assertEqual(evaluate("2^3^2", {}), 512)      # right-associative
         self.assertEqual(evaluate("7 % 3 + 1", {}), 2)
+        self.assertEqual(evaluate("-1 % 32", {}), -1)     # evo's %: C's remainder
+        self.assertEqual(evaluate("pymod(-1, 32)", {}), 31)  # Python's, as a T1 condition means it
         self.assertEqual(evaluate("1 + 2 * 3 == 7 && 4 > 3", {}), 1)
         self.assertEqual(evaluate("0 || 0", {}), 0)
         self.assertEqual(evaluate("S > 200 ? 1 : 2", v), 1)

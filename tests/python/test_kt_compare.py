@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""bench/kt_compare.py's scoring on made-up spaces (no Kernel Tuner, no GPU): the autotuning
+methodology's aggregate performance score, the budgets, and the best-so-far curves it reads."""
+import math
+import os
+import sys
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import kt_compare  # noqa: E402
+
+
+class MethodologyScore(unittest.TestCase):
+    def test_random_search_expected_best_is_the_methodologys_index(self):
+        # Nine times and no failure: worst first 9 .. 1; one draw is index round(1 * 10 / 2) = 5.
+        m = kt_compare.MethodologyScore([float(t) for t in range(1, 10)], 0)
+        self.assertEqual(m.random_best(1), 4.0)
+        self.assertEqual(m.random_best(2), 2.0)     # round(2 * 10 / 3) = 7
+        self.assertEqual(m.random_best(3), 1.0)     # round(3 * 10 / 4) = round(7.5) = 8 (half to even)
+        self.assertEqual(m.random_best(100), 1.0)   # past the end: the optimum
+        # Failures are the worst of all: with five of them, one draw is expected to fail.
+        f = kt_compare.MethodologyScore([1.0, 2.0, 3.0], 5)
+        self.assertIsNone(f.random_best(1))
+
+    def test_the_optimum_scores_one_and_random_search_zero(self):
+        times = [float(t) for t in range(1, 101)]
+        m = kt_compare.MethodologyScore(times, 0)
+        top = m.end
+        optimal = [[1.0] * top for _ in range(3)]
+        self.assertAlmostEqual(m.score(optimal), 1.0)
+        as_random = [[m.random_best(k) for k in range(1, top + 1)]]
+        self.assertAlmostEqual(m.score(as_random), 0.0)
+        # Halfway between random search and the optimum at every budget: 0.5.
+        half = [[(m.random_best(k) + 1.0) / 2 for k in range(1, top + 1)]]
+        self.assertAlmostEqual(m.score(half), 0.5)
+        # Worse than random search is below 0.
+        worse = [[100.0] * top]
+        self.assertLess(m.score(worse), 0.0)
+
+    def test_budgets_where_a_seed_has_nothing_valid_are_left_out(self):
+        m = kt_compare.MethodologyScore([float(t) for t in range(1, 101)], 0)
+        # Nothing valid at the range's first budget: that budget is left out, the rest count.
+        curve = [math.inf] * m.start + [1.0] * (m.end - m.start)
+        worse_first = [math.inf] * (m.start - 1) + [50.0] + [1.0] * (m.end - m.start)
+        self.assertAlmostEqual(m.score([curve]), 1.0)
+        self.assertLess(m.score([worse_first]), 1.0)
+        self.assertTrue(math.isnan(m.score([[math.inf] * m.end])))
+
+    def test_the_range_is_the_papers_half_way_to_ninety_six_percent(self):
+        # 1 .. 100: median 50.5. Half way: 25.75, the first at or below it worst first is 25, at
+        # index 75: ceil(75 / 26) = 3; at 96 %: 1 + 49.5 * 0.04 = 2.98, 2 at index 98: ceil(98 / 3) = 33.
+        m = kt_compare.MethodologyScore([float(t) for t in range(1, 101)], 0)
+        self.assertEqual(m.cutoff_fevals(0.5), 3)
+        self.assertEqual(m.cutoff_fevals(0.96), 33)
+        self.assertEqual((m.start, m.end), (3, 33))
+        # A space where all but two configurations sit far from the best: the range moves out.
+        skewed = kt_compare.MethodologyScore([1.0, 2.0] + [1000.0] * 98, 0)
+        self.assertEqual(skewed.start, math.ceil(98 / (101 - 98)))
+
+
+class Budgets(unittest.TestCase):
+    def test_small_spaces_take_shares_and_large_ones_counts(self):
+        self.assertEqual(kt_compare.default_budgets(525), [27, 53, 105, 158])
+        self.assertEqual(kt_compare.default_budgets(1999), [100, 200, 400, 600])
+        self.assertEqual(kt_compare.default_budgets(11130), [25, 50, 100, 200])
+
+    def test_best_curve_counts_distinct_configurations_and_failures(self):
+        points = {("a",): 5.0, ("b",): None, ("c",): 3.0}
+        curve = kt_compare.best_curve([("b",), ("a",), ("a",), ("c",)], 4, points.get)
+        self.assertEqual(curve[:3], [math.inf, 5.0, 3.0])
+        self.assertEqual(curve[3], 3.0)  # stopped after three distinct: what it had
+
+
+if __name__ == "__main__":
+    unittest.main()
