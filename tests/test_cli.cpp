@@ -681,6 +681,25 @@ TEST(CliExport, AfterAReplayExportsTheKernelOfTheProfileTheLandscapeNames) {
   EXPECT_FALSE(fs::exists(t.path / "k2"));
 }
 
+// A replay spends no compile or GPU time here: its summary says nothing of a pipeline, unless it
+// simulates one (then the figures are the simulation's, and say so).
+TEST(CliReplay, PrintsAPipelineLineOnlyForASimulatedPipeline) {
+  TempDir t;
+  const std::string landscape = (kSource / "tests/data/landscape_synthetic.json").string();
+  const Result plain = run_evo({"--db", (t.path / "a.db").string(), "run", "--replay", landscape, "--budget", "30",
+                                "--strategy", "random", "-q"}, t.path);
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  EXPECT_NE(plain.out.find("best: "), std::string::npos) << plain.out;
+  EXPECT_EQ(plain.out.find("pipeline"), std::string::npos) << plain.out;
+  EXPECT_EQ(plain.out.find("busy"), std::string::npos) << plain.out;
+  const Result simulated = run_evo({"--db", (t.path / "b.db").string(), "-j", "2", "run", "--replay", landscape,
+                                    "--budget", "30", "--strategy", "random", "--replay-compile-s", "0.01",
+                                    "--replay-gpu-s", "0.005", "-q"}, t.path);
+  ASSERT_EQ(simulated.code, 0) << simulated.err;
+  EXPECT_NE(simulated.out.find("pipeline (simulated by the replay): 2 compile workers busy"), std::string::npos)
+      << simulated.out;
+}
+
 TEST(CliExport, ExportedKernelCompilesWithNvcc) {
   TempDir t;
   const fs::path db = t.path / "evo.db";
