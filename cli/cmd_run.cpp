@@ -208,9 +208,16 @@ int cmd_run(const Globals& g, const RunArgs& given) {
     pipeline = cost.compile_s != 0 || cost.gpu_s > 0 ? Pipeline::Simulated : Pipeline::None;
     auto replay = std::make_unique<ReplayEvaluator>(a.replay, cost);
     profile = replay->profile();
-    // Only a profile named on purpose (--profile) can contradict the landscape.
-    if (!given.resume && a.profile != RunArgs{}.profile && a.profile != profile.name)
-      throw UserError("--profile " + a.profile + ": the landscape " + a.replay + " is of profile " + profile.name);
+    // Only a profile named on purpose (--profile) can contradict the landscape: a name must be the
+    // landscape's, a file must hold the landscape's space (what evo.tune writes, replayed in its tests).
+    if (!given.resume && a.profile != RunArgs{}.profile && a.profile != profile.name) {
+      std::error_code ec;
+      if (!std::filesystem::is_regular_file(a.profile, ec))
+        throw UserError("--profile " + a.profile + ": the landscape " + a.replay + " is of profile " + profile.name);
+      const Profile file = load_profile(a.profile);
+      if (auto why = landscape_mismatch(replay->landscape(), file))
+        throw UserError(a.profile + ": " + *why + " (the landscape " + a.replay + ")");
+    }
     profile_path = a.replay;
     evaluator = std::move(replay);
   } else {

@@ -16,6 +16,7 @@
 
 #include "engine/npy.h"  // defines: write_npy, NpyArray
 #include "engine/profile.h"
+#include "engine/replay.h"  // defines: Landscape, landscape_text
 #include "engine/space.h"
 #include "population/store.h"
 #include "tests/support.h"
@@ -698,6 +699,65 @@ TEST(CliReplay, PrintsAPipelineLineOnlyForASimulatedPipeline) {
   ASSERT_EQ(simulated.code, 0) << simulated.err;
   EXPECT_NE(simulated.out.find("pipeline (simulated by the replay): 2 compile workers busy"), std::string::npos)
       << simulated.out;
+}
+
+// `--profile FILE` beside `--replay`: the file is read as a profile and must hold the landscape's
+// space, field by field; a name must be the landscape's.
+TEST(CliReplay, AProfileFileMustHoldTheLandscapesSpace) {
+  PathsFixture fx;
+  const TempDir& t = fx.t;
+  ordered_json p = PathsFixture::single();
+  p["name"] = "scale";
+  write_text(t.path / "scale.json", p.dump(2));
+  Landscape l;
+  l.profile = "scale";
+  l.problem = l.objective = "fixed";
+  l.device = "test";
+  l.baseline = {{"BLOCK", 64}};
+  l.knobs = {{"BLOCK", {64, 128}}};
+  l.problems = {{"fixed", {{"N", 4}}}};
+  l.launch.block = {"BLOCK", "1", "1"};
+  LandscapePoint slow, fast;
+  slow.knobs = {{"BLOCK", 64}};
+  fast.knobs = {{"BLOCK", 128}};
+  slow.p50_us = slow.p90_us = 10;
+  fast.p50_us = fast.p90_us = 8;
+  l.points = {slow, fast};
+  write_text(t.path / "l.json", landscape_text(l));
+  auto run = [&](const std::string& profile) {
+    return run_evo({"--db", (t.path / "evo.db").string(), "run", "--profile", profile, "--replay",
+                    (t.path / "l.json").string(), "--budget", "5", "--strategy", "exhaustive", "-q"}, t.path);
+  };
+  const Result same = run((t.path / "scale.json").string());
+  ASSERT_EQ(same.code, 0) << same.err;
+  EXPECT_NE(same.out.find("best: #"), std::string::npos) << same.out;
+  EXPECT_NE(same.out.find("BLOCK=128"), std::string::npos) << same.out;
+
+  struct Change {
+    std::function<void(ordered_json&)> edit;
+    std::string field_and_what;
+  };
+  const std::vector<Change> changes = {
+      {[](ordered_json& j) { j["knobs"]["BLOCK"].push_back(256); }, "knobs.BLOCK: [64, 128, 256], the landscape records [64, 128]"},
+      {[](ordered_json& j) { j["constraints"] = {"BLOCK >= 64"}; }, "constraints: [BLOCK >= 64], the landscape records []"},
+      {[](ordered_json& j) { j["problems"][0]["sizes"]["N"] = 8; }, "problems[0].sizes: {N=8}, the landscape records {N=4}"},
+      {[](ordered_json& j) { j["launch"]["grid"] = {2}; }, "launch.grid: [2, 1, 1], the landscape records [1, 1, 1]"},
+      {[](ordered_json& j) { j["baseline"]["BLOCK"] = 128; }, "baseline: BLOCK=128, the landscape records BLOCK=64"},
+      {[](ordered_json& j) { j["name"] = "other"; }, "name: 'other', the landscape records 'scale'"},
+  };
+  for (const auto& c : changes) {
+    ordered_json j = p;
+    c.edit(j);
+    write_text(t.path / "changed.json", j.dump(2));
+    const Result r = run((t.path / "changed.json").string());
+    EXPECT_EQ(r.code, 2) << r.out << r.err;
+    ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
+    EXPECT_EQ(r.err_lines()[0].rfind("evo: " + (t.path / "changed.json").string() + ": " + c.field_and_what, 0), 0u)
+        << r.err_lines()[0];
+  }
+  const Result name = run("not_the_landscapes");
+  EXPECT_EQ(name.code, 2);
+  EXPECT_NE(name.err.find("is of profile scale"), std::string::npos) << name.err;
 }
 
 TEST(CliExport, ExportedKernelCompilesWithNvcc) {
