@@ -57,7 +57,10 @@ void print_evaluation(const Evaluation& e, const Timing& baseline, const std::st
                (s.reason.empty() ? "" : "; " + s.reason)});
   const bool ran = compiled && s.outcome != Outcome::Rejected;
   if (ran) {
-    t.add({"green", outcome_name(e.green.outcome), e.green.outcome == Outcome::Passed ? "" : e.green.reason});
+    t.add({"green", outcome_name(e.green.outcome),
+           (e.green.outcome == Outcome::Passed ? "" : e.green.reason) +
+               (e.green.reference.empty() ? "" : (e.green.outcome == Outcome::Passed ? "against " : "; against ") +
+                                                     e.green.reference)});
     for (const auto& p : e.green.problems)
       t.add({"  " + p.problem, outcome_name(p.outcome),
              "max_abs " + sci(p.max_abs) + ", mean_abs " + sci(p.mean_abs) + ", rel_l2 " + sci(p.rel_l2) + ", bad " +

@@ -534,6 +534,8 @@ ExportedKernel export_kernel(Store& s, StoredEvaluation chosen, const std::strin
     << ev.fast.mode << ", " << ev.fast.iters << " iters), " << fmt_num(ev.speedup, 2) << "x the baseline in the same run\n"
     << "// GREEN:     " << outcome_name(ev.green.outcome) << " on";
   for (const auto& r : ev.green.problems) h << " " << r.problem;
+  // An evaluation recorded before verdicts named their reference: the profile's, as it is now.
+  h << " against " << (ev.green.reference.empty() ? p.reference_text() : ev.green.reference);
   h << "; sanitizer: " << outcome_name(ev.sanitize.outcome) << "\n"
     << "// launch (" << obj.name << "): grid (" << geo.grid[0] << "," << geo.grid[1] << "," << geo.grid[2] << ") block ("
     << geo.block[0] << "," << geo.block[1] << "," << geo.block[2] << ") dynamic smem " << geo.shared_bytes << " B; grid = ("

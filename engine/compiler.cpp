@@ -250,6 +250,8 @@ CompileRequest candidate_request(const Profile& p, const Config& c, const std::s
 std::vector<CompileRequest> reference_requests(const Profile& p, const std::string& arch) {
   CompileRequest base;
   base.defines = p.reference.defines;
+  // A configuration of the candidate compiles as the candidate does: the same request, one cubin.
+  if (p.reference_config) base.options = p.compile_options;
   base.include_dirs = p.include_dirs;
   base.arch = arch.empty() ? p.arch : arch;
   return grouped_requests(p.reference_launches(), base);

@@ -85,6 +85,7 @@ struct GreenVerdict {
   Outcome outcome = Outcome::Skipped;
   std::vector<GreenResult> problems;
   std::string reason;
+  std::string reference;  // what the outputs were compared with (Profile::reference_text); "" when nothing was
 };
 
 struct Timing {

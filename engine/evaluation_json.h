@@ -47,7 +47,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(StaticVerdict, outcome, ptxas, t
                                                 total_smem, blocks_per_sm, occupancy_pct, occupancy_limit, reason)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(GreenResult, problem, outcome, max_abs, mean_abs, rel_l2, bad_pct,
                                                 nan_count, inf_count, unwritten, trials_run, reason)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(GreenVerdict, outcome, problems, reason)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(GreenVerdict, outcome, problems, reason, reference)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Timing, outcome, problem, mode, iters, p50_us, p90_us, mean_us,
                                                 std_us, cv, min_us, reason)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(MetricsResult, outcome, values, unavailable, reason)

@@ -104,6 +104,23 @@ const KnobDef* Profile::find_knob(const std::string& n) const {
   for (const auto& k : knobs) if (k.name == n) return &k;
   return nullptr;
 }
+std::string Profile::reference_text() const {
+  if (reference_command) return "command `" + reference_command->command + "`";
+  if (reference_data) {
+    std::string files;
+    for (const auto& [buffer, path] : reference_data->outputs) files += (files.empty() ? "" : ", ") + path.filename().string();
+    return "data (" + files + ")";
+  }
+  if (reference_config) {
+    std::string knobs;
+    for (const auto& [name, value] : *reference_config) knobs += (knobs.empty() ? "" : ",") + name + "=" + std::to_string(value);
+    return "the configuration " + knobs + (*reference_config == baseline ? " (the baseline)" : "");
+  }
+  std::string entries;
+  for (const KernelSpec* k : reference_launches()) entries += (entries.empty() ? "" : ", ") + k->name;
+  return "kernel " + entries + " (" + reference.source.filename().string() + ")";
+}
+
 const BufferSpec* Profile::find_buffer(const std::string& n) const {
   for (const auto& b : buffers) if (b.name == n) return &b;
   return nullptr;
@@ -301,6 +318,47 @@ void check_expr(const Reader& r, const std::string& field, const std::string& te
 }
 
 }  // namespace
+
+// `"reference": {"config": "baseline" | {KNOB: value, ...}}`: the candidate's own launches at one
+// configuration (knobs an object leaves out take the baseline's). Its knobs become defines of the
+// reference's launches, so its expressions and its compile see them as the candidate's would.
+void read_reference_config(Profile& p, const std::string& file, const Json& v, const std::vector<std::string>& known) {
+  const std::string at = "reference.config";
+  std::map<std::string, std::int64_t> c = p.baseline;
+  if (v.is_string()) {
+    if (v.get<std::string>() != "baseline") fail_at(file, at, "'" + v.get<std::string>() + "': give \"baseline\" or an object of KNOB: value");
+  } else if (v.is_object()) {
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      const KnobDef* k = p.find_knob(it.key());
+      if (!k) fail_at(file, at + "." + it.key(), "unknown knob");
+      if (!it->is_number_integer()) fail_at(file, at + "." + it.key(), "must be an integer");
+      const std::int64_t x = it->get<std::int64_t>();
+      if (std::find(k->values.begin(), k->values.end(), x) == k->values.end())
+        fail_at(file, at + "." + it.key(), std::to_string(x) + " is not among the knob's values");
+      c[it.key()] = x;
+    }
+  } else {
+    fail_at(file, at, "give \"baseline\" or an object of KNOB: value");
+  }
+  // GREEN runs the reference on the candidate's buffers: a scratch buffer sized by knobs would be
+  // the candidate's size, not the reference's.
+  for (const auto& b : p.buffers)
+    for (const auto& e : b.shape) {
+      const Expr x(e, known);
+      for (const auto& name : x.used_vars())
+        if (b.role == BufferRole::Scratch && p.find_knob(name))
+          fail_at(file, at, "scratch buffer " + b.name + " is sized by knob " + name +
+                                ": a configuration reference needs buffers every configuration shares");
+    }
+  auto at_config = [&](KernelSpec k) {
+    for (const auto& [name, value] : c) k.defines[name] = std::to_string(value);
+    return k;
+  };
+  p.reference = at_config(p.kernel);
+  p.later_reference_launches.clear();
+  for (const auto& k : p.later_launches) p.later_reference_launches.push_back(at_config(k));
+  p.reference_config = std::move(c);
+}
 
 Profile load_profile(const std::filesystem::path& path) {
   const std::string file = path.string();
@@ -600,11 +658,12 @@ Profile load_profile(const std::filesystem::path& path) {
     check_launch(r, p.kernel.launch, with_defines(p.kernel));
   }
 
+  const Json* reference_config_json = nullptr;
   {
     Reader rr(file, "reference", r.get("reference"));
     // One form only: a kernel (template, kernel, args, launch), launches, a command or data.
     std::vector<std::string> forms;
-    for (const char* f : {"command", "data", "launches"})
+    for (const char* f : {"config", "command", "data", "launches"})
       if (rr.has(f)) forms.push_back(f);
     for (const char* f : {"kernel", "launch", "args"})
       if (rr.has(f)) {
@@ -612,7 +671,8 @@ Profile load_profile(const std::filesystem::path& path) {
         break;
       }
     if (forms.empty())
-      rr.fail("", "give the trusted reference as a kernel (template, kernel, launch), launches, a command or data");
+      rr.fail("", "give the trusted reference as a kernel (template, kernel, launch), launches, a command, data or a "
+                  "configuration of the candidate (config)");
     if (forms.size() > 1) rr.fail("", "give one form of reference, not " + forms[0] + " and " + forms[1]);
     // The reference has no knobs: its expressions see only problem sizes and its own defines.
     auto reference_vars = [&](const std::map<std::string, std::string>& defines) {
@@ -621,7 +681,10 @@ Profile load_profile(const std::filesystem::path& path) {
       rv.push_back(kDeviceSmsVar);
       return rv;
     };
-    if (rr.has("command")) {
+    if (rr.has("config")) {
+      // Resolved below, once the knobs' baseline is read.
+      reference_config_json = &rr.get("config");
+    } else if (rr.has("command")) {
       CommandReference c;
       c.command = rr.str("command");
       c.dir = dir;
@@ -727,6 +790,8 @@ Profile load_profile(const std::filesystem::path& path) {
     for (const auto& k : p.knobs)
       if (!p.baseline.count(k.name)) r.fail("baseline", "missing knob " + k.name);
   }
+
+  if (reference_config_json) read_reference_config(p, file, *reference_config_json, with_defines(p.kernel));
 
   // Gates.
   if (r.has("gates")) {

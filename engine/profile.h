@@ -175,6 +175,12 @@ struct Profile {
   // or stored data is given (then `reference` is empty).
   KernelSpec reference;
   std::vector<KernelSpec> later_reference_launches;
+  // `"reference": {"config": ...}`: the candidate's own launches at this configuration (the
+  // baseline, or one given), when nothing else can be trusted (a T1 file, a Kernel Tuner script
+  // without an answer). `reference` and later_reference_launches are then copies of the
+  // candidate's launches with the configuration's knobs among their defines, compiled with the
+  // profile's options, so they name one cubin with the candidate of that configuration.
+  std::optional<std::map<std::string, std::int64_t>> reference_config;
   std::optional<CommandReference> reference_command;
   std::optional<DataReference> reference_data;
   std::vector<std::string> include_dirs;     // extra -I for NVRTC (absolute)
@@ -194,6 +200,9 @@ struct Profile {
   std::vector<const KernelSpec*> launches() const;            // kernel, then later_launches
   std::vector<const KernelSpec*> reference_launches() const;  // empty for a command or data reference
   bool reference_is_kernel() const { return !reference_command && !reference_data; }
+  // What GREEN compares against, in words: "kernel matmul_ref (ref/matmul_ref.cu)", "the
+  // configuration block_size_x=16,... (the baseline)", "command `...`", "data (...)".
+  std::string reference_text() const;
   const Problem& objective_problem() const;
   const Problem* find_problem(const std::string& name) const;
   const KnobDef* find_knob(const std::string& name) const;

@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -152,6 +153,20 @@ struct WorkerState {
   }
 };
 
+// EVO_GREEN_TIMES=FILE: one JSON line a GREEN run, its wall seconds by step (gates/green.h), to
+// see where a candidate's GREEN time goes (docs/results/pipeline.md). Appended with O_APPEND, so
+// the workers of a run may share the file.
+void log_green_steps(const WorkerJob& job, double total_s, const std::map<std::string, double>& steps) {
+  const char* file = std::getenv("EVO_GREEN_TIMES");
+  if (!file || !*file) return;
+  Json line{{"config", job.config}, {"green_s", total_s}, {"steps", steps}};
+  const std::string text = line.dump() + "\n";
+  const int fd = ::open(file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return;  // a diagnostic: never the candidate's failure
+  write_all(fd, text);
+  ::close(fd);
+}
+
 // Runs the job's gates in order, stopping where one says no. A CUDA failure becomes a crash
 // verdict naming the step; `fatal` says the context is dead and the process must exit.
 WorkerAnswer run_job(WorkerState& st, const WorkerJob& job, const Heartbeat& send_beat, bool* fatal) {
@@ -217,11 +232,14 @@ WorkerAnswer run_job(WorkerState& st, const WorkerJob& job, const Heartbeat& sen
       g.trials = job.trials > 0 ? job.trials : prof.gates.green.trials;
       g.stream = st.stream;
       g.beat = beat;
+      std::map<std::string, double> steps;
+      g.step_seconds = &steps;
       a.green = run_green(g);
       a.references_made = tally.made;
       a.references_read = tally.read;
       a.warnings = tally.warnings;
       a.seconds_green = seconds_since(phase_start);
+      log_green_steps(job, a.seconds_green, steps);
       phase_seconds = nullptr;
       if ((!g.reference.empty() || g.host_reference) && a.green.outcome != Outcome::Passed) return a;
     }

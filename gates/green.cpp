@@ -19,6 +19,21 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// Adds the wall time of its scope to a step's total (nothing when no totals are asked for).
+class StepTimer {
+ public:
+  StepTimer(std::map<std::string, double>* totals, const char* step)
+      : totals_(totals), step_(step), t0_(std::chrono::steady_clock::now()) {}
+  ~StepTimer() {
+    if (totals_) (*totals_)[step_] += seconds_since(t0_);
+  }
+
+ private:
+  std::map<std::string, double>* totals_;
+  const char* step_;
+  std::chrono::steady_clock::time_point t0_;
+};
+
 }  // namespace
 
 namespace {
@@ -247,6 +262,7 @@ GreenVerdict run_green(const GreenRun& r) {
   bool any_skipped = false;
   auto beat = [&](const std::string& step, double budget) { if (r.beat) r.beat(step, budget); };
   const bool compares = !r.reference.empty() || r.host_reference;
+  if (compares) v.reference = prof.reference_text();
   // Stored data has fixed inputs: every seed and trial would be the same one.
   const bool fixed = r.host_reference && prof.reference_data;
   std::vector<Trial> all;
@@ -262,6 +278,8 @@ GreenVerdict run_green(const GreenRun& r) {
       if (r.tally) r.tally->warnings.push_back(w);
     });
   References refs(r, store ? &*store : nullptr, beat);
+  std::optional<StepTimer> phase_a;
+  phase_a.emplace(r.step_seconds, "references");
   if (store)
     for (const Problem* p : r.problems) {
       if (refs.all_found(*p, all)) continue;  // every candidate after the first
@@ -271,20 +289,27 @@ GreenVerdict run_green(const GreenRun& r) {
       refs.get(*p, bufs, ref, all);
     }
 
+  phase_a.reset();
   // B. The candidate on every problem, seed and trial, against those outputs.
   for (const Problem* p : r.problems) {
     GreenResult res;
     res.problem = p->name;
     res.outcome = Outcome::Passed;
-    BufferSet bufs(prof, *p, r.config);
+    std::optional<StepTimer> allocating;
+    allocating.emplace(r.step_seconds, "buffers");
+    std::optional<BufferSet> bufs_in_scope;
+    bufs_in_scope.emplace(prof, *p, r.config);
+    BufferSet& bufs = *bufs_in_scope;
     LaunchSequence cand(prof.launches(), r.candidate, *p, r.config);
     LaunchSequence ref(r.reference.empty() ? std::vector<const KernelSpec*>{} : prof.reference_launches(), r.reference,
                        *p, {});
+    allocating.reset();
 
     for (std::size_t i = 0; i < all.size() && res.outcome == Outcome::Passed; ++i) {
       const Trial& t = all[i];
       const std::string where = where_text(*p, t);
       in_step("filling inputs", where, [&] {
+        StepTimer timer(r.step_seconds, "inputs");
         beat("green: inputs (" + where + ")", 60 + timeout);
         bufs.fill_inputs(t.seed, t.trial, r.stream, store ? &*store : nullptr);
         // Packed after the fill: an fp8 tensor's descale argument is this trial's scale.
@@ -294,11 +319,13 @@ GreenVerdict run_green(const GreenRun& r) {
       });
       const ReferenceMemo::Outputs* ref_out = compares ? refs.find(*p, t) : nullptr;
       if (compares && !ref_out) {
+        StepTimer timer(r.step_seconds, "references");
         refs.get(*p, bufs, ref, {t});  // not had in A (no store, or the memo's bound): now
         ref_out = refs.find(*p, t);
         if (!ref_out) throw UserError("GREEN: the reference outputs of " + where + " were not kept");
       }
       in_step("candidate launch", where, [&] {
+        StepTimer timer(r.step_seconds, "launch");
         bufs.poison_outputs(r.stream);
         bufs.refill_inouts(true, r.stream);  // the reference accumulated into them
         beat("green: candidate launch (" + where + ")", timeout * cand.size());
@@ -310,6 +337,7 @@ GreenVerdict run_green(const GreenRun& r) {
       ++res.trials_run;
       if (!compares) continue;
       in_step("comparing outputs", where, [&] {
+        StepTimer timer(r.step_seconds, "compare");
         beat("green: compare (" + where + ")", 60 + timeout);
         const std::vector<DeviceTensor> cand_out = bufs.device_outputs();
         for (std::size_t o = 0; o < cand_out.size(); ++o) {
@@ -329,6 +357,10 @@ GreenVerdict run_green(const GreenRun& r) {
           res.reason = (c.reference_bad ? "" : cand_out[o].name + ": ") + c.failure + " (" + where + ")";
         }
       });
+    }
+    {
+      StepTimer timer(r.step_seconds, "buffers");  // the free
+      bufs_in_scope.reset();
     }
     if (!compares) {
       res.outcome = Outcome::Skipped;

@@ -31,6 +31,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -73,6 +74,10 @@ struct GreenRun {
   Heartbeat beat;
   double* max_candidate_launch_s = nullptr;  // out: slowest candidate launch + sync seen
   ReferenceTally* tally = nullptr;           // out: how the reference outputs were had
+  // out: wall seconds by step ("buffers", "inputs", "references", "launch", "compare"), added to
+  // what is there: where a candidate's GREEN time goes (the worker writes them where
+  // EVO_GREEN_TIMES names a file).
+  std::map<std::string, double>* step_seconds = nullptr;
 };
 // Throws CudaError (with the step in its text) when a launch fails, ReferenceError when a command
 // or data reference cannot answer; a wrong answer is a verdict.

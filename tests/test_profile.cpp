@@ -11,6 +11,7 @@
 #include <set>
 
 #include "engine/buffers.h"
+#include "engine/compiler.h"  // defines: candidate_request, reference_request
 #include "engine/error.h"
 #include "engine/expr.h"
 #include "engine/hash.h"
@@ -825,4 +826,62 @@ TEST(StaticGate, EveryLaunchIsCheckedAndTheWorstFiguresKept) {
   const auto one = evo::static_gate(p, c, fake_build(30, 0, 0), lim);
   EXPECT_EQ(one.outcome, evo::Outcome::Rejected);
   EXPECT_NE(one.reason.find("the build has 1 kernels for 2 launches"), std::string::npos) << one.reason;
+}
+
+// `"reference": {"config": ...}`: the candidate at one configuration is the trusted kernel (what a
+// T1 file or a Kernel Tuner script without an answer gives). Its launches are the candidate's with
+// the knobs as defines, so geometry and compile request are the candidate's of that configuration.
+TEST(Profile, ConfigurationReferenceIsTheCandidateAtThatConfiguration) {
+  ordered_json j = gemm_json();
+  j["reference"] = {{"config", "baseline"}};
+  const evo::Profile p = evo::load_profile(write_profile(j, "ref_config_baseline"));
+  ASSERT_TRUE(p.reference_config.has_value());
+  EXPECT_EQ(*p.reference_config, p.baseline);
+  EXPECT_TRUE(p.reference_is_kernel());
+  EXPECT_EQ(p.reference.name, p.kernel.name);
+  EXPECT_EQ(p.reference.source, p.kernel.source);
+  for (const auto& [knob, value] : p.baseline) EXPECT_EQ(p.reference.defines.at(knob), std::to_string(value)) << knob;
+  EXPECT_EQ(evo::reference_request(p, "").defines, evo::candidate_request(p, p.baseline, "").defines);
+  EXPECT_EQ(evo::reference_request(p, "").options, evo::candidate_request(p, p.baseline, "").options);
+  const evo::Problem& prob = p.objective_problem();
+  const evo::LaunchGeometry ref = evo::launch_geometry(p.reference, prob, {});
+  const evo::LaunchGeometry cand = evo::launch_geometry(p.kernel, prob, p.baseline);
+  EXPECT_EQ(ref.grid, cand.grid);
+  EXPECT_EQ(ref.block, cand.block);
+  EXPECT_EQ(ref.shared_bytes, cand.shared_bytes);
+  EXPECT_NE(p.reference_text().find("(the baseline)"), std::string::npos) << p.reference_text();
+
+  // Another configuration: its knobs, the rest the baseline's, and no "(the baseline)".
+  const evo::KnobDef& k = p.knobs.front();
+  const std::int64_t other = k.values.front() == p.baseline.at(k.name) ? k.values.back() : k.values.front();
+  j["reference"] = {{"config", {{k.name, other}}}};
+  const evo::Profile q = evo::load_profile(write_profile(j, "ref_config_other"));
+  EXPECT_EQ(q.reference_config->at(k.name), other);
+  EXPECT_EQ(q.reference.defines.at(k.name), std::to_string(other));
+  EXPECT_EQ(q.reference_text().find("(the baseline)"), std::string::npos) << q.reference_text();
+}
+
+TEST(Profile, ConfigurationReferenceRefusesWhatItCannotRun) {
+  ordered_json j = gemm_json();
+  auto error = [&](const ordered_json& ref, const std::string& tag) {
+    j["reference"] = ref;
+    return load_error(write_profile(j, tag));
+  };
+  EXPECT_NE(error({{"config", "best"}}, "ref_config_word").find("reference.config: 'best': give \"baseline\""),
+            std::string::npos);
+  EXPECT_NE(error({{"config", {{"NO_SUCH_KNOB", 1}}}}, "ref_config_knob").find("reference.config.NO_SUCH_KNOB: unknown knob"),
+            std::string::npos);
+  const std::string knob = gemm_json()["knobs"].begin().key();
+  EXPECT_NE(error({{"config", {{knob, 12345}}}}, "ref_config_value").find("12345 is not among the knob's values"),
+            std::string::npos);
+  EXPECT_NE(error({{"config", "baseline"}, {"kernel", "x"}}, "ref_config_two").find("give one form of reference"),
+            std::string::npos);
+}
+
+TEST(Profile, ConfigurationReferenceRefusesScratchSizedByKnobs) {
+  std::ifstream in(kSource / "profiles/reduce_sum.json");
+  ordered_json j = ordered_json::parse(in);
+  j["reference"] = {{"config", "baseline"}};
+  const std::string e = load_error(write_profile(j, "ref_config_scratch"));
+  EXPECT_NE(e.find("reference.config: scratch buffer PARTIAL is sized by knob"), std::string::npos) << e;
 }
