@@ -189,6 +189,22 @@ class ThroughAReplay(Folder):
         meta = evo.file_utils.store_metadata_file(str(self.tmp / "kt_meta.json"))
         self.assertEqual(json.loads(meta.read_text())["metadata"]["evo"]["device"], "replay:landscape")
 
+    def test_without_an_answer_the_default_configuration_is_the_reference(self):
+        # Kernel Tuner's vector_add passes no answer: evo reads the profile whose reference is the
+        # kernel at the baseline (it checked it against the landscape) and the run comes back alike.
+        args, _ = matmul_arguments()
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            results, env = evo.tune("matmul_kernel", MATMUL, (N, N), args, TUNE, grid_div_x=["block_size_x", "tile_size_x"],
+                                    grid_div_y=["block_size_y", "tile_size_y"], restrictions=RESTRICT,
+                                    strategy="brute_force", replay=write_landscape(self.tmp / "landscape.json"),
+                                    evo_binary=EVO, workdir=self.tmp / "work", budget=100)
+        profile = json.loads((self.tmp / "work" / "matmul_kernel.json").read_text())
+        self.assertEqual(profile["reference"], {"config": "baseline"})
+        self.assertEqual(len(results), len(valid_configs()))
+        self.assertEqual({k: env["best_config"][k] for k in TUNE},
+                         {"block_size_x": 16, "block_size_y": 4, "tile_size_x": 2, "tile_size_y": 4})
+
     def test_evo_refuses_a_landscape_of_another_space(self):
         other = dict(SPACE, constraints=["block_size_x >= block_size_y * tile_size_y", SPACE["constraints"][1]])
         with self.assertRaises(evo.EvoRunError) as e:
@@ -226,6 +242,10 @@ class TheProfile(Folder):
         # No block dimension can pass 1024 threads here: no constraint says so.
         self.assertNotIn("constraints", profile)
         self.assertFalse((self.tmp / "w" / "data").exists(), "no data without an answer")
+        # evo reads it: the kernel at its baseline as the reference, the inout buffers and their fills.
+        check = subprocess.run([EVO, "check", str(p), "--json"], capture_output=True, text=True)
+        self.assertEqual(check.returncode, 0, check.stderr)
+        self.assertEqual(json.loads(check.stdout)["valid"], 15)
 
     def test_kernel_tuners_launch_conventions(self):
         # No tunable block_size_x: Kernel Tuner's block is 256 wide and its grid divisor is 1.
@@ -261,6 +281,14 @@ class TheProfile(Folder):
         check = subprocess.run([EVO, "check", str(p), "--json"], capture_output=True, text=True)
         self.assertEqual(check.returncode, 0, check.stderr)
         self.assertEqual(json.loads(check.stdout)["valid"], 6)
+        # NVRTC compiles the kernel with Kernel Tuner's macros as evo passes them (grid_size_y's C
+        # expression of a knob, the __constant__ table, a C++ entry name), every configuration.
+        built = subprocess.run([EVO, "--cache", str(self.tmp / "cache"), "-j", "2", "compile", str(p), "--all", "--json"],
+                               capture_output=True, text=True)
+        self.assertEqual(built.returncode, 0, built.stderr)
+        verdicts = json.loads(built.stdout)["results"]
+        self.assertEqual(len(verdicts), 6)
+        self.assertTrue(all(v["build"]["ok"] and v["static"]["outcome"] == "passed" for v in verdicts), built.stdout)
 
     def test_an_answer_is_compared_in_the_arguments_type_and_shape(self):
         c = np.zeros(1000, dtype=np.float32)
