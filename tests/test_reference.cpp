@@ -335,7 +335,8 @@ TEST(ReferenceForms, OneFormOnlyAndACommandNamesBothFolders) {
       {[](ordered_json& j) { j["reference"] = {{"command", "python3 ref.py {in} {out}"}, {"timeout_s", 0}}; },
        "reference.timeout_s: must be positive"},
       {[](ordered_json& j) { j["reference"] = ordered_json::object(); },
-       "reference: give the trusted reference as a kernel (template, kernel, launch), launches, a command or data"},
+       "reference: give the trusted reference as a kernel (template, kernel, launch), launches, a command, data or a "
+       "configuration of the candidate (config)"},
   };
   for (const auto& c : cases) {
     DataProfile fresh;
