@@ -2,9 +2,8 @@
 """Kernel Tuner's strategies beside evo's, on the same recorded landscapes.
 
 Each evo landscape (tests/data/landscape_*.json, the complete valid space of a profile) becomes a
-Kernel Tuner cache file, and Kernel Tuner 1.4.0 (its public source; Debian's Python packages, see
-../shared/kernel_tuner_sim) runs its strategies on it in simulation mode. evo runs on the same
-landscape through `evo run --replay`. For each budget and seed, the best median among the first N
+Kernel Tuner cache file, and Kernel Tuner 1.4.0 (its public source, with Debian's Python packages)
+runs its strategies on it in simulation mode. evo runs on the same landscape through `evo run --replay`. For each budget and seed, the best median among the first N
 *distinct* configurations evaluated (failures count) is taken; the table gives the share of seeds
 within 2 % of the landscape's best and the mean best. Budgets: 25, 50, 100 and 200 evaluations, or
 5, 10, 20 and 30 % of the configurations that pass the constraints when there are fewer than 2 000
@@ -26,10 +25,13 @@ end of that range or the largest budget of the table, whichever is later (its fi
 configurations for every M), as the methodology reads one run's curve.
 
   scripts/install-deps.sh --bench
-  python3 bench/kt_compare.py --evo build/evo --out docs/results/kt_compare.md [LANDSCAPE ...]
+  KERNEL_TUNER_DIR=~/kernel_tuner python3 bench/kt_compare.py --evo build/evo --out docs/results/kt_compare.md [LANDSCAPE ...]
 
-KT_SRC (or --kt-src) is a Kernel Tuner source tree; by default the one at 96a6abc is extracted
-from a local mirror or cloned. Run with Debian's /usr/bin/python3.
+Kernel Tuner comes from --kt-src DIR (or $KT_SRC), a source tree used as it is, or else from
+$KERNEL_TUNER_DIR, a clone of https://github.com/KernelTuner/kernel_tuner (git dir or work tree) or
+that URL, whose commit 96a6abc is extracted. python-constraint2, which Debian does not package, may
+be a stand-in folder: --kt-stubs DIR (or $KT_STUBS, or $EVO_SHARED_DIR/kernel_tuner_sim/stubs).
+Run with Debian's python3 (the one with NumPy).
 """
 import argparse, datetime, json, math, os, random, sqlite3, subprocess, sys, tempfile, time
 from pathlib import Path
@@ -41,20 +43,35 @@ STRATEGIES = ["random_sample", "genetic_algorithm", "dual_annealing", "simulated
 
 
 def kt_source(arg):
+    """A Kernel Tuner source tree: --kt-src as it is, else commit KT_COMMIT of $KERNEL_TUNER_DIR."""
     if arg:
         return Path(arg)
+    repo = os.environ.get("KERNEL_TUNER_DIR")
+    if not repo:
+        sys.exit("kt_compare: no Kernel Tuner: give --kt-src DIR (a source tree), or KERNEL_TUNER_DIR=DIR (a clone of "
+                 "https://github.com/KernelTuner/kernel_tuner, git dir or work tree, or that URL)")
     dest = Path(tempfile.gettempdir()) / f"kt_src_{KT_COMMIT[:7]}"
     if (dest / "kernel_tuner").is_dir():
         return dest
     dest.mkdir(parents=True, exist_ok=True)
-    mirror = Path("/work/.mirror/KernelTuner+kernel_tuner/repo")
-    src = str(mirror) if mirror.exists() else "https://github.com/KernelTuner/kernel_tuner"
-    if not mirror.exists():
-        subprocess.run(["git", "clone", "-q", "--bare", src, str(dest / "kt.git")], check=True)
-        src = str(dest / "kt.git")
-    archive = subprocess.run(["git", "--git-dir", src, "archive", KT_COMMIT], check=True, capture_output=True).stdout
+    gitdir = repo
+    if Path(repo, ".git").exists():
+        gitdir = str(Path(repo, ".git"))
+    elif not Path(repo).is_dir():
+        subprocess.run(["git", "clone", "-q", "--bare", repo, str(dest / "kt.git")], check=True)
+        gitdir = str(dest / "kt.git")
+    archive = subprocess.run(["git", "--git-dir", gitdir, "archive", KT_COMMIT], check=True, capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
     return dest
+
+
+def kt_stubs(arg):
+    """The folder standing in for python-constraint2, or None where the real package is installed."""
+    if arg:
+        return arg
+    if os.environ.get("EVO_SHARED_DIR"):
+        return str(Path(os.environ["EVO_SHARED_DIR"]) / "kernel_tuner_sim" / "stubs")
+    return None
 
 
 def load_landscape(path):
@@ -195,6 +212,7 @@ def main():
     ap.add_argument("--evo", default=str(ROOT / "build" / "evo"))
     ap.add_argument("--evo-strategies", default="evo,random")
     ap.add_argument("--kt-src", default=os.environ.get("KT_SRC"))
+    ap.add_argument("--kt-stubs", default=os.environ.get("KT_STUBS"))
     ap.add_argument("--strategies", default=",".join(STRATEGIES))
     ap.add_argument("--shares", help="budgets as shares of the valid configurations, e.g. 0.1,0.2,0.3")
     ap.add_argument("--budgets", help="budgets as evaluation counts, e.g. 25,50,100,200 (default: see above)")
@@ -205,8 +223,13 @@ def main():
     paths = [Path(p) for p in a.landscapes] or sorted(p for p in (ROOT / "tests" / "data").glob("landscape_*.json")
                                                        if "synthetic" not in p.name)
     src = kt_source(a.kt_src)
-    sys.path[:0] = [str(ROOT / ".." / "shared" / "kernel_tuner_sim" / "stubs"), "/work/shared/kernel_tuner_sim/stubs", str(src)]
-    import kernel_tuner as kt
+    stubs = kt_stubs(a.kt_stubs)
+    sys.path[:0] = ([stubs] if stubs else []) + [str(src)]
+    try:
+        import kernel_tuner as kt
+    except ImportError as e:
+        sys.exit(f"kt_compare: Kernel Tuner from {src} does not import ({e}): scripts/install-deps.sh --bench, and "
+                 "--kt-stubs DIR (or KT_STUBS, EVO_SHARED_DIR) for a python-constraint2 stand-in")
     import logging
     logging.disable(logging.WARNING)
     results, lines = {}, []

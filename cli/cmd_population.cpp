@@ -88,8 +88,9 @@ std::string inline_includes(const fs::path& file, std::set<fs::path>& seen) {
   std::smatch m;
   while (std::getline(in, line)) {
     if (std::regex_search(line, m, inc)) {
-      fs::path dep = fs::weakly_canonical(file.parent_path() / m[1].str());
-      if (fs::exists(dep)) {
+      std::error_code ec;  // an include that cannot be resolved stays an #include line
+      fs::path dep = fs::weakly_canonical(file.parent_path() / m[1].str(), ec);
+      if (!ec && fs::exists(dep, ec)) {
         if (seen.insert(dep).second) out += "// ---- inlined " + m[1].str() + " ----\n" + inline_includes(dep, seen);
         continue;
       }
@@ -268,7 +269,8 @@ Profile profile_for_export(const std::optional<RunInfo>& run, StoredEvaluation& 
                            bool say = true) {
   const bool replay = run && run->device.rfind("replay:", 0) == 0;
   if (!replay) {
-    if (!given.empty() && fs::exists(given)) return load_profile(given);
+    std::error_code ec;
+    if (!given.empty() && fs::exists(given, ec)) return load_profile(given);
     return load_profile(run ? fs::path(run->profile_path) : resolve_profile(pick.key.profile));
   }
   const std::string how = "give the profile with --profile NAME|PATH (evo export best --profile " + pick.key.profile +
@@ -300,7 +302,8 @@ Profile profile_for_export(const std::optional<RunInfo>& run, StoredEvaluation& 
 
 // --profile as a filter: a profile's name, or the name inside a profile file.
 std::string profile_name(const std::string& given) {
-  if (given.empty() || !fs::is_regular_file(given)) return given;
+  std::error_code ec;  // a name too long to be a file is a name
+  if (given.empty() || !fs::is_regular_file(given, ec)) return given;
   return load_profile(given).name;
 }
 

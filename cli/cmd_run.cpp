@@ -127,9 +127,14 @@ RunArgs resumed_args(const Store& store, const RunArgs& given, std::string& prof
   return a;
 }
 
-// One run's summary: what was spent, the best, where the time went (`queued`: the workers' time,
-// whose pipelines are their own, so no pipeline line).
-void print_summary(const RunSummary& s, const std::string& problem, bool queued, std::ostream& out) {
+// Whose pipeline the summary's busy figures describe: this host's compile pool and GPUs, a replay's
+// simulated ones (--replay-compile-s, --replay-gpu-s, EVO_REPLAY_DELAY_MS), or none here (a queue's
+// workers have their own; a replay that costs nothing spends no compile or GPU time at all, its
+// seconds are the landscape's record).
+enum class Pipeline { Here, Simulated, None };
+
+// One run's summary: what was spent, the best, where the time went.
+void print_summary(const RunSummary& s, const std::string& problem, Pipeline pipeline, std::ostream& out) {
   out << "run " << s.run_id << (problem.empty() ? "" : " (problem " + problem + ")") << " " << s.status << " (" << s.stop_reason << "): " << s.new_evaluations << " new, "
             << s.evaluations - s.new_evaluations << " read back, "
             << (s.evaluations ? fmt_num(100.0 * s.measured / s.evaluations, 1) : "0") << "% valid\n";
@@ -144,8 +149,8 @@ void print_summary(const RunSummary& s, const std::string& problem, bool queued,
             << " s; wall " << fmt_num(s.seconds, 1) << " s\n";
   // How busy the pipeline was, against the bound no schedule can beat.
   const double pipe_wall = s.seconds - s.seconds_sanitize;
-  if (!queued && pipe_wall > 0 && s.new_evaluations > 0 && s.bound_s() > 0)
-    out << "pipeline: " << s.compile_slots << " compile workers busy "
+  if (pipeline != Pipeline::None && pipe_wall > 0 && s.new_evaluations > 0 && s.bound_s() > 0)
+    out << (pipeline == Pipeline::Simulated ? "pipeline (simulated by the replay): " : "pipeline: ") << s.compile_slots << " compile workers busy "
               << fmt_num(100 * s.seconds_compile / (pipe_wall * s.compile_slots), 0) << "%, "
               << (s.gpus > 1 ? std::to_string(s.gpus) + " GPUs" : std::string("GPU")) << " busy "
               << fmt_num(100 * s.seconds_gpu / (pipe_wall * s.gpus), 0) << "% (" << fmt_num(s.seconds_gpu, 1)
@@ -191,6 +196,7 @@ int cmd_run(const Globals& g, const RunArgs& given) {
   if (!a.replay.empty()) a.replay = std::filesystem::absolute(a.replay).string();  // resumable from anywhere
   std::unique_ptr<Evaluator> evaluator;
   Profile profile;
+  Pipeline pipeline = Pipeline::Here;
   if (!a.replay.empty()) {
     ReplayCost cost;
     cost.compile_s = a.replay_compile_s;
@@ -199,11 +205,19 @@ int cmd_run(const Globals& g, const RunArgs& given) {
     // EVO_REPLAY_DELAY_MS: each replayed evaluation takes this long, one at a time (docs/search.md).
     if (const char* d = std::getenv("EVO_REPLAY_DELAY_MS")) cost = {std::atof(d) / 1000, 0, 1};
     if (cost.gpu_s < 0) throw UserError("--replay-gpu-s: must not be negative");
+    pipeline = cost.compile_s != 0 || cost.gpu_s > 0 ? Pipeline::Simulated : Pipeline::None;
     auto replay = std::make_unique<ReplayEvaluator>(a.replay, cost);
     profile = replay->profile();
-    // Only a profile named on purpose (--profile) can contradict the landscape.
-    if (!given.resume && a.profile != RunArgs{}.profile && a.profile != profile.name)
-      throw UserError("--profile " + a.profile + ": the landscape " + a.replay + " is of profile " + profile.name);
+    // Only a profile named on purpose (--profile) can contradict the landscape: a name must be the
+    // landscape's, a file must hold the landscape's space (what evo.tune writes, replayed in its tests).
+    if (!given.resume && a.profile != RunArgs{}.profile && a.profile != profile.name) {
+      std::error_code ec;
+      if (!std::filesystem::is_regular_file(a.profile, ec))
+        throw UserError("--profile " + a.profile + ": the landscape " + a.replay + " is of profile " + profile.name);
+      const Profile file = load_profile(a.profile);
+      if (auto why = landscape_mismatch(replay->landscape(), file))
+        throw UserError(a.profile + ": " + *why + " (the landscape " + a.replay + ")");
+    }
     profile_path = a.replay;
     evaluator = std::move(replay);
   } else {
@@ -326,7 +340,7 @@ int cmd_run(const Globals& g, const RunArgs& given) {
       ro.stop = StopOnSignals::flag();
       s = run_search(prof, *strategy, measure, *store, ro);
     }
-    print_summary(s, objectives.size() > 1 ? objectives[i] : "", queued != nullptr, std::cout);
+    print_summary(s, objectives.size() > 1 ? objectives[i] : "", queued ? Pipeline::None : pipeline, std::cout);
     done.push_back({objectives[i], s});
     if (s.status == "interrupted") {
       // Resumed, it opens a new queue run (this one is finished as evo exits): workers start anew.

@@ -458,7 +458,9 @@ std::string CompileCache::key(const CompileRequest& r) const {
   // Text, not paths: the same template in another checkout hits the same entries.
   nlohmann::json files = nlohmann::json::array();
   files.push_back({fs::path(r.source_path).filename().string(), sha256_hex(*source)});
-  std::set<fs::path> seen{fs::weakly_canonical(r.source_path)};
+  std::error_code ec;  // the template was just read: a path that cannot be resolved now is hashed as given
+  const fs::path self = fs::weakly_canonical(r.source_path, ec);
+  std::set<fs::path> seen{ec ? fs::path(r.source_path) : self};
   hash_includes(*source, fs::path(r.source_path).parent_path(), user_include_dirs(r), seen, files);
   k["files"] = files;
   return sha256_hex(k.dump());

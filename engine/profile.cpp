@@ -1,7 +1,13 @@
 #include <cmath>
 #include "engine/profile.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -233,6 +239,40 @@ LaunchSpec read_launch(Reader& parent, const std::string& k) {
   return l;
 }
 
+// 0 when `p` opens for reading as a regular file, else why not: an errno value, or kNotRegular.
+// POSIX calls, not std::filesystem's throwing ones: every error a path raises (a name too long, a
+// loop of links, a folder without search permission, a component that is a regular file) belongs
+// to the field that named it.
+constexpr int kNotRegular = -1;
+int unreadable_file(const std::filesystem::path& p) {
+  struct stat st {};
+  if (::stat(p.c_str(), &st) != 0) return errno;
+  if (!S_ISREG(st.st_mode)) return kNotRegular;
+  const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return errno;
+  ::close(fd);
+  return 0;
+}
+
+// A file the profile names at `field` (relative to the profile's folder), resolved; else that
+// field's one-line error ("template file not found: ...", "file .../x.npy: Permission denied").
+std::filesystem::path named_file(const std::string& file, const std::string& field, const std::filesystem::path& dir,
+                                 const std::string& given, const std::string& what) {
+  const std::filesystem::path joined = dir / given;
+  std::error_code ec;
+  if (const int err = unreadable_file(joined)) {
+    if (err == ENOENT) {
+      const auto shown = std::filesystem::weakly_canonical(joined, ec);
+      fail_at(file, field, what + " not found: " + (ec ? joined.lexically_normal() : shown).string());
+    }
+    if (err == kNotRegular) fail_at(file, field, what + " is not a regular file: " + joined.string());
+    fail_at(file, field, what + " " + joined.string() + ": " + std::strerror(err));
+  }
+  std::filesystem::path resolved = std::filesystem::weakly_canonical(joined, ec);
+  if (ec) fail_at(file, field, what + " " + joined.string() + ": " + ec.message());
+  return resolved;
+}
+
 std::string read_text_file(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
   std::ostringstream s;
@@ -246,9 +286,7 @@ KernelSpec read_entry(Reader& r, const std::filesystem::path& dir, const std::fi
   KernelSpec k;
   if (r.has("template") || default_template.empty()) {
     if (!r.has("template")) r.fail("template", "missing (and the profile gives no template to default to)");
-    std::string src = r.str("template", "", true);
-    k.source = std::filesystem::weakly_canonical(dir / src);
-    if (!std::filesystem::is_regular_file(k.source)) r.fail("template", "template file not found: " + k.source.string());
+    k.source = named_file(r.file(), r.field("template"), dir, r.str("template", "", true), "template file");
   } else {
     k.source = default_template;
   }
@@ -326,7 +364,10 @@ void read_reference_config(Profile& p, const std::string& file, const Json& v, c
 
 Profile load_profile(const std::filesystem::path& path) {
   const std::string file = path.string();
-  if (!std::filesystem::is_regular_file(path)) throw UserError(file + ": profile not found");
+  if (const int err = unreadable_file(path)) {
+    if (err == ENOENT) throw UserError(file + ": profile not found");
+    throw UserError(file + ": cannot read the profile: " + (err == kNotRegular ? "not a regular file" : std::strerror(err)));
+  }
   Json j;
   try {
     std::ifstream in(path);
@@ -357,15 +398,22 @@ Profile load_profile(const std::filesystem::path& path) {
       if (r.has(single))
         r.fail(single, "not beside launches (each launch gives its own kernel, args and launch)");
     if (r.has("template")) {
-      default_template = std::filesystem::weakly_canonical(dir / r.str("template"));
-      if (!std::filesystem::is_regular_file(default_template))
-        r.fail("template", "template file not found: " + default_template.string());
+      default_template = named_file(file, "template", dir, r.str("template"), "template file");
     }
     p.kernel.defines = read_defines(r, "defines");
   } else {
     p.kernel = read_kernel(r, dir);
   }
-  for (auto& d : r.strings("include_dirs")) p.include_dirs.push_back(std::filesystem::weakly_canonical(dir / d).string());
+  {
+    // A folder that does not exist is allowed (NVRTC skips it); one whose path cannot even be resolved is not.
+    const std::vector<std::string> dirs = r.strings("include_dirs");
+    for (std::size_t i = 0; i < dirs.size(); ++i) {
+      std::error_code ec;
+      const auto resolved = std::filesystem::weakly_canonical(dir / dirs[i], ec);
+      if (ec) r.fail("include_dirs[" + std::to_string(i) + "]", (dir / dirs[i]).string() + ": " + ec.message());
+      p.include_dirs.push_back(resolved.string());
+    }
+  }
   p.compile_options = r.strings("compile_options");
 
   // Knobs: an ordered object NAME: [values].
@@ -664,8 +712,7 @@ Profile load_profile(const std::filesystem::path& path) {
             fail_at(file, f, std::string("buffer ") + b->name + " is not " +
                                  (inputs ? "an input or inout buffer" : "an output or inout buffer"));
           if (!it->is_string()) fail_at(file, f, "must be the path of a .npy file");
-          const auto path = std::filesystem::weakly_canonical(dir / it->get<std::string>());
-          if (!std::filesystem::is_regular_file(path)) fail_at(file, f, "file not found: " + path.string());
+          const auto path = named_file(file, f, dir, it->get<std::string>(), "file");
           NpyArray h;
           try {
             h = read_npy_header(path);
@@ -701,8 +748,7 @@ Profile load_profile(const std::filesystem::path& path) {
     } else if (rr.has("launches")) {
       std::filesystem::path tmpl;
       if (rr.has("template")) {
-        tmpl = std::filesystem::weakly_canonical(dir / rr.str("template"));
-        if (!std::filesystem::is_regular_file(tmpl)) rr.fail("template", "template file not found: " + tmpl.string());
+        tmpl = named_file(file, rr.field("template"), dir, rr.str("template"), "template file");
       }
       const auto defines = read_defines(rr, "defines");
       std::vector<KernelSpec> ls = read_launch_list(rr, tmpl, defines, reference_vars(defines));
@@ -832,12 +878,16 @@ std::filesystem::path profiles_dir() {
 
 std::filesystem::path resolve_profile(const std::string& name_or_path) {
   std::filesystem::path p(name_or_path);
-  if (std::filesystem::exists(p)) return p;
+  std::error_code ec;
+  if (std::filesystem::exists(p, ec)) return p;
+  // A path that cannot even be looked at (too long, a loop of links, no permission) is a path, not
+  // a name: load_profile says what is wrong with it.
+  if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory) return p;
   auto named = profiles_dir() / (name_or_path + ".json");
-  if (std::filesystem::exists(named)) return named;
+  if (std::filesystem::exists(named, ec)) return named;
   std::string known;
-  if (std::filesystem::is_directory(profiles_dir()))
-    for (const auto& e : std::filesystem::directory_iterator(profiles_dir()))
+  if (std::filesystem::is_directory(profiles_dir(), ec))
+    for (const auto& e : std::filesystem::directory_iterator(profiles_dir(), ec))
       if (e.path().extension() == ".json") known += (known.empty() ? "" : ", ") + e.path().stem().string();
   throw UserError("unknown profile '" + name_or_path + "' (not a file; shipped profiles: " + known + ")");
 }

@@ -11,6 +11,7 @@
 
 #include "engine/error.h"
 #include "engine/evaluation_json.h"  // defines: to_json/from_json of PtxasReport, Outcome, Status
+#include "engine/expr.h"             // defines: number_text
 #include "engine/hash.h"
 #include "engine/space.h"
 
@@ -210,6 +211,61 @@ Profile landscape_profile(const Landscape& l, const std::filesystem::path& path)
   p.problems = l.problems;
   p.objective = l.objective;
   return p;
+}
+
+namespace {
+
+template <class T>
+std::string listed(const std::vector<T>& v) {
+  std::ostringstream o;
+  o << '[';
+  for (std::size_t i = 0; i < v.size(); ++i) o << (i ? ", " : "") << v[i];
+  return o.str() + ']';
+}
+
+std::string listed(const std::map<std::string, std::string>& m) {
+  std::string s;
+  for (const auto& [k, v] : m) s += (s.empty() ? "" : ", ") + k + "=" + v;
+  return "{" + s + "}";
+}
+
+}  // namespace
+
+std::optional<std::string> landscape_mismatch(const Landscape& l, const Profile& p) {
+  auto differ = [](const std::string& field, const std::string& mine, const std::string& recorded) {
+    return std::optional<std::string>(field + ": " + mine + ", the landscape records " + recorded);
+  };
+  if (p.name != l.profile) return differ("name", "'" + p.name + "'", "'" + l.profile + "'");
+  std::vector<std::string> mine, theirs;
+  for (const auto& k : p.knobs) mine.push_back(k.name);
+  for (const auto& k : l.knobs) theirs.push_back(k.name);
+  if (mine != theirs) return differ("knobs", listed(mine), listed(theirs));
+  for (std::size_t i = 0; i < p.knobs.size(); ++i)
+    if (p.knobs[i].values != l.knobs[i].values)
+      return differ("knobs." + p.knobs[i].name, listed(p.knobs[i].values), listed(l.knobs[i].values));
+  if (p.constraints != l.constraints) return differ("constraints", listed(p.constraints), listed(l.constraints));
+  if (p.kernel.defines != l.defines) return differ("defines", listed(p.kernel.defines), listed(l.defines));
+  if (p.problems.size() != l.problems.size())
+    return differ("problems", std::to_string(p.problems.size()) + " problems", std::to_string(l.problems.size()));
+  for (std::size_t i = 0; i < p.problems.size(); ++i) {
+    const std::string at = "problems[" + std::to_string(i) + "]";
+    if (p.problems[i].name != l.problems[i].name) return differ(at + ".name", p.problems[i].name, l.problems[i].name);
+    if (p.problems[i].sizes != l.problems[i].sizes) {
+      std::map<std::string, std::string> a, b;
+      for (const auto& [k, v] : p.problems[i].sizes) a[k] = number_text(v);
+      for (const auto& [k, v] : l.problems[i].sizes) b[k] = number_text(v);
+      return differ(at + ".sizes", listed(a), listed(b));
+    }
+  }
+  if (p.objective != l.objective) return differ("objective", p.objective, l.objective);
+  if (p.baseline != l.baseline) return differ("baseline", config_text(p.baseline), config_text(l.baseline));
+  const LaunchSpec& a = p.kernel.launch;
+  const LaunchSpec& b = l.launch;
+  auto dims = [](const std::array<std::string, 3>& d) { return listed(std::vector<std::string>(d.begin(), d.end())); };
+  if (a.grid != b.grid) return differ("launch.grid", dims(a.grid), dims(b.grid));
+  if (a.block != b.block) return differ("launch.block", dims(a.block), dims(b.block));
+  if (a.shared_bytes != b.shared_bytes) return differ("launch.shared_bytes", a.shared_bytes, b.shared_bytes);
+  return std::nullopt;
 }
 
 ReplayEvaluator::ReplayEvaluator(const std::filesystem::path& path, ReplayCost cost)

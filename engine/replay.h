@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -55,6 +56,12 @@ std::string landscape_text(const Landscape& l);
 // A Profile carrying the landscape's knob space, problems and launch (no template: nothing is
 // compiled in a replay). Its path is the landscape file.
 Profile landscape_profile(const Landscape& l, const std::filesystem::path& path);
+
+// Where a profile disagrees with the landscape's record of its space, as "field: what", or nullopt
+// when they agree: the name, the knobs and their values in order, the constraints, the defines, the
+// problems, the objective, the baseline and the launch geometry. A profile that agrees is the one
+// the landscape was recorded from, or one written anew for the same space (evo.tune's tests).
+std::optional<std::string> landscape_mismatch(const Landscape& l, const Profile& p);
 
 // Simulated cost of a replayed candidate, so the run loop's pipeline can be watched and tested on
 // any machine: `jobs` simulated compile workers take `compile_s` per configuration (a compile

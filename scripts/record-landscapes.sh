@@ -5,7 +5,7 @@
 # busy the compile workers and the GPU were, the bound, the wall) is kept beside each landscape:
 # the exhaustive run of the most compile-heavy profile is the pipeline benchmark of docs/results.
 #
-#   here:  examples/kernel_tuner/fetch-kernels.sh && EVO_BUNDLE_BUILD=build scripts/bundle.sh
+#   here:  examples/kernel_tuner/fetch-kernels.sh KERNEL_TUNER_CLONE && EVO_BUNDLE_BUILD=build scripts/bundle.sh
 #   there: (device tool, carry ["bundle", "examples/kernel_tuner/kernels"])
 #          scripts/record-landscapes.sh [SUFFIX] [PROFILE...]     e.g.  h100 matmul pnpoly
 set -uo pipefail

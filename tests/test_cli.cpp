@@ -15,8 +15,9 @@
 #include <set>
 #include <sstream>
 
+#include "engine/npy.h"  // defines: write_npy, NpyArray
 #include "engine/profile.h"
-#include "engine/replay.h"
+#include "engine/replay.h"  // defines: Landscape, landscape_text
 #include "engine/space.h"
 #include "population/store.h"
 #include "tests/support.h"
@@ -54,19 +55,23 @@ struct Result {
 };
 
 // Runs `evo args...` in `cwd`, stdout and stderr captured through files (no pipe to fill up).
-Result run_evo(const std::vector<std::string>& args, const fs::path& cwd) {
+// `wrapper` (a command found on PATH, such as setpriv with its options) runs evo, when given.
+Result run_evo(const std::vector<std::string>& args, const fs::path& cwd, const std::vector<std::string>& wrapper = {}) {
   TempDir io;
   const fs::path out = io.path / "stdout", err = io.path / "stderr";
   const std::string bin = evo_binary();
+  std::vector<std::string> line = wrapper;
+  line.push_back(bin);
+  line.insert(line.end(), args.begin(), args.end());
   pid_t pid = ::fork();
   if (pid == 0) {
     int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (o < 0 || e < 0 || ::dup2(o, 1) < 0 || ::dup2(e, 2) < 0 || ::chdir(cwd.c_str()) != 0) ::_exit(126);
-    std::vector<char*> argv{const_cast<char*>(bin.c_str())};
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    std::vector<char*> argv;
+    for (const auto& a : line) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
-    ::execv(bin.c_str(), argv.data());
+    ::execvp(argv[0], argv.data());
     ::_exit(127);
   }
   Result r;
@@ -156,6 +161,161 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"unknown_dtype", [](ordered_json& j) { j["buffers"][0]["dtype"] = "fp4"; return std::string(); },
                  "buffers[0].dtype: unknown dtype 'fp4'"}),
     [](const auto& info) { return info.param.name; });
+
+// ---- a profile's paths: every error the filesystem can give is the field's one line, exit 2 ------
+
+// A folder with a small kernel, its reference, stored data and the things a path can run into: a
+// regular file to go through, a symbolic link to itself, a folder nobody but its owner can enter.
+struct PathsFixture {
+  TempDir t;
+  PathsFixture() {
+    write_text(t.path / "k.cu",
+               "extern \"C\" __global__ void scale(const float* X, float* Y, int N) {\n"
+               "  int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < N) Y[i] = 2.0f * X[i]; }\n"
+               "extern \"C\" __global__ void twice(float* Y, int N) {\n"
+               "  int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < N) Y[i] *= 2.0f; }\n");
+    write_text(t.path / "ref.cu",
+               "extern \"C\" __global__ void scale_ref(const float* X, float* Y, int N) {\n"
+               "  for (int i = 0; i < N; ++i) Y[i] = 2.0f * X[i]; }\n");
+    fs::create_directories(t.path / "data");
+    const NpyArray four{"<f4", {4}, std::vector<std::uint8_t>(16, 0)};
+    write_npy(t.path / "data/x.npy", four);
+    write_npy(t.path / "data/y.npy", four);
+    write_text(t.path / "plainfile", "a regular file, not a folder\n");
+    fs::create_directory_symlink("loop", t.path / "loop");
+    fs::create_directories(t.path / "locked");
+    write_text(t.path / "locked/k.cu", read_bytes(t.path / "k.cu"));
+    fs::permissions(t.path / "locked", fs::perms::owner_all);  // 0700: only its owner (root) may enter
+    // The rest stays readable by the unprivileged user the permission case runs as.
+    fs::permissions(t.path, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                fs::perms::others_read | fs::perms::others_exec);
+  }
+  static ordered_json single() {
+    return {{"template", "k.cu"},
+            {"kernel", "scale"},
+            {"include_dirs", {"inc"}},
+            {"knobs", {{"BLOCK", {64, 128}}}},
+            {"baseline", {{"BLOCK", 64}}},
+            {"problems", {{{"name", "fixed"}, {"sizes", {{"N", 4}}}}}},
+            {"buffers",
+             {{{"name", "X"}, {"dtype", "f32"}, {"shape", {"N"}}},
+              {{"name", "Y"}, {"dtype", "f32"}, {"shape", {"N"}}, {"role", "output"}}}},
+            {"args", {"X", "Y", "N"}},
+            {"launch", {{"grid", {1}}, {"block", {"BLOCK"}}}},
+            {"reference", {{"template", "ref.cu"}, {"kernel", "scale_ref"}, {"launch", {{"grid", {1}}, {"block", {1}}}}}}};
+  }
+  static ordered_json launches() {
+    ordered_json j = single();
+    for (const char* k : {"kernel", "args", "launch"}) j.erase(k);
+    j["launches"] = {{{"kernel", "scale"}, {"args", {"X", "Y", "N"}}, {"launch", {{"grid", {1}}, {"block", {"BLOCK"}}}}},
+                     {{"template", "k.cu"}, {"kernel", "twice"}, {"args", {"Y", "N"}},
+                      {"launch", {{"grid", {1}}, {"block", {"BLOCK"}}}}}};
+    j["reference"] = {{"launches", {{{"template", "ref.cu"}, {"kernel", "scale_ref"}, {"args", {"X", "Y", "N"}},
+                                     {"launch", {{"grid", {1}}, {"block", {1}}}}}}}};
+    return j;
+  }
+  static ordered_json data() {
+    ordered_json j = single();
+    j["reference"] = {{"data", {{"inputs", {{"X", "data/x.npy"}}}, {"outputs", {{"Y", "data/y.npy"}}}}}};
+    return j;
+  }
+};
+
+// Runs evo as an unprivileged user where this process is root (root enters any folder); "" or why not.
+std::string unprivileged_wrapper(std::vector<std::string>& wrapper) {
+  if (::geteuid() != 0) return "";
+  if (std::system("command -v setpriv >/dev/null 2>&1") != 0)
+    return "running as root and setpriv (util-linux) is missing: cannot make a folder unreadable";
+  wrapper = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"};
+  return "";
+}
+
+TEST(CliBadInput, EveryFilesystemErrorOfAProfilePathIsOneLineNamingTheFieldExit2) {
+  struct Field {
+    std::function<ordered_json()> profile;
+    std::string pointer, field;
+  };
+  const std::vector<Field> fields = {
+      {PathsFixture::single, "/template", "template"},
+      {PathsFixture::single, "/reference/template", "reference.template"},
+      {PathsFixture::single, "/include_dirs/0", "include_dirs[0]"},
+      {PathsFixture::launches, "/template", "template"},
+      {PathsFixture::launches, "/launches/1/template", "launches[1].template"},
+      {PathsFixture::launches, "/reference/launches/0/template", "reference.launches[0].template"},
+      {PathsFixture::data, "/reference/data/inputs/X", "reference.data.inputs.X"},
+      {PathsFixture::data, "/reference/data/outputs/Y", "reference.data.outputs.Y"},
+  };
+  struct Breakage {
+    std::string name, path, why;
+  };
+  const std::vector<Breakage> breakages = {
+      {"a name of 400 characters", std::string(400, 'n') + ".cu", "File name too long"},
+      {"a path through a regular file", "plainfile/k.cu", "Not a directory"},
+      {"a loop of symbolic links", "loop/k.cu", "Too many levels of symbolic links"},
+      {"a folder without permission", "locked/k.cu", "Permission denied"},
+  };
+  std::vector<std::string> as_user;
+  const std::string no_user = unprivileged_wrapper(as_user);
+  PathsFixture fx;
+  for (const auto& f : fields)
+    for (const auto& b : breakages) {
+      // A folder that is not there is no error for include_dirs (NVRTC skips it), and a path
+      // through a file names no folder that exists.
+      if (f.field == "include_dirs[0]" && b.path == "plainfile/k.cu") continue;
+      const bool permission = b.why == "Permission denied";
+      if (permission && !no_user.empty()) {
+        ADD_FAILURE() << no_user;
+        continue;
+      }
+      SCOPED_TRACE(f.field + " through " + b.name);
+      ordered_json j = f.profile();
+      j[ordered_json::json_pointer(f.pointer)] = b.path;
+      const fs::path profile = fx.t.path / "broken.json";
+      write_text(profile, j.dump(2));
+      fs::permissions(profile, fs::perms::owner_read | fs::perms::owner_write | fs::perms::others_read);
+      for (const std::vector<std::string>& cmd :
+           {std::vector<std::string>{"check", profile.string()},
+            std::vector<std::string>{"--db", (fx.t.path / "evo.db").string(), "--cache", (fx.t.path / "cache").string(),
+                                     "compile", profile.string(), "--all"}}) {
+        const Result r = run_evo(cmd, fx.t.path, permission ? as_user : std::vector<std::string>{});
+        EXPECT_EQ(r.code, 2) << r.out << r.err;
+        const auto lines = r.err_lines();
+        ASSERT_EQ(lines.size(), 1u) << r.err;
+        const std::string want = "evo: " + profile.string() + ": " + f.field + ": ";
+        EXPECT_EQ(lines[0].rfind(want, 0), 0u) << lines[0] << "\nwanted it to start with\n" << want;
+        EXPECT_NE(lines[0].find(b.why), std::string::npos) << lines[0];
+        EXPECT_FALSE(fs::exists(fx.t.path / "cache"));
+      }
+    }
+  // The unbroken profiles load: each failure above is the one path's.
+  for (const auto& make : {PathsFixture::single, PathsFixture::launches, PathsFixture::data}) {
+    write_text(fx.t.path / "whole.json", make().dump(2));
+    const Result r = run_evo({"check", (fx.t.path / "whole.json").string()}, fx.t.path);
+    EXPECT_EQ(r.code, 0) << r.err;
+  }
+}
+
+TEST(CliBadInput, AProfilePathThatCannotBeReadIsOneLineExit2) {
+  PathsFixture fx;
+  struct Case {
+    fs::path profile;
+    std::string why;
+  };
+  const std::vector<Case> cases = {{fx.t.path / (std::string(400, 'p') + ".json"), "cannot read the profile: File name too long"},
+                                   {fx.t.path / "loop" / "p.json", "cannot read the profile: Too many levels of symbolic links"},
+                                   {fx.t.path / "data", "cannot read the profile: not a regular file"}};
+  for (const auto& c : cases)
+    for (const std::vector<std::string>& cmd :
+         {std::vector<std::string>{"check", c.profile.string()},
+          std::vector<std::string>{"--db", (fx.t.path / "evo.db").string(), "run", "--profile", c.profile.string()}}) {
+      SCOPED_TRACE(cmd[0] + " " + c.why);
+      const Result r = run_evo(cmd, fx.t.path);
+      EXPECT_EQ(r.code, 2) << r.out << r.err;
+      ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
+      EXPECT_EQ(r.err_lines()[0], "evo: " + c.profile.string() + ": " + c.why);
+      EXPECT_FALSE(fs::exists(fx.t.path / "evo.db"));
+    }
+}
 
 TEST(CliBadInput, UnknownProfileNameListsTheShippedOnes) {
   TempDir t;
@@ -521,6 +681,84 @@ TEST(CliExport, AfterAReplayExportsTheKernelOfTheProfileTheLandscapeNames) {
   ASSERT_EQ(none.err_lines().size(), 1u) << none.err;
   EXPECT_NE(none.err.find("give the profile with --profile"), std::string::npos) << none.err;
   EXPECT_FALSE(fs::exists(t.path / "k2"));
+}
+
+// A replay spends no compile or GPU time here: its summary says nothing of a pipeline, unless it
+// simulates one (then the figures are the simulation's, and say so).
+TEST(CliReplay, PrintsAPipelineLineOnlyForASimulatedPipeline) {
+  TempDir t;
+  const std::string landscape = (kSource / "tests/data/landscape_synthetic.json").string();
+  const Result plain = run_evo({"--db", (t.path / "a.db").string(), "run", "--replay", landscape, "--budget", "30",
+                                "--strategy", "random", "-q"}, t.path);
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  EXPECT_NE(plain.out.find("best: "), std::string::npos) << plain.out;
+  EXPECT_EQ(plain.out.find("pipeline"), std::string::npos) << plain.out;
+  EXPECT_EQ(plain.out.find("busy"), std::string::npos) << plain.out;
+  const Result simulated = run_evo({"--db", (t.path / "b.db").string(), "-j", "2", "run", "--replay", landscape,
+                                    "--budget", "30", "--strategy", "random", "--replay-compile-s", "0.01",
+                                    "--replay-gpu-s", "0.005", "-q"}, t.path);
+  ASSERT_EQ(simulated.code, 0) << simulated.err;
+  EXPECT_NE(simulated.out.find("pipeline (simulated by the replay): 2 compile workers busy"), std::string::npos)
+      << simulated.out;
+}
+
+// `--profile FILE` beside `--replay`: the file is read as a profile and must hold the landscape's
+// space, field by field; a name must be the landscape's.
+TEST(CliReplay, AProfileFileMustHoldTheLandscapesSpace) {
+  PathsFixture fx;
+  const TempDir& t = fx.t;
+  ordered_json p = PathsFixture::single();
+  p["name"] = "scale";
+  write_text(t.path / "scale.json", p.dump(2));
+  Landscape l;
+  l.profile = "scale";
+  l.problem = l.objective = "fixed";
+  l.device = "test";
+  l.baseline = {{"BLOCK", 64}};
+  l.knobs = {{"BLOCK", {64, 128}}};
+  l.problems = {{"fixed", {{"N", 4}}}};
+  l.launch.block = {"BLOCK", "1", "1"};
+  LandscapePoint slow, fast;
+  slow.knobs = {{"BLOCK", 64}};
+  fast.knobs = {{"BLOCK", 128}};
+  slow.p50_us = slow.p90_us = 10;
+  fast.p50_us = fast.p90_us = 8;
+  l.points = {slow, fast};
+  write_text(t.path / "l.json", landscape_text(l));
+  auto run = [&](const std::string& profile) {
+    return run_evo({"--db", (t.path / "evo.db").string(), "run", "--profile", profile, "--replay",
+                    (t.path / "l.json").string(), "--budget", "5", "--strategy", "exhaustive", "-q"}, t.path);
+  };
+  const Result same = run((t.path / "scale.json").string());
+  ASSERT_EQ(same.code, 0) << same.err;
+  EXPECT_NE(same.out.find("best: #"), std::string::npos) << same.out;
+  EXPECT_NE(same.out.find("BLOCK=128"), std::string::npos) << same.out;
+
+  struct Change {
+    std::function<void(ordered_json&)> edit;
+    std::string field_and_what;
+  };
+  const std::vector<Change> changes = {
+      {[](ordered_json& j) { j["knobs"]["BLOCK"].push_back(256); }, "knobs.BLOCK: [64, 128, 256], the landscape records [64, 128]"},
+      {[](ordered_json& j) { j["constraints"] = {"BLOCK >= 64"}; }, "constraints: [BLOCK >= 64], the landscape records []"},
+      {[](ordered_json& j) { j["problems"][0]["sizes"]["N"] = 8; }, "problems[0].sizes: {N=8}, the landscape records {N=4}"},
+      {[](ordered_json& j) { j["launch"]["grid"] = {2}; }, "launch.grid: [2, 1, 1], the landscape records [1, 1, 1]"},
+      {[](ordered_json& j) { j["baseline"]["BLOCK"] = 128; }, "baseline: BLOCK=128, the landscape records BLOCK=64"},
+      {[](ordered_json& j) { j["name"] = "other"; }, "name: 'other', the landscape records 'scale'"},
+  };
+  for (const auto& c : changes) {
+    ordered_json j = p;
+    c.edit(j);
+    write_text(t.path / "changed.json", j.dump(2));
+    const Result r = run((t.path / "changed.json").string());
+    EXPECT_EQ(r.code, 2) << r.out << r.err;
+    ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
+    EXPECT_EQ(r.err_lines()[0].rfind("evo: " + (t.path / "changed.json").string() + ": " + c.field_and_what, 0), 0u)
+        << r.err_lines()[0];
+  }
+  const Result name = run("not_the_landscapes");
+  EXPECT_EQ(name.code, 2);
+  EXPECT_NE(name.err.find("is of profile scale"), std::string::npos) << name.err;
 }
 
 TEST(CliExport, ExportedKernelCompilesWithNvcc) {

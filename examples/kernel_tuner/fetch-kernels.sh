@@ -3,20 +3,20 @@
 # examples/kernel_tuner/kernels/ (not committed: they are Kernel Tuner's code, Apache-2.0).
 # The profiles beside this script tune them; their references (ref/) are evo's own.
 #
-#   examples/kernel_tuner/fetch-kernels.sh [KERNEL_TUNER_GIT_DIR_OR_URL]
+#   examples/kernel_tuner/fetch-kernels.sh [KERNEL_TUNER]      (or KERNEL_TUNER_DIR=... in the environment)
 #
-# Default source: a local mirror if present, else https://github.com/KernelTuner/kernel_tuner.
-# Each file is checked against the SHA-256 it had at the pinned commit, so the landscapes in
-# tests/data were recorded from exactly these bytes.
+# KERNEL_TUNER is a clone of Kernel Tuner (a git dir or a work tree), or the URL
+# https://github.com/KernelTuner/kernel_tuner to clone it from. Each file is checked against the
+# SHA-256 it had at the pinned commit, so the landscapes in tests/data were recorded from exactly
+# these bytes.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 commit=96a6abc1019179397753c4afede9149a80aec369
-src="${1:-}"
+src="${1:-${KERNEL_TUNER_DIR:-}}"
 if [ -z "$src" ]; then
-  for cand in /work/.mirror/KernelTuner+kernel_tuner/repo "$HOME/kernel_tuner"; do
-    [ -e "$cand" ] && { src="$cand"; break; }
-  done
-  src="${src:-https://github.com/KernelTuner/kernel_tuner}"
+  echo "fetch-kernels: no Kernel Tuner: give a clone (git dir or work tree) or https://github.com/KernelTuner/kernel_tuner," \
+       "as the argument or as KERNEL_TUNER_DIR" >&2
+  exit 2
 fi
 tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
 if [ -d "$src" ] && git --git-dir="$src" rev-parse -q --verify "$commit^{commit}" >/dev/null 2>&1; then
@@ -36,5 +36,6 @@ ede1a67a30cf28f62f7fa71e8fa74399ec679ff531f5043e86ee609567379f17 pnpoly.cu
 3a7c8c8dabd6e997489233fa2dbbb062b4d6c1c9ea6995688e6c9ec9a5426b07 stencil.cu
 88a227ee8e99f0ca276cd7572538e279ae4f4e8478030298f69d93723fd70c35 zeromeanfilter.cu
 07f0752a24ffefc73505e03c5da92760ad0520c1bc15990f4117c8d5c7c41051 reduction.cu
+14b74948ac333fc1ec00c4476bff1a2ea5063c622afab5f85a45685b13582948 convolution.cu
 SUMS
 echo "fetch-kernels: Kernel Tuner $commit examples into $here/kernels/"
