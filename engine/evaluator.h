@@ -73,6 +73,10 @@ class Evaluator {
   // Ignored where the profile gates on metrics (every candidate then needs them). May be called
   // while measure() runs on another thread.
   virtual void set_metrics_max_p50_us(double us) {}
+  // The run's best median so far. Where GPUs of one host take turns at the metrics pass, a
+  // candidate that finds another GPU profiling waits for its turn only if it beats this, and goes
+  // without metrics otherwise (engine/worker.h, take_metrics_turn). Same calling rules as above.
+  virtual void set_metrics_wait_max_p50_us(double us) {}
   // Times the profile's baseline now on that lane's device, in this run, so speedups are ratios
   // measured side by side. Called only while no measure() is running.
   virtual Timing time_baseline(std::size_t lane = 0) = 0;

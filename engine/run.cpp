@@ -393,7 +393,10 @@ class Loop {
       ++s_.measured;
       if (!s_.best || e.fast.p50_us < s_.best->fast.p50_us) {
         s_.best = e, s_.best_id = id;
-        if (o_.metrics_near_best > 0) ev_.set_metrics_max_p50_us(o_.metrics_near_best * e.fast.p50_us);
+        if (o_.metrics_near_best > 0) {
+          ev_.set_metrics_max_p50_us(o_.metrics_near_best * e.fast.p50_us);
+          ev_.set_metrics_wait_max_p50_us(e.fast.p50_us);
+        }
       }
     }
   }

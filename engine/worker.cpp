@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -62,7 +63,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(WorkerJob, profile_path, config,
                                                 reference_cubin, reference_name, candidate_kernels, reference_kernels,
                                                 host_reference, reference_cache, problems, seeds, trials, green,
                                                 guard_zones, fast,
-                                                objective, metrics, metrics_max_p50_us, metrics_lock)
+                                                objective, metrics, metrics_max_p50_us, metrics_lock,
+                                                metrics_wait_max_p50_us)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(WorkerAnswer, outcome, message, step, reference_failed, green, fast,
                                                 metrics, seconds_green, seconds_fast, seconds_metrics, references_made,
                                                 references_read, warnings, worker_lost)
@@ -95,6 +97,38 @@ T parse_message(const std::string& text, std::initializer_list<const char*> requ
 }  // namespace
 
 std::string job_to_json(const WorkerJob& j) { return tagged(j, "job"); }
+MetricsTurn take_metrics_turn(const WorkerJob& job, double p50_us, const std::function<void()>& waiting) {
+  MetricsTurn t;
+  auto us = [](double x) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.2f", x);
+    return std::string(b);
+  };
+  if (job.metrics_max_p50_us > 0 && p50_us > job.metrics_max_p50_us) {
+    t.reason = "not collected: p50 " + us(p50_us) + " us is above " + us(job.metrics_max_p50_us) +
+               " us (near the run's best so far, where metrics are read)";
+    return t;
+  }
+  t.collect = true;
+  if (job.metrics_lock.empty()) return t;
+  try {
+    t.lock = FileLock::try_acquire(job.metrics_lock);
+    if (t.lock) return t;
+    if (job.metrics_wait_max_p50_us > 0 && p50_us > job.metrics_wait_max_p50_us) {
+      t.collect = false;
+      t.reason = "not collected: another GPU's metrics pass was running, and p50 " + us(p50_us) +
+                 " us is not below the run's best so far (" + us(job.metrics_wait_max_p50_us) +
+                 " us), which alone waits for its turn";
+      return t;
+    }
+    if (waiting) waiting();
+    t.lock = FileLock::acquire(job.metrics_lock, waiting);
+  } catch (const UserError&) {
+    // No lock file can be made there: profile without it, as a lone worker would.
+  }
+  return t;
+}
+
 WorkerJob job_from_json(const std::string& text) {
   return parse_message<WorkerJob>(text, {"profile_path", "config", "candidate_cubin", "candidate_name"}, "worker job");
 }
@@ -287,14 +321,20 @@ WorkerAnswer run_job(WorkerState& st, const WorkerJob& job, const Heartbeat& sen
       }
     }
 
-    const bool far_from_best = job.metrics_max_p50_us > 0 && a.fast.outcome == Outcome::Passed &&
-                               a.fast.p50_us > job.metrics_max_p50_us;
-    if (job.metrics && far_from_best) {
-      a.metrics.outcome = Outcome::Skipped;
-      a.metrics.reason = "not collected: p50 " + std::to_string(a.fast.p50_us) + " us is above " +
-                         std::to_string(job.metrics_max_p50_us) + " us (twice the run's best so far)";
-    } else if (job.metrics) {
-      begin_phase(&a.seconds_metrics);
+    std::optional<MetricsTurn> turn;
+    if (job.metrics) {
+      begin_phase(&a.seconds_metrics);  // a wait for another GPU's pass counts in the metrics seconds
+      const std::string waiting = "metrics: waiting for another GPU's metrics pass (problem " + obj.name + ")";
+      turn = take_metrics_turn(job, a.fast.outcome == Outcome::Passed ? a.fast.p50_us : 0.0,
+                               [&] { beat(waiting, 60 + timeout); });
+      if (!turn->collect) {
+        a.metrics.outcome = Outcome::Skipped;
+        a.metrics.reason = turn->reason;
+        a.seconds_metrics = seconds_since(phase_start);
+        phase_seconds = nullptr;
+      }
+    }
+    if (turn && turn->collect) {
       beat("metrics: inputs (problem " + obj.name + ")", 60 + timeout);
       BufferSet& bufs = kept_buffers(prof, obj, job.config, st.stream);
       LaunchSequence seq(prof.launches(), ck, obj, job.config);
@@ -302,28 +342,11 @@ WorkerAnswer run_job(WorkerState& st, const WorkerJob& job, const Heartbeat& sen
       for (std::size_t m = 0; m < cmods.size(); ++m) bufs.upload_symbols(*cmods[m], m == 0, st.stream);
       seq.pack(bufs);
       const auto& names = prof.gates.metrics.names.empty() ? default_metric_names() : prof.gates.metrics.names;
-      // One metrics pass at a time among the workers sharing the lock (the GPU evaluator's is in
-      // the compile cache): two range profilers at once on two GPUs of one host each took 0.40 s
-      // a candidate instead of 0.25 s (docs/results/pipeline.md). The wait, beating, counts in
-      // the metrics seconds.
-      std::optional<FileLock> one_at_a_time;
-      if (!job.metrics_lock.empty()) {
-        const std::string waiting = "metrics: waiting for another GPU's metrics pass (problem " + obj.name + ")";
-        try {
-          one_at_a_time = FileLock::try_acquire(job.metrics_lock);
-          if (!one_at_a_time) {
-            beat(waiting, 60 + timeout);
-            one_at_a_time = FileLock::acquire(job.metrics_lock, [&] { beat(waiting, 60 + timeout); });
-          }
-        } catch (const UserError&) {
-          // No lock file can be made there: profile without it, as a lone worker would.
-        }
-      }
       // Each metric pass replays the kernel: give the step room for a few dozen passes. With several
       // launches the figures are the first kernel's (collect_metrics says so in its reason).
       beat("metrics: profiling (problem " + obj.name + ")", 60 + 40 * timeout * seq.size());
       a.metrics = collect_metrics(names, [&] { seq.launch(st.stream); }, st.stream);
-      one_at_a_time.reset();
+      turn->lock.reset();
       beat("metrics: checking where the kernel wrote (problem " + obj.name + ")", 60 + timeout);
       bufs.check_writes(st.stream);
       EVO_CUDA(cudaStreamSynchronize(st.stream));

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "engine/device.h"
+#include "engine/file_lock.h"
 #include "engine/evaluation.h"
 #include "engine/space.h"
 
@@ -52,7 +53,23 @@ struct WorkerJob {
   // Held (an flock) around the CUPTI metrics pass, so that no two workers naming the same file
   // profile at the same moment ("" : none). The GPU evaluator names one in the compile cache.
   std::string metrics_lock;
+  // > 0: while another worker holds metrics_lock, wait for it only when FAST's median is at most
+  // this (the run's best so far: a new best); any other candidate goes without metrics, saying so.
+  double metrics_wait_max_p50_us = 0;
 };
+
+// Whether a candidate FAST timed at p50_us gets its CUPTI pass, and the lock held for it. Metrics
+// are read for candidates near the run's best (the insight rules' parents, the elites) and by a
+// profile's metric gate; a pass costs more than GREEN and FAST of a small kernel, and two at once
+// on one host slow each other and the other GPUs' timing, so passes take turns. A candidate that
+// would have to wait for another GPU's pass, and is not a new best, goes without: its GPU goes
+// on to the next candidate instead of idling (issue 35; docs/search.md, "Metrics where they pay").
+struct MetricsTurn {
+  bool collect = false;
+  std::optional<FileLock> lock;  // held for the pass, where the job names a lock
+  std::string reason;            // why not, when !collect (stored as the metrics' reason)
+};
+MetricsTurn take_metrics_turn(const WorkerJob& job, double p50_us, const std::function<void()>& waiting);
 
 struct WorkerAnswer {
   Outcome outcome = Outcome::Passed;  // Passed: the job ran (its gates say how it went); Crashed; Timeout

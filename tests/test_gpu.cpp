@@ -1168,6 +1168,70 @@ TEST(WorkerProtocol, FramesSurviveAnySplitOfTheByteStream) {
   EXPECT_TRUE(half.partial());
 }
 
+// Metrics passes take turns on a host; a candidate that finds another GPU profiling waits only if
+// it is a new best (issue 35). The lock is a real flock, held here as another worker would.
+TEST(MetricsTurn, FarFromTheBestNeverAFreeLockAlwaysAWaitOnlyForANewBest) {
+  test::TempDir d;
+  WorkerJob job;
+  job.metrics = true;
+  job.metrics_max_p50_us = 110;
+  job.metrics_wait_max_p50_us = 100;
+  int beats = 0;
+  auto waiting = [&] { ++beats; };
+
+  MetricsTurn far = take_metrics_turn(job, 120, waiting);  // above 1.1 x the best: never
+  EXPECT_FALSE(far.collect);
+  EXPECT_NE(far.reason.find("120.00 us is above 110.00 us"), std::string::npos) << far.reason;
+
+  MetricsTurn unlocked = take_metrics_turn(job, 105, waiting);  // no lock named: a lone worker
+  EXPECT_TRUE(unlocked.collect);
+  EXPECT_FALSE(unlocked.lock.has_value());
+
+  job.metrics_lock = (d.path / "locks" / "metrics.lock").string();
+  {
+    MetricsTurn free_turn = take_metrics_turn(job, 105, waiting);  // free: taken, near-best or not
+    EXPECT_TRUE(free_turn.collect);
+    ASSERT_TRUE(free_turn.lock.has_value());
+    EXPECT_FALSE(FileLock::try_acquire(job.metrics_lock).has_value()) << "the turn holds the lock during the pass";
+  }
+  EXPECT_EQ(beats, 0);
+
+  std::optional<FileLock> other = FileLock::try_acquire(job.metrics_lock);  // another GPU profiles
+  ASSERT_TRUE(other.has_value());
+  const auto t0 = std::chrono::steady_clock::now();
+  MetricsTurn busy = take_metrics_turn(job, 105, waiting);  // not a new best: goes on without
+  EXPECT_FALSE(busy.collect);
+  EXPECT_FALSE(busy.lock.has_value());
+  EXPECT_NE(busy.reason.find("another GPU's metrics pass was running"), std::string::npos) << busy.reason;
+  EXPECT_NE(busy.reason.find("(100.00 us)"), std::string::npos) << busy.reason;
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 0.5);
+
+  // A new best waits its turn, beating, and gets the pass once the other is done.
+  std::thread release([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    other.reset();
+  });
+  MetricsTurn best = take_metrics_turn(job, 95, waiting);
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  release.join();
+  EXPECT_TRUE(best.collect);
+  EXPECT_TRUE(best.lock.has_value());
+  EXPECT_GE(waited, 0.35);
+  EXPECT_GE(beats, 1);
+
+  // Without a best to beat (--metrics-all, a metric gate): every candidate waits.
+  job.metrics_wait_max_p50_us = 0;
+  job.metrics_max_p50_us = 0;
+  std::thread release2([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    best.lock.reset();
+  });
+  MetricsTurn all = take_metrics_turn(job, 500, waiting);
+  release2.join();
+  EXPECT_TRUE(all.collect);
+  EXPECT_TRUE(all.lock.has_value());
+}
+
 TEST(WorkerProtocol, JobsAnswersAndDevicesRoundTrip) {
   WorkerJob j;
   j.profile_path = "/p/x.json";
@@ -1179,10 +1243,12 @@ TEST(WorkerProtocol, JobsAnswersAndDevicesRoundTrip) {
   j.trials = 3;
   j.fast = true;
   j.metrics_max_p50_us = 11.5;
+  j.metrics_wait_max_p50_us = 10.5;
   j.reference_cache = "/cache/reference";
   j.metrics_lock = "/cache/locks/metrics.lock";
   const WorkerJob k = job_from_json(job_to_json(j));
   EXPECT_DOUBLE_EQ(k.metrics_max_p50_us, 11.5);
+  EXPECT_DOUBLE_EQ(k.metrics_wait_max_p50_us, 10.5);
   EXPECT_EQ(k.reference_cache, j.reference_cache);
   EXPECT_EQ(k.metrics_lock, j.metrics_lock);
   EXPECT_TRUE(job_from_json(R"({"profile_path":"p","config":{},"candidate_cubin":"c","candidate_name":"n"})")
