@@ -853,6 +853,31 @@ Profile load_profile(const std::filesystem::path& path) {
       auto& M = p.gates.metrics;
       M.enabled = m.boolean("enabled", M.enabled);
       if (m.has("names")) M.names = m.strings("names");
+      if (m.has("launch")) {
+        const Json& l = m.get("launch");
+        const auto units = p.launches();
+        if (l.is_number_integer()) {
+          const long long i = l.get<long long>();
+          if (i < 0 || static_cast<std::size_t>(i) >= units.size())
+            m.fail("launch", "index " + std::to_string(i) + " is not one of the unit's " + std::to_string(units.size()) +
+                                 " launch" + (units.size() == 1 ? "" : "es") + " (0-based)");
+          M.launch = static_cast<std::size_t>(i);
+        } else if (l.is_string() && l.get<std::string>() == "all") {
+          M.launch.reset();
+        } else if (l.is_string()) {
+          const std::string name = l.get<std::string>();
+          std::vector<std::size_t> at;
+          for (std::size_t i = 0; i < units.size(); ++i)
+            if (units[i]->name == name) at.push_back(i);
+          if (at.empty()) m.fail("launch", "no launch of kernel '" + name + "' in the unit");
+          if (at.size() > 1)
+            m.fail("launch", "kernel '" + name + "' is launched " + std::to_string(at.size()) +
+                                 " times: give the launch's index (0-based)");
+          M.launch = at.front();
+        } else {
+          m.fail("launch", "must be \"all\", a launch's index or a kernel's name");
+        }
+      }
       if (m.has("thresholds")) {
         const Json& ts = m.get("thresholds");
         if (!ts.is_array()) m.fail("thresholds", "must be a list");

@@ -152,6 +152,9 @@ struct MetricSettings {
   bool enabled = true;
   std::vector<std::string> names;            // CUPTI metric names
   std::vector<MetricThreshold> thresholds;   // metric gates; empty = off
+  // A unit of several launches: the figures cover every launch (nullopt), or this one (0-based,
+  // in the order of launches(); "launch": an index or a kernel's name in the profile).
+  std::optional<std::size_t> launch;
 };
 
 struct Gates {

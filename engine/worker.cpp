@@ -342,10 +342,10 @@ WorkerAnswer run_job(WorkerState& st, const WorkerJob& job, const Heartbeat& sen
       for (std::size_t m = 0; m < cmods.size(); ++m) bufs.upload_symbols(*cmods[m], m == 0, st.stream);
       seq.pack(bufs);
       const auto& names = prof.gates.metrics.names.empty() ? default_metric_names() : prof.gates.metrics.names;
-      // Each metric pass replays the kernel: give the step room for a few dozen passes. With several
-      // launches the figures are the first kernel's (collect_metrics says so in its reason).
+      // Each metric pass replays the kernel: give the step room for a few dozen passes. A unit of
+      // several launches: the figures cover all, or the one gates.metrics.launch names.
       beat("metrics: profiling (problem " + obj.name + ")", 60 + 40 * timeout * seq.size());
-      a.metrics = collect_metrics(names, [&] { seq.launch(st.stream); }, st.stream);
+      a.metrics = collect_metrics(names, [&] { seq.launch(st.stream); }, st.stream, prof.gates.metrics.launch);
       turn->lock.reset();
       beat("metrics: checking where the kernel wrote (problem " + obj.name + ")", 60 + timeout);
       bufs.check_writes(st.stream);

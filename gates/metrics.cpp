@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -35,8 +36,8 @@ namespace {
 
 using namespace metric;  // the names (engine/evaluation.h)
 
-// Ranges the counter-data image holds: one per kernel that `launch` starts. More than one kernel
-// is tolerated (the first one's figures are reported); beyond this many the rest are dropped.
+// Ranges the counter-data image holds: one per kernel that `launch` starts; beyond this many the
+// rest are dropped (and the reason says so).
 constexpr std::size_t kMaxRanges = 16;
 
 // Why metrics cannot be had; caught in collect_metrics and turned into a Skipped result.
@@ -365,8 +366,52 @@ MetricPlan plan_metrics(const std::string& chip, const std::vector<std::string>&
   return out;
 }
 
+CombinedRanges combine_ranges(const std::vector<std::map<std::string, double>>& ranges) {
+  CombinedRanges out;
+  if (ranges.empty()) return out;
+  if (ranges.size() == 1) {
+    out.values = ranges.front();
+    return out;
+  }
+  std::vector<double> weight(ranges.size(), 1.0);
+  for (std::size_t i = 0; i < ranges.size(); ++i) {
+    auto d = ranges[i].find(kDuration);
+    if (d == ranges[i].end() || !(d->second > 0)) {
+      out.equal_weights = true;
+      break;
+    }
+    weight[i] = d->second;
+  }
+  if (out.equal_weights) std::fill(weight.begin(), weight.end(), 1.0);
+  auto ends_with = [](const std::string& s, const char* tail) {
+    const std::size_t n = std::strlen(tail);
+    return s.size() >= n && s.compare(s.size() - n, n, tail) == 0;
+  };
+  for (const auto& [name, first] : ranges.front()) {
+    bool everywhere = true;
+    for (const auto& r : ranges) everywhere = everywhere && r.count(name);
+    if (!everywhere) continue;
+    double v = 0;
+    if (ends_with(name, ".sum")) {
+      for (const auto& r : ranges) v += r.at(name);
+    } else if (ends_with(name, ".max")) {
+      v = first;
+      for (const auto& r : ranges) v = std::max(v, r.at(name));
+    } else if (ends_with(name, ".min")) {
+      v = first;
+      for (const auto& r : ranges) v = std::min(v, r.at(name));
+    } else {
+      double w = 0;
+      for (std::size_t i = 0; i < ranges.size(); ++i) v += weight[i] * ranges[i].at(name), w += weight[i];
+      v /= w;
+    }
+    out.values[name] = v;
+  }
+  return out;
+}
+
 MetricsResult collect_metrics(const std::vector<std::string>& names, const std::function<void()>& launch,
-                              cudaStream_t stream) {
+                              cudaStream_t stream, std::optional<std::size_t> only) {
   MetricsResult r;
   const auto& wanted = names.empty() ? default_metric_names() : names;
   std::lock_guard<std::mutex> lock(profiler_mutex());
@@ -443,29 +488,53 @@ MetricsResult collect_metrics(const std::vector<std::string>& names, const std::
     EVO_CUPTI(cuptiRangeProfilerGetCounterDataInfo(&info));
     if (info.numTotalRanges == 0) throw Unavailable{"no kernel ran inside the profiled launch"};
 
-    std::vector<double> values(plan.collect.size(), 0.0);
-    CUpti_Profiler_Host_EvaluateToGpuValues_Params ev{};
-    ev.structSize = CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE;
-    ev.pHostObject = plan.host->get();
-    ev.pCounterDataImage = data.data();
-    ev.counterDataImageSize = data.size();
-    ev.rangeIndex = 0;
-    ev.ppMetricNames = metric_ptrs.data();
-    ev.numMetrics = metric_ptrs.size();
-    ev.pMetricValues = values.data();
-    EVO_CUPTI(cuptiProfilerHostEvaluateToGpuValues(&ev));
-
-    for (std::size_t i = 0; i < values.size(); ++i) {
-      // NaN (a ratio over nothing) is not a figure: it cannot be stored as JSON or compared.
-      if (std::isfinite(values[i])) r.values[plan.collect[i]] = values[i];
-      else r.unavailable.push_back(plan.collect[i]);
+    // Each kernel of the unit is a range, in launch order: the one the profile names, or all.
+    const std::size_t kernels = info.numTotalRanges + dd.numOfRangeDropped;
+    if (only && *only >= info.numTotalRanges)
+      throw Unavailable{"the profile names launch " + std::to_string(*only) + " (gates.metrics.launch), and the unit ran " +
+                        std::to_string(kernels) + " kernel" + (kernels == 1 ? "" : "s") +
+                        (dd.numOfRangeDropped ? " (" + std::to_string(dd.numOfRangeDropped) + " beyond the profiler's room)" : "")};
+    const std::size_t from = only ? *only : 0, to = only ? *only + 1 : info.numTotalRanges;
+    std::vector<std::map<std::string, double>> ranges;
+    for (std::size_t k = from; k < to; ++k) {
+      std::vector<double> values(plan.collect.size(), 0.0);
+      CUpti_Profiler_Host_EvaluateToGpuValues_Params ev{};
+      ev.structSize = CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE;
+      ev.pHostObject = plan.host->get();
+      ev.pCounterDataImage = data.data();
+      ev.counterDataImageSize = data.size();
+      ev.rangeIndex = k;
+      ev.ppMetricNames = metric_ptrs.data();
+      ev.numMetrics = metric_ptrs.size();
+      ev.pMetricValues = values.data();
+      EVO_CUPTI(cuptiProfilerHostEvaluateToGpuValues(&ev));
+      std::map<std::string, double> range;
+      for (std::size_t i = 0; i < values.size(); ++i) {
+        // NaN (a ratio over nothing) is not a figure: it cannot be stored as JSON or compared
+        // (left out here, it is listed as unavailable below).
+        if (std::isfinite(values[i])) range[plan.collect[i]] = values[i];
+      }
+      ranges.push_back(std::move(range));
     }
+    const CombinedRanges combined = combine_ranges(ranges);
+    r.values = combined.values;
+    for (const auto& name : plan.collect)
+      if (!r.values.count(name) &&
+          std::find(r.unavailable.begin(), r.unavailable.end(), name) == r.unavailable.end())
+        r.unavailable.push_back(name);
     add_derived(r);
     r.outcome = Outcome::Passed;
     std::vector<std::string> notes;
     if (!r.unavailable.empty()) notes.push_back(std::to_string(r.unavailable.size()) + " metric(s) unavailable on " + chip);
-    const std::size_t kernels = info.numTotalRanges + dd.numOfRangeDropped;
-    if (kernels > 1) notes.push_back("launch ran " + std::to_string(kernels) + " kernels; figures are the first's");
+    if (only && kernels > 1)
+      notes.push_back("the unit ran " + std::to_string(kernels) + " kernels; figures are launch " + std::to_string(*only) +
+                      "'s (gates.metrics.launch)");
+    else if (kernels > 1)
+      notes.push_back("the unit ran " + std::to_string(kernels) + " kernels; figures cover all of them (sums added, " +
+                      (combined.equal_weights ? "rates averaged" : "rates weighted by each kernel's duration") + ")");
+    if (dd.numOfRangeDropped)
+      notes.push_back(std::to_string(dd.numOfRangeDropped) + " kernels beyond the profiler's " + std::to_string(kMaxRanges) +
+                      " ranges are not counted");
     for (std::size_t i = 0; i < notes.size(); ++i) r.reason += (i ? "; " : "") + notes[i];
   } catch (const Unavailable& u) {
     r.outcome = Outcome::Skipped;

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,15 +23,26 @@ namespace evo {
 // shared-memory wavefronts (load/store, the denominators), achieved occupancy.
 const std::vector<std::string>& default_metric_names();
 
-// Profiles `launch` (which launches the kernel once on `stream`, idempotently: it is replayed)
+// Profiles `launch` (which launches the unit once on `stream`, idempotently: it is replayed)
 // on the current device and returns each metric's value. Buffers must already hold valid inputs.
 // An empty `names` means default_metric_names(). CUPTI's auto range with kernel replay: each
 // kernel `launch` starts is one range, which CUPTI itself replays once per pass, saving and
-// restoring device memory between passes. If `launch` starts several kernels the figures are the
-// first kernel's (the reason says so). A CudaError thrown by `launch` is passed on (after the
-// profiler is disabled): a faulting kernel is a crash, not "metrics unavailable".
+// restoring device memory between passes. Several kernels: the figures cover all of them
+// (combine_ranges), or only the `only`-th (0-based) when given. A CudaError thrown by `launch` is
+// passed on (after the profiler is disabled): a faulting kernel is a crash, not "metrics unavailable".
 MetricsResult collect_metrics(const std::vector<std::string>& names, const std::function<void()>& launch,
-                              cudaStream_t stream);
+                              cudaStream_t stream, std::optional<std::size_t> only = std::nullopt);
+
+// One figure for a unit of several kernels from each kernel's (range's) figures, by what the name
+// says it is: counts and durations (`.sum`) add up, `.max` and `.min` take the extreme, and rates,
+// averages and percentages (anything else) are averaged weighted by each kernel's duration
+// (metric::kDuration, when every range has it; else an equal-weight mean, and `equal_weights` is
+// set). A metric missing from some range is left out of the result.
+struct CombinedRanges {
+  std::map<std::string, double> values;
+  bool equal_weights = false;
+};
+CombinedRanges combine_ranges(const std::vector<std::map<std::string, double>>& ranges);
 
 // The profile's accept/reject thresholds over a MetricsResult: Skipped (with why) when there are
 // no thresholds or the metrics it needs are unavailable; Rejected naming the first metric outside

@@ -109,6 +109,34 @@ TEST(MetricGate, BankConflictPctIsConflictsOverLoadWavefronts) {
 
 // ---- CUPTI host API, no GPU needed ------------------------------------------------------------
 
+// ---- a unit of several launches (CPU) -----------------------------------------------------------
+
+TEST(MetricRanges, SumsAddExtremesStayAndRatesWeighByDuration) {
+  // Two kernels: 30 us at 80 % SM throughput, 10 us at 40 %; 3 MB and 1 MB read.
+  const CombinedRanges c = combine_ranges({
+      {{kDuration, 30000}, {kSmThroughput, 80}, {"dram__bytes_read.sum", 3e6}, {"x.max", 5}, {"x.min", 2}},
+      {{kDuration, 10000}, {kSmThroughput, 40}, {"dram__bytes_read.sum", 1e6}, {"x.max", 7}, {"x.min", 1}},
+  });
+  EXPECT_FALSE(c.equal_weights);
+  EXPECT_DOUBLE_EQ(c.values.at(kDuration), 40000);
+  EXPECT_DOUBLE_EQ(c.values.at("dram__bytes_read.sum"), 4e6);
+  EXPECT_DOUBLE_EQ(c.values.at(kSmThroughput), 70);  // (30 x 80 + 10 x 40) / 40, not the plain mean 60
+  EXPECT_DOUBLE_EQ(c.values.at("x.max"), 7);
+  EXPECT_DOUBLE_EQ(c.values.at("x.min"), 1);
+}
+
+TEST(MetricRanges, WithoutDurationsRatesAreAPlainMeanAndAGapLeavesTheMetricOut) {
+  const CombinedRanges c = combine_ranges({{{kOccupancy, 50}, {kConflictsLd, 10}, {kWavefrontsLd, 100}},
+                                           {{kOccupancy, 30}, {kConflictsLd, 30}}});
+  EXPECT_TRUE(c.equal_weights);
+  EXPECT_DOUBLE_EQ(c.values.at(kOccupancy), 40);
+  EXPECT_DOUBLE_EQ(c.values.at(kConflictsLd), 40);
+  EXPECT_FALSE(c.values.count(kWavefrontsLd)) << "a figure from one kernel only is no figure of the unit";
+  const CombinedRanges one = combine_ranges({{{kOccupancy, 50}}});
+  EXPECT_DOUBLE_EQ(one.values.at(kOccupancy), 50);
+  EXPECT_TRUE(combine_ranges({}).values.empty());
+}
+
 TEST(MetricPlan, DefaultNamesExistOnGH100) {
   auto plan = plan_metrics("GH100", default_metric_names());
   ASSERT_TRUE(plan.error.empty()) << plan.error;
@@ -281,6 +309,45 @@ TEST_F(MetricGpu, CopyKernelMovesItsBytesThroughDramWithAnIdleTensorPipe) {
   // No shared memory at all: the derived ratio is there and 0.
   ASSERT_TRUE(m.values.count(kBankConflictPct));
   EXPECT_EQ(m.values.at(kBankConflictPct), 0.0);
+}
+
+// A unit of two launches (a copy, then the same copy back): the DRAM bytes are both kernels',
+// and naming one launch gives that one's alone (issue 37).
+TEST_F(MetricGpu, AUnitOfTwoLaunchesCountsBothOrTheOneNamed) {
+  Kernel k = load(kCopySource, "copy_f4");
+  ASSERT_TRUE(k.valid());
+  const std::size_t bytes = std::size_t(256) << 20;
+  DeviceBuffer a(bytes), b(bytes);
+  ASSERT_EQ(cudaMemset(a.get(), 1, bytes), cudaSuccess);
+  void* pa = a.get();
+  void* pb = b.get();
+  long long n = static_cast<long long>(bytes / 16);
+  void* there[] = {&pa, &pb, &n};
+  void* back[] = {&pb, &pa, &n};
+  const std::uint32_t blocks = static_cast<std::uint32_t>(device_.sm_count) * 16;
+  auto unit = [&] {
+    k.launch(geometry(blocks, 256), there, stream_);
+    k.launch(geometry(blocks, 256), back, stream_);
+  };
+  auto both = collect_metrics(default_metric_names(), unit, stream_);
+  auto first = collect_metrics(default_metric_names(), unit, stream_, 0);
+  auto second = collect_metrics(default_metric_names(), unit, stream_, 1);
+  auto none = collect_metrics(default_metric_names(), unit, stream_, 2);
+  print("two copies, all", both);
+  print("two copies, launch 0", first);
+  print("two copies, launch 1", second);
+  ASSERT_EQ(both.outcome, Outcome::Passed) << both.reason;
+  ASSERT_EQ(first.outcome, Outcome::Passed) << first.reason;
+  ASSERT_EQ(second.outcome, Outcome::Passed) << second.reason;
+  EXPECT_NE(both.reason.find("figures cover all of them"), std::string::npos) << both.reason;
+  EXPECT_NE(first.reason.find("figures are launch 0's"), std::string::npos) << first.reason;
+  const double read = both.values.at("dram__bytes_read.sum"), one = first.values.at("dram__bytes_read.sum");
+  EXPECT_GT(read, 1.6 * one) << "both kernels' reads";
+  EXPECT_LT(read, 2.4 * one);
+  EXPECT_NEAR(both.values.at(kDuration), first.values.at(kDuration) + second.values.at(kDuration),
+              0.01 * both.values.at(kDuration));
+  EXPECT_EQ(none.outcome, Outcome::Skipped);
+  EXPECT_NE(none.reason.find("launch 2"), std::string::npos) << none.reason;
 }
 
 TEST_F(MetricGpu, BankConflictPctSeparatesStridedFromLinearSharedLoads) {

@@ -737,6 +737,40 @@ TEST(Profile, LaunchesLoadInOrderSharingBuffersScalarsAndDefines) {
   EXPECT_EQ(q.later_reference_launches.front().name, "reduce_ref");
 }
 
+// Hardware metrics of a unit: every launch by default, or the one gates.metrics.launch names.
+TEST(Profile, MetricsLaunchNamesOneLaunchOfTheUnitByIndexOrKernel) {
+  EXPECT_FALSE(evo::load_profile(kSource / "profiles/reduce_sum.json").gates.metrics.launch.has_value());
+  auto with_launch = [](const ordered_json& v) {
+    ordered_json j = reduce_json();
+    j["gates"]["metrics"]["launch"] = v;
+    return j;
+  };
+  EXPECT_EQ(evo::load_profile(write_profile(with_launch(1), "reduce_m1")).gates.metrics.launch, std::optional<std::size_t>(1));
+  EXPECT_EQ(evo::load_profile(write_profile(with_launch("partial_sums"), "reduce_mk")).gates.metrics.launch,
+            std::optional<std::size_t>(0));
+  EXPECT_FALSE(evo::load_profile(write_profile(with_launch("all"), "reduce_ma")).gates.metrics.launch.has_value());
+  const std::vector<std::pair<ordered_json, std::string>> bad = {
+      {2, "gates.metrics.launch: index 2 is not one of the unit's 2 launches (0-based)"},
+      {-1, "gates.metrics.launch: index -1 is not one of the unit's 2 launches"},
+      {"final_summ", "gates.metrics.launch: no launch of kernel 'final_summ' in the unit"},
+      {1.5, "gates.metrics.launch: must be \"all\", a launch's index or a kernel's name"},
+  };
+  for (const auto& [v, want] : bad) {
+    const std::string err = reduce_error([&](ordered_json& j) { j["gates"]["metrics"]["launch"] = v; });
+    EXPECT_NE(err.find(want), std::string::npos) << err;
+    EXPECT_EQ(err.find('\n'), std::string::npos) << err;
+  }
+  ordered_json twice = reduce_json();
+  twice["launches"][1]["kernel"] = "partial_sums";
+  twice["launches"][1]["args"] = twice["launches"][0]["args"];
+  twice["launches"][1]["launch"] = twice["launches"][0]["launch"];
+  twice["gates"]["metrics"]["launch"] = "partial_sums";
+  const std::string err = load_error(write_profile(twice, "reduce_twice"));
+  EXPECT_NE(err.find("gates.metrics.launch: kernel 'partial_sums' is launched 2 times: give the launch's index"),
+            std::string::npos)
+      << err;
+}
+
 TEST(Profile, AMalformedLaunchIsOneLineNamingItsIndexAndField) {
   struct Case {
     std::function<void(ordered_json&)> edit;
