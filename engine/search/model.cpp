@@ -38,7 +38,7 @@ namespace evo {
 namespace {
 
 const std::vector<StrategyOption> kOptions = {
-    {"initial", "uniform draws after the baseline before the model leads (0: 3% of the valid space, 5 to 20)", "0"},
+    {"initial", "uniform draws after the baseline before the model leads (0: 3% of the valid space, 5 to 20, the default until 2026-11-27)", "5"},
     {"trees", "trees in each forest", "64"},
     {"explore", "share of proposals drawn uniformly at random once the model leads", "0.05"},
     {"score_all", "score every unseen valid configuration when the space has at most this many", "50000"},
