@@ -40,10 +40,16 @@ QueueEvaluator::~QueueEvaluator() {
 }
 
 void QueueEvaluator::submit(const Candidate& c) {
-  queue_.enqueue(run_, json{{"config", c.config}, {"origin", c.origin}}.dump());
+  unsent_.push_back(json{{"config", c.config}, {"origin", c.origin}}.dump());
 }
 
 std::vector<Prepared> QueueEvaluator::collect(double timeout_s) {
+  if (!unsent_.empty()) {
+    pg::Txn txn(conn_, "cannot enqueue candidates");
+    for (const auto& payload : unsent_) queue_.enqueue(run_, payload);
+    txn.commit();
+    unsent_.clear();
+  }
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   for (;;) {
     std::vector<Prepared> out;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <deque>
 #include <string>
+#include <vector>
 
 #include "engine/evaluator.h"
 #include "population/postgres.h"
@@ -27,6 +28,9 @@ class QueueEvaluator : public Evaluator {
   std::string device() const override { return local_.device(); }
   std::string driver() const override { return local_.driver(); }
   std::string build_key(const Config& c) const override { return local_.build_key(c); }
+  // Submitted candidates are enqueued together, in one transaction, when collect() is next called
+  // (the run loop collects right after it submits): one commit for a batch instead of one each,
+  // which with the server's fsync was most of a coordinator's time (docs/results/queue.md).
   void submit(const Candidate& c) override;
   std::vector<Prepared> collect(double timeout_s) override;
   // Workers post final verdicts: collect() never hands back a candidate that needs the GPU here.
@@ -41,6 +45,7 @@ class QueueEvaluator : public Evaluator {
   std::int64_t run_;
   Evaluator& local_;
   std::size_t slots_;
+  std::vector<std::string> unsent_;  // payloads submitted since the last collect()
 };
 
 struct WorkerStats {
