@@ -9,6 +9,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <vector>
 
 #include "engine/error.h"
 #include "engine/evaluation_json.h"
@@ -103,13 +104,19 @@ WorkerStats serve_queue(const std::string& url, std::int64_t queue_run, Evaluato
   std::thread renewer([&] {
     std::unique_lock<std::mutex> lock(m);
     while (!cv.wait_for(lock, std::chrono::duration<double>(lease_s / 3), [&] { return done; })) {
-      for (const auto& [hash, claim] : held) {
+      // Renewed outside the lock: the round trips to the server never hold up a post. A claim
+      // posted meanwhile is no longer 'claimed', and its renewal changes nothing.
+      std::vector<Claim> now;
+      for (const auto& [hash, claim] : held) now.push_back(claim);
+      lock.unlock();
+      for (const Claim& claim : now) {
         try {
           renew_queue.renew(claim, lease_s);  // taken over: its post finds out
         } catch (const UserError&) {
           // The server went away: posting fails below, with the message.
         }
       }
+      lock.lock();
     }
   });
   auto stop_renewing = [&] {
