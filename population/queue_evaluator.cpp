@@ -41,7 +41,10 @@ QueueEvaluator::~QueueEvaluator() {
 }
 
 void QueueEvaluator::submit(const Candidate& c) {
-  unsent_.push_back(json{{"config", c.config}, {"origin", c.origin}}.dump());
+  json payload{{"config", c.config}, {"origin", c.origin}};
+  if (metrics_max_p50_us_ > 0) payload["metrics_max_p50_us"] = metrics_max_p50_us_;
+  if (metrics_wait_max_p50_us_ > 0) payload["metrics_wait_max_p50_us"] = metrics_wait_max_p50_us_;
+  unsent_.push_back(payload.dump());
 }
 
 std::vector<Prepared> QueueEvaluator::collect(double timeout_s) {
@@ -141,6 +144,10 @@ WorkerStats serve_queue(const std::string& url, std::int64_t queue_run, Evaluato
       ++stats.lost;
     }
   };
+  double metrics_max = 0, metrics_wait_max = 0;  // the coordinator's, as its candidates carry them
+  auto tighten = [](double& kept, double given) {
+    if (given > 0 && (kept <= 0 || given < kept)) kept = given;
+  };
   try {
     bool open = true;
     std::deque<Prepared> to_measure;
@@ -157,6 +164,10 @@ WorkerStats serve_queue(const std::string& url, std::int64_t queue_run, Evaluato
         }
         const json in = json::parse(claim->payload);
         Candidate c{in.at("config").get<Config>(), in.at("origin").get<Origin>()};
+        // The run's best only improves, so the latest enqueued thresholds are the tightest: kept
+        // for every later measurement here, whichever candidate brought them.
+        tighten(metrics_max, in.value("metrics_max_p50_us", 0.0));
+        tighten(metrics_wait_max, in.value("metrics_wait_max_p50_us", 0.0));
         { std::lock_guard<std::mutex> lock(m); held.emplace(config_hash(c.config), *claim); }
         ++in_hand;
         evaluator.submit(c);
@@ -177,6 +188,8 @@ WorkerStats serve_queue(const std::string& url, std::int64_t queue_run, Evaluato
       if (!to_measure.empty()) {
         Prepared p = std::move(to_measure.front());
         to_measure.pop_front();
+        if (metrics_max > 0) evaluator.set_metrics_max_p50_us(metrics_max);
+        if (metrics_wait_max > 0) evaluator.set_metrics_wait_max_p50_us(metrics_wait_max);
         post(p, evaluator.measure(p, 0));
       }
       if (claimed_none && queue.run_state(queue_run) != QueueRunState::Open) open = false;

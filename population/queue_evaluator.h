@@ -38,6 +38,12 @@ class QueueEvaluator : public Evaluator {
   std::size_t compile_slots() const override { return slots_; }
   Timing time_baseline(std::size_t lane = 0) override { return local_.time_baseline(lane); }
   SanitizeVerdict sanitize(const Candidate& c) override { return local_.sanitize(c); }
+  // The run's metrics thresholds (which candidates get a CUPTI pass, which may wait for the host's
+  // turn) travel with each candidate enqueued after they are set, so a worker on another host
+  // collects what a worker on this one would: without them every candidate paid a pass (measured
+  // 2026-11-27 on 2 x H200: metrics 136 s of a 100 s sweep that --devices 0,1 did in 36 s).
+  void set_metrics_max_p50_us(double us) override { metrics_max_p50_us_ = us; }
+  void set_metrics_wait_max_p50_us(double us) override { metrics_wait_max_p50_us_ = us; }
 
  private:
   pg::Conn conn_;
@@ -46,6 +52,7 @@ class QueueEvaluator : public Evaluator {
   Evaluator& local_;
   std::size_t slots_;
   std::vector<std::string> unsent_;  // payloads submitted since the last collect()
+  double metrics_max_p50_us_ = 0, metrics_wait_max_p50_us_ = 0;
 };
 
 struct WorkerStats {

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <mutex>
 #include <optional>
 #include <regex>
 #include <set>
@@ -387,6 +388,74 @@ TEST_F(Pg, AWorkerForAnUnknownOrFinishedRunSaysSoAndClaimsNothing) {
     EXPECT_NE(std::string(e.what()).find("is finished; nothing to do"), std::string::npos) << e.what();
   }
   EXPECT_EQ(q.counts(finished).pending, 1) << "a worker for a finished run claimed something";
+}
+
+// A worker's evaluator that notes the metrics thresholds in force at each measurement.
+class NotesThresholds : public Evaluator {
+ public:
+  explicit NotesThresholds(Evaluator& inner) : inner_(inner) {}
+  std::string device() const override { return inner_.device(); }
+  std::string build_key(const Config& c) const override { return inner_.build_key(c); }
+  void submit(const Candidate& c) override { inner_.submit(c); }
+  std::vector<Prepared> collect(double t) override { return inner_.collect(t); }
+  std::size_t compile_slots() const override { return inner_.compile_slots(); }
+  std::size_t lanes() const override { return inner_.lanes(); }
+  Timing time_baseline(std::size_t lane = 0) override { return inner_.time_baseline(lane); }
+  void set_metrics_max_p50_us(double us) override { max_ = us; }
+  void set_metrics_wait_max_p50_us(double us) override { wait_ = us; }
+  Evaluation measure(const Prepared& p, std::size_t lane) override {
+    std::lock_guard<std::mutex> lock(m_);
+    seen_.emplace_back(max_, wait_);
+    return inner_.measure(p, lane);
+  }
+  std::vector<std::pair<double, double>> seen() {
+    std::lock_guard<std::mutex> lock(m_);
+    return seen_;
+  }
+
+ private:
+  Evaluator& inner_;
+  double max_ = 0, wait_ = 0;
+  std::mutex m_;
+  std::vector<std::pair<double, double>> seen_;
+};
+
+// Which candidates get a CUPTI pass is the coordinator's call (near its best); a worker on another
+// host measures by the thresholds its candidates carry. Without them every candidate paid a pass.
+TEST_F(Pg, AQueueWorkerMeasuresByTheCoordinatorsMetricsThresholds) {
+  ReplayEvaluator local(kLandscape);
+  std::vector<Config> measured;
+  for (const auto& pt : read_landscape(kLandscape).points)
+    if (pt.status == Status::Measured && measured.size() < 3) measured.push_back(pt.knobs);
+  ASSERT_EQ(measured.size(), 3u);
+
+  const std::int64_t queue_run = 6000 + getpid();
+  std::optional<QueueEvaluator> coordinator;
+  coordinator.emplace(server->url(), queue_run, local, 1);
+  ReplayEvaluator mine(kLandscape);
+  NotesThresholds worker_ev(mine);
+  std::thread worker([&] { serve_queue(server->url(), queue_run, worker_ev, "w", 5.0, nullptr); });
+  auto one = [&](const Config& c) {
+    coordinator->submit(Candidate{c, {}});
+    std::vector<Prepared> got;
+    for (int i = 0; i < 100 && got.empty(); ++i) got = coordinator->collect(0.1);
+    return got.size();
+  };
+  EXPECT_EQ(one(measured[0]), 1u);  // before any best: no threshold
+  coordinator->set_metrics_max_p50_us(12.5);
+  coordinator->set_metrics_wait_max_p50_us(10.0);
+  EXPECT_EQ(one(measured[1]), 1u);
+  coordinator->set_metrics_max_p50_us(11.0);
+  coordinator->set_metrics_wait_max_p50_us(9.0);
+  EXPECT_EQ(one(measured[2]), 1u);
+  coordinator.reset();  // finishes the queue run: the worker exits
+  worker.join();
+
+  const auto seen = worker_ev.seen();
+  ASSERT_EQ(seen.size(), 3u);
+  EXPECT_EQ(seen[0], std::make_pair(0.0, 0.0));
+  EXPECT_EQ(seen[1], std::make_pair(12.5, 10.0));
+  EXPECT_EQ(seen[2], std::make_pair(11.0, 9.0));
 }
 
 // ---- The CLI: `evo run --queue` and `evo worker --queue`, as a user on several hosts types them.
