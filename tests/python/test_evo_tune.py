@@ -168,6 +168,7 @@ class ThroughAReplay(Folder):
         self.assertEqual(profile["reference"], {"data": {
             "inputs": {"C": "data/C.npy", "A": "data/A.npy", "B": "data/B.npy"}, "outputs": {"C": "data/C.answer.npy"}}})
         self.assertEqual(profile["gates"]["green"], {"atol": 1e-6, "rtol": 1e-5, "max_bad_pct": 0})
+        self.assertEqual(profile["gates"]["static"], {"max_spill_bytes": -1})  # Kernel Tuner measures spilling ones
         args, answer = matmul_arguments()
         for name, array in zip("CAB", args):
             np.testing.assert_array_equal(np.load(work / "data" / f"{name}.npy"), array)
@@ -201,6 +202,8 @@ class ThroughAReplay(Folder):
                                     evo_binary=EVO, workdir=self.tmp / "work", budget=100)
         profile = json.loads((self.tmp / "work" / "matmul_kernel.json").read_text())
         self.assertEqual(profile["reference"], {"config": "baseline"})
+        # Three drawn input sets, as for a T1 file (five trials a seed stored 15 sets of full-size arrays).
+        self.assertEqual((profile["gates"]["green"]["seeds"], profile["gates"]["green"]["trials"]), ([0, 1, 2], 1))
         self.assertEqual(len(results), len(valid_configs()))
         self.assertEqual({k: env["best_config"][k] for k in TUNE},
                          {"block_size_x": 16, "block_size_y": 4, "tile_size_x": 2, "tile_size_y": 4})
