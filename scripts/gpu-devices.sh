@@ -35,20 +35,7 @@ done
 for d in $sets; do
   [ "$d" = 0 ] && continue
   log "$prof: devices $d: $(awk -v a="${rate[0]}" -v b="${rate[$d]}" 'BEGIN { printf "%.2f", (a > 0 ? b / a : 0) }')x one GPU's evaluations/s"
-  python3 - "$OUT/landscape_0.json" "$OUT/landscape_$d.json" <<'PY' | tee -a "$OUT/session.log"
-import json, statistics, sys
-a, b = (json.load(open(f)) for f in sys.argv[1:3])
-key = lambda c: json.dumps(c["knobs"], sort_keys=True)
-A, B = ({key(c): c for c in l["configs"]} for l in (a, b))
-same = [k for k in A if k in B]
-diff = [k for k in same if A[k]["status"] != B[k]["status"]]
-ratios = [B[k]["p50_us"] / A[k]["p50_us"] for k in same if A[k]["status"] == "measured" == B[k]["status"]]
-cvs = [A[k].get("cv", 0) for k in same if A[k]["status"] == "measured"]
-print(f"  configs: one GPU {len(A)}, these {len(B)}, both {len(same)}; verdicts differing: {len(diff)} {diff[:3]}")
-if ratios:
-    q = statistics.quantiles(ratios, n=20)
-    print(f"  median ratio these/one {statistics.median(ratios):.4f}, 5-95% {q[0]:.4f}-{q[-1]:.4f}; median CV of one-GPU timings {statistics.median(cvs):.4f}")
-PY
+  python3 scripts/compare-landscapes.py "$OUT/landscape_0.json" "$OUT/landscape_$d.json" "one GPU" these | tee -a "$OUT/session.log"
 done
 for d in $sets; do echo "$prof $d ${rate[$d]}"; done >> "$OUT/rates_$prof.txt"
 (cd "$OUT" && tar czf /tmp/devices.tgz --exclude=session.log . && mv /tmp/devices.tgz devices.tgz &&

@@ -76,16 +76,4 @@ for g in 0 1; do log "worker $g: $(tail -n 2 "$OUT/worker_$g.txt" | paste -sd' '
 bundle/evo --db q_queue.db export-landscape 1 --to "$OUT/landscape_queue.json" >/dev/null 2>&1
 log "$prof: queue/devices evaluations a second: $(awk -v a="${n_d:-0}" -v ta="$ms_d" -v b="${n_q:-0}" -v tb="$ms_q" \
   'BEGIN { ra = 1000 * a / ta; rb = 1000 * b / tb; printf "%.3f / %.3f = %.3fx", rb, ra, rb / ra }')"
-python3 - "$OUT/landscape_devices.json" "$OUT/landscape_queue.json" <<'PY' | tee -a "$OUT/session.log"
-import json, statistics, sys
-a, b = (json.load(open(f)) for f in sys.argv[1:3])
-key = lambda c: json.dumps(c["knobs"], sort_keys=True)
-A, B = ({key(c): c for c in l["configs"]} for l in (a, b))
-same = [k for k in A if k in B]
-diff = [k for k in same if A[k]["status"] != B[k]["status"]]
-ratios = [B[k]["p50_us"] / A[k]["p50_us"] for k in same if A[k]["status"] == "measured" == B[k]["status"]]
-print(f"  configs: --devices {len(A)}, queue {len(B)}, both {len(same)}; verdicts differing: {len(diff)} {diff[:3]}")
-if ratios:
-    q = statistics.quantiles(ratios, n=20)
-    print(f"  median ratio queue/devices {statistics.median(ratios):.4f}, 5-95% {q[0]:.4f}-{q[-1]:.4f}")
-PY
+python3 scripts/compare-landscapes.py "$OUT/landscape_devices.json" "$OUT/landscape_queue.json" --devices queue | tee -a "$OUT/session.log"
