@@ -10,6 +10,7 @@
 // collect() go on in the loop's thread, so an evaluator keeps the two sides' state apart.
 #pragma once
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,10 @@
 #include "engine/evaluation.h"
 
 namespace evo {
+
+// The reason a measured candidate's metrics give while they wait for the run's end.
+inline constexpr const char* kMetricsDeferred =
+    "deferred: the strategy reads no metrics while it runs; the run's best are profiled at its end";
 
 // A device that can no longer measure (its worker cannot be started again): the run loop drops
 // that lane and gives its candidate to another, or stops when it was the last.
@@ -77,6 +82,14 @@ class Evaluator {
   // candidate that finds another GPU profiling waits for its turn only if it beats this, and goes
   // without metrics otherwise (engine/worker.h, take_metrics_turn). Same calling rules as above.
   virtual void set_metrics_wait_max_p50_us(double us) {}
+  // false: no metrics pass while the run goes on; each measured candidate's metrics say
+  // kMetricsDeferred, and the run collects its best ones' at its end (collect_metrics). For a
+  // strategy that reads no metrics as it runs (exhaustive, random): a pass mid-run only keeps a GPU
+  // from the next candidate, and slows the other GPUs' (issue 35). Called before the first submit().
+  virtual void set_metrics_during_run(bool on) {}
+  // One measured candidate's hardware metrics alone (no gate is run again), now, with the seconds
+  // they took; nullopt where this evaluator collects none. Called only while no measure() is running.
+  virtual std::optional<MetricsResult> collect_metrics(const Candidate& c, double* seconds) { return std::nullopt; }
   // Times the profile's baseline now on that lane's device, in this run, so speedups are ratios
   // measured side by side. Called only while no measure() is running.
   virtual Timing time_baseline(std::size_t lane = 0) = 0;

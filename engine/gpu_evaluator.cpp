@@ -100,6 +100,7 @@ class GpuEvaluator : public Evaluator {
   std::string lane_device(std::size_t lane) const override { return lanes_.at(lane)->info.name; }
   void set_metrics_max_p50_us(double us) override { metrics_max_p50_us_.store(us); }
   void set_metrics_wait_max_p50_us(double us) override { metrics_wait_max_p50_us_.store(us); }
+  void set_metrics_during_run(bool on) override { metrics_during_run_.store(on); }
   std::string driver() const override { return lanes_.front()->info.driver; }
   std::string build_key(const Config& c) const override {
     std::vector<std::string> keys;
@@ -158,14 +159,10 @@ class GpuEvaluator : public Evaluator {
     // Shared by every worker of the host through the compile cache: the reference outputs (made
     // once, read by the others) and the lock that keeps metrics passes from overlapping.
     job.reference_cache = (cache_.dir() / "reference").string();
-    // EVO_METRICS_CONCURRENT=1: every GPU profiles when its candidate needs it, without the
-    // host-wide lock (an experiment's switch: docs/results/pipeline.md, section 4).
-    const char* concurrent = std::getenv("EVO_METRICS_CONCURRENT");
-    if (!concurrent || std::string(concurrent) != "1")
-      job.metrics_lock = (cache_.dir() / "locks" / "metrics.lock").string();
+    job.metrics_lock = metrics_lock();
     job.green = true;
     job.fast = true;
-    job.metrics = metrics_on();
+    job.metrics = metrics_on() && metrics_during_run_.load();
     if (profile_.gates.metrics.thresholds.empty()) {  // a metric gate needs every candidate's metrics
       job.metrics_max_p50_us = metrics_max_p50_us_.load();
       job.metrics_wait_max_p50_us = metrics_wait_max_p50_us_.load();
@@ -180,6 +177,7 @@ class GpuEvaluator : public Evaluator {
     e.green = a.green;
     e.fast = a.fast;
     e.metrics = a.metrics;
+    if (metrics_on() && !job.metrics) e.metrics.reason = kMetricsDeferred;
     e.seconds_green = a.seconds_green;
     e.seconds_fast = a.seconds_fast;
     e.seconds_metrics = a.seconds_metrics;
@@ -274,6 +272,31 @@ class GpuEvaluator : public Evaluator {
     return t;
   }
 
+  // A metrics pass alone, on the first GPU (the run's end: nothing else is measuring): the
+  // candidate passed GREEN and FAST when it was recorded, and its build is in the cache.
+  std::optional<MetricsResult> collect_metrics(const Candidate& c, double* seconds) override {
+    if (!metrics_on()) return std::nullopt;
+    Build b = build(c.config);
+    if (!b.ok) return std::nullopt;
+    Lane& lane = *lanes_.front();
+    WorkerJob job = job_for(c.config, b);
+    job.metrics_lock = metrics_lock();
+    job.green = false;
+    job.fast = false;
+    job.metrics = true;
+    WorkerAnswer a = lane.worker.run_measured(job, 60 + profile_.gates.timeout_s,
+                                               [](const std::string& line) { spdlog::warn("{}", line); });
+    if (seconds) *seconds = a.seconds_metrics;
+    if (a.outcome == Outcome::Skipped) throw LaneLost("GPU " + std::to_string(lane.device) + ": " + a.message);
+    if (a.outcome != Outcome::Passed) {  // it passed every gate before: say what happened, keep its verdict
+      MetricsResult m;
+      m.outcome = a.outcome;
+      m.reason = "metrics at the run's end: " + a.message;
+      return m;
+    }
+    return a.metrics;
+  }
+
   SanitizeVerdict sanitize(const Candidate& c) override {
     Build b = build(c.config);
     if (!b.ok) {
@@ -286,6 +309,14 @@ class GpuEvaluator : public Evaluator {
 
  private:
   bool metrics_on() const { return options_.metrics && profile_.gates.metrics.enabled; }
+  // The host-wide lock metrics passes take turns at, in the compile cache shared by the host's
+  // workers. EVO_METRICS_CONCURRENT=1: none, every GPU profiles when it needs to (an experiment's
+  // switch; slower on 4 x H200: docs/results/scale4/ section 1).
+  std::string metrics_lock() const {
+    const char* concurrent = std::getenv("EVO_METRICS_CONCURRENT");
+    if (concurrent && std::string(concurrent) == "1") return "";
+    return (cache_.dir() / "locks" / "metrics.lock").string();
+  }
 
   // One configuration's Build, now (the baseline's re-timing, sanitize): the pool compiles it
   // (or answers from the cache) beside whatever the pipeline has submitted.
@@ -415,6 +446,7 @@ class GpuEvaluator : public Evaluator {
   std::unique_ptr<CompilePool> pool_;
   std::atomic<double> metrics_max_p50_us_{0};     // set by the loop's thread, read by measure()
   std::atomic<double> metrics_wait_max_p50_us_{0};  // the same
+  std::atomic<bool> metrics_during_run_{true};      // set before the run's first candidate
   bool baseline_timed_ = false;
   // A submitted candidate: one pool ticket per request (per template of its launches).
   struct Compiling {

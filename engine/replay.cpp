@@ -375,6 +375,10 @@ void ReplayEvaluator::submit(const Candidate& c) {
   Queued q;
   q.prepared.candidate = c;
   q.prepared.eval = recorded(landscape_, by_hash_, name_, build_key(c.config), c);
+  if (!metrics_during_run_ && q.prepared.eval.green.outcome == Outcome::Passed) {
+    q.prepared.eval.metrics = MetricsResult{};  // as on a GPU: none until the run's end
+    q.prepared.eval.metrics.reason = kMetricsDeferred;
+  }
   const Status s = q.prepared.eval.status;
   q.prepared.needs_gpu = s != Status::CompileError && s != Status::StaticRejected;
   q.cost = cost_.compile_s >= 0 ? cost_.compile_s : q.prepared.eval.seconds_compile;
@@ -445,6 +449,21 @@ SanitizeVerdict ReplayEvaluator::sanitize(const Candidate& c) {
     return {Outcome::Skipped, 0, "replay: no sanitizer verdict recorded"};
   const LandscapePoint& p = landscape_.points[it->second];
   return {p.sanitize, p.sanitize == Outcome::Passed ? 0 : 1, p.sanitize == Outcome::Passed ? "" : p.message};
+}
+
+std::optional<MetricsResult> ReplayEvaluator::collect_metrics(const Candidate& c, double* seconds) {
+  auto it = by_hash_.find(config_hash(c.config));
+  if (it == by_hash_.end()) return std::nullopt;
+  const LandscapePoint& p = landscape_.points[it->second];
+  MetricsResult m;
+  if (!p.metrics.empty()) {
+    m.outcome = Outcome::Passed;
+    m.values = p.metrics;
+  } else {
+    m.reason = "metrics unavailable: not recorded in landscape " + name_;
+  }
+  if (seconds) *seconds = p.seconds_metrics;
+  return m;
 }
 
 }  // namespace evo

@@ -95,8 +95,12 @@ class ReplayEvaluator : public Evaluator {
   bool measures_instantly() const override { return cost_.gpu_s <= 0; }
   Timing time_baseline(std::size_t lane = 0) override;  // the recorded baseline median
   SanitizeVerdict sanitize(const Candidate& c) override;  // the recorded verdict, or Skipped
+  void set_metrics_during_run(bool on) override { metrics_during_run_ = on; }
+  // The recorded metrics (what the GPU gave when the landscape was recorded), with their seconds.
+  std::optional<MetricsResult> collect_metrics(const Candidate& c, double* seconds) override;
 
  private:
+  bool metrics_during_run_ = true;
   Landscape landscape_;
   Profile profile_;
   std::string name_, content_hash_;

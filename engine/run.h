@@ -42,6 +42,10 @@ struct RunOptions {
   // Metrics only for candidates within this factor of the best median so far (the ones the
   // insight rules read); 0 = for every candidate. Profiles with metric gates always get them.
   double metrics_near_best = 1.1;
+  // A strategy that reads no metrics while it runs (exhaustive, random) gets none mid-run; the run's
+  // this many best measured candidates are profiled at its end instead (engine/evaluator.h). Not
+  // with metrics_near_best 0 (every candidate's, as asked) or a profile's metric gate.
+  std::size_t metrics_best_at_end = 10;
   bool progress = false;          // a progress line redrawn in place (a TTY); else spdlog lines
   std::string profile_path;       // recorded: resume and export-landscape reopen it
   std::string options_json;       // recorded: the command line's options, to resume as it was

@@ -44,6 +44,7 @@ void QueueEvaluator::submit(const Candidate& c) {
   json payload{{"config", c.config}, {"origin", c.origin}};
   if (metrics_max_p50_us_ > 0) payload["metrics_max_p50_us"] = metrics_max_p50_us_;
   if (metrics_wait_max_p50_us_ > 0) payload["metrics_wait_max_p50_us"] = metrics_wait_max_p50_us_;
+  if (!metrics_during_run_) payload["metrics_deferred"] = true;
   unsent_.push_back(payload.dump());
 }
 
@@ -168,6 +169,8 @@ WorkerStats serve_queue(const std::string& url, std::int64_t queue_run, Evaluato
         // for every later measurement here, whichever candidate brought them.
         tighten(metrics_max, in.value("metrics_max_p50_us", 0.0));
         tighten(metrics_wait_max, in.value("metrics_wait_max_p50_us", 0.0));
+        // The coordinator profiles its run's best at its end: the worker profiles nothing meanwhile.
+        if (in.value("metrics_deferred", false)) evaluator.set_metrics_during_run(false);
         { std::lock_guard<std::mutex> lock(m); held.emplace(config_hash(c.config), *claim); }
         ++in_hand;
         evaluator.submit(c);

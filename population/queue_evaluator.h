@@ -44,6 +44,11 @@ class QueueEvaluator : public Evaluator {
   // 2026-11-27 on 2 x H200: metrics 136 s of a 100 s sweep that --devices 0,1 did in 36 s).
   void set_metrics_max_p50_us(double us) override { metrics_max_p50_us_ = us; }
   void set_metrics_wait_max_p50_us(double us) override { metrics_wait_max_p50_us_ = us; }
+  void set_metrics_during_run(bool on) override { metrics_during_run_ = on; }
+  // The run's end: its best are profiled here, on the coordinator's own GPU (as memcheck is).
+  std::optional<MetricsResult> collect_metrics(const Candidate& c, double* seconds) override {
+    return local_.collect_metrics(c, seconds);
+  }
 
  private:
   pg::Conn conn_;
@@ -53,6 +58,7 @@ class QueueEvaluator : public Evaluator {
   std::size_t slots_;
   std::vector<std::string> unsent_;  // payloads submitted since the last collect()
   double metrics_max_p50_us_ = 0, metrics_wait_max_p50_us_ = 0;
+  bool metrics_during_run_ = true;
 };
 
 struct WorkerStats {

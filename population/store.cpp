@@ -247,6 +247,22 @@ void Store::set_sanitize(std::int64_t evaluation, const Evaluation& e) {
     throw UserError(name() + ": no evaluation " + std::to_string(evaluation));
 }
 
+void Store::set_metrics(std::int64_t evaluation, const Evaluation& e) {
+  sql::Conn& db = *impl_->db;
+  MetricsResult rest = e.metrics;  // the values go to their own table, as when recorded
+  rest.values.clear();
+  Txn txn(db, TxnKind::Write, "cannot record metrics");
+  if (db.query("UPDATE evaluations SET metrics_json = $1, seconds_metrics = $2 WHERE id = $3",
+               {to_json_text(rest), e.seconds_metrics, evaluation}, "cannot record metrics")
+          .affected == 0)
+    throw UserError(name() + ": no evaluation " + std::to_string(evaluation));
+  db.query("DELETE FROM metrics WHERE evaluation_id = $1", {evaluation}, "cannot record metrics");
+  for (const auto& [metric, value] : e.metrics.values)
+    db.query("INSERT INTO metrics (evaluation_id, name, value) VALUES ($1, $2, $3)", {evaluation, metric, value},
+             "cannot record metric");
+  txn.commit();
+}
+
 std::optional<RunInfo> Store::run(std::int64_t id) const {
   auto q = impl_->db->query(std::string(kRunColumns) + " WHERE r.id = $1", {id}, "cannot read run");
   if (!q.next()) return std::nullopt;

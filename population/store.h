@@ -82,6 +82,10 @@ class Store {
   // A recorded evaluation's compute-sanitizer verdict, status and message (the run loop checks its
   // best after recording it). One statement: atomic.
   void set_sanitize(std::int64_t evaluation, const Evaluation& e);
+  // A recorded evaluation's hardware metrics, collected after it was recorded (the run's best at its
+  // end, when the strategy read none while it ran); e.seconds_metrics is its metrics seconds now.
+  // One transaction: the metrics and their values together.
+  void set_metrics(std::int64_t evaluation, const Evaluation& e);
 
   std::vector<StoredEvaluation> evaluations_of_run(std::int64_t run) const;
   std::optional<StoredEvaluation> evaluation(std::int64_t id) const;

@@ -9,10 +9,13 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <set>
 #include <thread>
 
 #include "engine/replay.h"
+#include "engine/evaluator.h"
+#include "population/landscape.h"
 #include "population/store.h"
 #include "tests/support.h"
 
@@ -176,6 +179,51 @@ TEST(RunCommand, ExportedLandscapeReplaysTheRun) {
   EXPECT_EQ(l.profile, "synthetic_sdpa");
   ReplayEvaluator again(d.path / "landscape_copy.json");  // a valid landscape: every point in its space
   EXPECT_GT(again.time_baseline().p50_us, 0);
+}
+
+// Exhaustive and random read no metrics while they run: no candidate is profiled mid-run, and the
+// run's ten best are at its end, their records completed in the store (issue 35). The model-led
+// default reads them (the insight rules) and is profiled as it goes.
+TEST(RunCommand, AStrategyThatReadsNoMetricsGetsItsBestProfiledAtTheEnd) {
+  const fs::path stencil = evo::test::source_root() / "tests" / "data" / "landscape_kt_stencil_h100.json";
+  const Landscape land = read_landscape(stencil);
+  std::map<std::string, const LandscapePoint*> recorded;
+  for (const auto& p : land.points) recorded[config_hash(p.knobs)] = &p;
+  for (const std::string strategy : {"exhaustive", "random", "evo"}) {
+    SCOPED_TRACE(strategy);
+    TempDir d;
+    Result r = evo(d.path, "run --replay '" + stencil.string() + "' --strategy " + strategy + " --budget 60 --seed 2");
+    ASSERT_EQ(r.code, 0) << r.err;
+    Store store(d.path / "evo.db");
+    auto evals = store.evaluations_of_run(1);
+    std::vector<const StoredEvaluation*> measured;
+    for (const auto& e : evals)
+      if (e.eval.status == Status::Measured) measured.push_back(&e);
+    std::stable_sort(measured.begin(), measured.end(), [](const StoredEvaluation* a, const StoredEvaluation* b) {
+      return a->eval.fast.p50_us < b->eval.fast.p50_us;
+    });
+    ASSERT_GT(measured.size(), 10u);
+    std::size_t deferred = 0;
+    for (std::size_t i = 0; i < measured.size(); ++i) {
+      const Evaluation& e = measured[i]->eval;
+      const LandscapePoint& p = *recorded.at(config_hash(e.config));
+      if (e.metrics.reason == kMetricsDeferred) ++deferred;
+      if (strategy == "evo") {
+        EXPECT_NE(e.metrics.reason, kMetricsDeferred);
+      } else if (i < 10) {  // the ten best: what the GPU gave when the landscape was recorded
+        EXPECT_NE(e.metrics.reason, kMetricsDeferred) << "best #" << i;
+        EXPECT_EQ(e.metrics.values, p.metrics) << "best #" << i;
+        EXPECT_EQ(e.metrics.outcome, p.metrics.empty() ? Outcome::Skipped : Outcome::Passed);
+      } else {
+        EXPECT_EQ(e.metrics.reason, kMetricsDeferred) << "#" << i;
+        EXPECT_TRUE(e.metrics.values.empty());
+      }
+    }
+    if (strategy != "evo") {
+      EXPECT_EQ(deferred, measured.size() - 10);
+      EXPECT_NE((r.out + r.err).find("metrics of the run's 10 best, profiled at its end"), std::string::npos) << r.out << r.err;
+    }
+  }
 }
 
 // One line on stderr, starting "evo: ", and a non-zero exit.

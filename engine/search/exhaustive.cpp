@@ -22,6 +22,7 @@ class ExhaustiveSearch : public Strategy {
   }
 
   void observe(const Evaluation& e) override { seen_.insert(config_hash(e.config)); }
+  bool reads_metrics() const override { return false; }
 
  private:
   const KnobSpace& space_;

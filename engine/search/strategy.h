@@ -36,6 +36,9 @@ class Strategy {
   virtual std::vector<Candidate> propose(std::size_t n) = 0;
   // Every evaluation the run records, in order: new ones, read-back ones, failures.
   virtual void observe(const Evaluation& e) = 0;
+  // Whether what it proposes can depend on observed hardware metrics (the insight rules, an
+  // external proposer). false: the run profiles only its best, at its end (Evaluator::set_metrics_during_run).
+  virtual bool reads_metrics() const { return true; }
 };
 
 struct StrategyContext {
