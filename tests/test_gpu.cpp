@@ -331,6 +331,38 @@ TEST(GpuGates, MetricsOnlyNearTheRunsBest) {
   EXPECT_EQ(near.metrics.outcome, Outcome::Passed) << near.metrics.reason;
 }
 
+// A strategy that reads no metrics gets none while it runs, and its best are profiled alone at the
+// run's end (engine/evaluator.h, set_metrics_during_run and collect_metrics): the job with GREEN
+// and FAST off and metrics on gives what a pass during the run gives.
+TEST(GpuGates, MetricsDeferredDuringTheRunAndCollectedAloneAtItsEnd) {
+  REQUIRE_GPU();
+  const Profile p = load_profile(repo("profiles/gemm_fp16.json"));
+  GpuEvaluatorOptions o;
+  o.jobs = 2;
+  o.cache_dir = test_cache();
+  o.evo_binary = evo_binary();
+  auto ev = make_gpu_evaluator(p, o);
+  const Candidate base{p.baseline, Origin{"baseline", "", {}}};
+  const Evaluation during = ev->evaluate(base);
+  ASSERT_EQ(during.status, Status::Measured) << during.message;
+  if (during.metrics.outcome != Outcome::Passed) GTEST_SKIP() << "no metrics on this machine: " << during.metrics.reason;
+  ev->set_metrics_during_run(false);
+  const Evaluation deferred = ev->evaluate(base);
+  ASSERT_EQ(deferred.status, Status::Measured) << deferred.message;
+  EXPECT_EQ(deferred.metrics.outcome, Outcome::Skipped);
+  EXPECT_EQ(deferred.metrics.reason, kMetricsDeferred);
+  EXPECT_TRUE(deferred.metrics.values.empty());
+  double seconds = 0;
+  const auto alone = ev->collect_metrics(base, &seconds);
+  ASSERT_TRUE(alone.has_value());
+  EXPECT_EQ(alone->outcome, Outcome::Passed) << alone->reason;
+  EXPECT_GT(seconds, 0.0);
+  for (const auto& [name, value] : during.metrics.values) {
+    ASSERT_TRUE(alone->values.count(name)) << name;
+    if (name == "gpu__time_duration.sum") EXPECT_NEAR(alone->values.at(name), value, 0.2 * value) << name;
+  }
+}
+
 TEST(GpuGates, OffByOneTileFailsGreenWithFigures) {
   REQUIRE_GPU();
   const Evaluation e = planted().evaluate(plant(1));
