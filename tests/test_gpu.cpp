@@ -311,16 +311,21 @@ TEST(GpuGates, TmaCopyThroughTensorMapsPassesGreenExactly) {
   }
 }
 
+// An evaluator of its own (not the cached one other tests share): these tests change its metrics settings.
+std::unique_ptr<Evaluator> own_gpu_evaluator(const Profile& p) {
+  GpuEvaluatorOptions o;
+  o.jobs = 2;
+  o.cache_dir = test_cache();
+  o.evo_binary = evo_binary();
+  return make_gpu_evaluator(p, o);
+}
+
 // A run reads metrics only near its best: the evaluator skips them (saying why) above the bound
 // and collects them below it.
 TEST(GpuGates, MetricsOnlyNearTheRunsBest) {
   REQUIRE_GPU();
   const Profile p = load_profile(repo("profiles/gemm_fp16.json"));
-  GpuEvaluatorOptions o;
-  o.jobs = 2;
-  o.cache_dir = test_cache();
-  o.evo_binary = evo_binary();
-  auto ev = make_gpu_evaluator(p, o);
+  auto ev = own_gpu_evaluator(p);
   ev->set_metrics_max_p50_us(1.0);  // far below the gemm's ~125 us
   const Evaluation far = ev->evaluate(Candidate{p.baseline, Origin{"baseline", "", {}}});
   ASSERT_EQ(far.status, Status::Measured) << far.message;
@@ -337,11 +342,7 @@ TEST(GpuGates, MetricsOnlyNearTheRunsBest) {
 TEST(GpuGates, MetricsDeferredDuringTheRunAndCollectedAloneAtItsEnd) {
   REQUIRE_GPU();
   const Profile p = load_profile(repo("profiles/gemm_fp16.json"));
-  GpuEvaluatorOptions o;
-  o.jobs = 2;
-  o.cache_dir = test_cache();
-  o.evo_binary = evo_binary();
-  auto ev = make_gpu_evaluator(p, o);
+  auto ev = own_gpu_evaluator(p);
   const Candidate base{p.baseline, Origin{"baseline", "", {}}};
   const Evaluation during = ev->evaluate(base);
   ASSERT_EQ(during.status, Status::Measured) << during.message;
