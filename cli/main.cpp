@@ -99,7 +99,8 @@ int main(int argc, char** argv) {
   run->add_option("--replay-gpu-s", ra.replay_gpu_s, "replay: simulated GPU seconds per measured candidate");
   run->add_flag("--no-metrics", ra.no_metrics, "skip CUPTI hardware metrics");
   run->add_flag("--metrics-all", ra.metrics_all,
-                "metrics for every timed candidate (default: those within 1.1x of the best so far)");
+                "metrics for every timed candidate (default: those within 1.1x of the best so far; "
+                "with exhaustive or random, the run's 10 best, at its end)");
   bool no_sanitize = false;
   run->add_flag("--no-sanitize", no_sanitize, "do not run compute-sanitizer on the run's best");
   run->add_flag("-q,--quiet", ra.quiet, "no progress line");

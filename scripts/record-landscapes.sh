@@ -4,6 +4,8 @@
 # cache, then `evo export-landscape` into $OUT. The run's summary (with its pipeline line: how
 # busy the compile workers and the GPU were, the bound, the wall) is kept beside each landscape:
 # the exhaustive run of the most compile-heavy profile is the pipeline benchmark of docs/results.
+# --metrics-all: every configuration's hardware metrics, for replays of strategies that read them
+# (a plain exhaustive run profiles only its 10 best, at its end).
 #
 #   here:  examples/kernel_tuner/fetch-kernels.sh KERNEL_TUNER_CLONE && EVO_BUNDLE_BUILD=build scripts/bundle.sh
 #   there: (device tool, carry ["bundle", "examples/kernel_tuner/kernels"])
@@ -19,7 +21,7 @@ for p in $profiles; do
   work="$(mktemp -d)"
   t0=$(date +%s%N)
   "$evo" --db "$work/evo.db" --cache "$work/cache" run --profile "examples/kernel_tuner/$p.json" \
-    --strategy exhaustive --budget 1000000 --no-sanitize >"$OUT/run_$p.txt" 2>&1
+    --strategy exhaustive --budget 1000000 --no-sanitize --metrics-all >"$OUT/run_$p.txt" 2>&1
   rc=$?
   echo "$p: exhaustive rc=$rc wall=$(( ($(date +%s%N) - t0) / 1000000 )) ms" | tee -a "$OUT/record.log"
   tail -n 6 "$OUT/run_$p.txt" | tee -a "$OUT/record.log"
