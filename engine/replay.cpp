@@ -376,8 +376,9 @@ void ReplayEvaluator::submit(const Candidate& c) {
   q.prepared.candidate = c;
   q.prepared.eval = recorded(landscape_, by_hash_, name_, build_key(c.config), c);
   if (!metrics_during_run_ && q.prepared.eval.green.outcome == Outcome::Passed) {
-    q.prepared.eval.metrics = MetricsResult{};  // as on a GPU: none until the run's end
+    q.prepared.eval.metrics = MetricsResult{};  // as on a GPU: none until the run's end, no time spent
     q.prepared.eval.metrics.reason = kMetricsDeferred;
+    q.prepared.eval.seconds_metrics = 0;
   }
   const Status s = q.prepared.eval.status;
   q.prepared.needs_gpu = s != Status::CompileError && s != Status::StaticRejected;

@@ -217,6 +217,7 @@ TEST(RunCommand, AStrategyThatReadsNoMetricsGetsItsBestProfiledAtTheEnd) {
       } else {
         EXPECT_EQ(e.metrics.reason, kMetricsDeferred) << "#" << i;
         EXPECT_TRUE(e.metrics.values.empty());
+        EXPECT_EQ(e.seconds_metrics, 0.0) << "#" << i << ": no pass, no time";
       }
     }
     if (strategy != "evo") {
