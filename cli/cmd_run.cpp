@@ -155,7 +155,10 @@ void print_summary(const RunSummary& s, const std::string& problem, Pipeline pip
               << (s.gpus > 1 ? std::to_string(s.gpus) + " GPUs" : std::string("GPU")) << " busy "
               << fmt_num(100 * s.seconds_gpu / (pipe_wall * s.gpus), 0) << "% (" << fmt_num(s.seconds_gpu, 1)
               << " s); bound " << fmt_num(s.bound_s(), 1) << " s, wall " << fmt_num(pipe_wall, 1) << " s ("
-              << fmt_num(pipe_wall / std::max(s.bound_s(), 1e-9), 2) << "x)"
+              << fmt_num(pipe_wall / std::max(s.bound_s(), 1e-9), 2) << "x"
+              << (s.longest_compile_s > s.bound_s() ? "; one compile alone took " + fmt_num(s.longest_compile_s, 1) + " s"
+                                                    : std::string())
+              << ")"
               << (s.seconds_sanitize > 0 ? ", then memcheck " + fmt_num(s.seconds_sanitize, 1) + " s" : "") << "\n";
 }
 

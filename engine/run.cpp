@@ -311,6 +311,7 @@ class Loop {
     e.config_hash = config_hash(c.config);
     e.origin = c.origin;
     s_.seconds_compile += e.seconds_compile;
+    s_.longest_compile_s = std::max(s_.longest_compile_s, e.seconds_compile);
     s_.seconds_green += e.seconds_green;
     s_.seconds_fast += e.seconds_fast;
     s_.seconds_metrics += e.seconds_metrics;

@@ -77,6 +77,11 @@ struct RunSummary {
   std::size_t gpus = 1;
   double seconds_gpu = 0;
   double seconds_sanitize = 0;     // the best's memcheck, after the pipeline
+  // One new candidate's compile seconds, the most of any. A candidate of one template compiles in
+  // one process, so the wall is never below this either (a few templates compile side by side, and
+  // their seconds are summed: then it is an upper figure); a short run of a space with a few very
+  // long compiles is held by it, not by the bound below (docs/results/pipeline.md, section 6).
+  double longest_compile_s = 0;
   double bound_s() const {
     return std::max(seconds_compile / double(compile_slots ? compile_slots : 1), seconds_gpu / double(gpus ? gpus : 1));
   }

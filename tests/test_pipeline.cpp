@@ -5,9 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <fstream>
 #include <set>
 
 #include "engine/replay.h"
+#include "population/landscape.h"
 #include "engine/run.h"
 #include "engine/search/strategy.h"
 #include "population/store.h"
@@ -109,6 +111,35 @@ TEST(Pipeline, TwoGpusMeasureAtLeast1_8TimesAsManyCandidatesASecondAsOne) {
   EXPECT_EQ(two.summary.gpus, 2u);
   EXPECT_NEAR(two.summary.bound_s(), two.summary.seconds_gpu / 2, 1e-9) << "the bound divides the GPU seconds";
   EXPECT_LE(two.wall_s, 1.15 * two.summary.bound_s()) << "each GPU kept busy";
+}
+
+// A space with a few very long compiles (Kernel Tuner's convolution: 4 s median, 50 s at most on
+// an H100's host): one candidate compiling for longer than the whole bound holds a short run however
+// the pool is scheduled. The summary keeps the longest compile, and the pipeline line says it.
+TEST(Pipeline, OneLongCompileIsAFloorTheSummaryNames) {
+  test::TempDir dir;
+  Landscape land = read_landscape(kLandscape);
+  const Profile prof = landscape_profile(land, kLandscape);
+  KnobSpace space(prof);
+  const std::string first = config_hash(space.enumerate_valid().front());  // exhaustive's first proposal
+  for (auto& p : land.points) p.seconds_compile = config_hash(p.knobs) == first ? 1.0 : 0.01;
+  const fs::path path = dir.path / "landscape_long_compile.json";
+  std::ofstream(path) << landscape_text(land);
+  ReplayEvaluator ev(path, ReplayCost{-1, 0.001, 4});
+  StrategyContext ctx{ev.profile(), space, 7, {}, "", ""};
+  auto strategy = make_strategy("exhaustive", ctx);
+  Store store(dir.path / "evo.db");
+  RunOptions o;
+  o.strategy = "exhaustive";
+  o.budget = 40;
+  o.sanitize_elites = false;
+  const auto t0 = std::chrono::steady_clock::now();
+  const RunSummary r = run_search(ev.profile(), *strategy, ev, store, o);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_DOUBLE_EQ(r.longest_compile_s, 1.0);
+  EXPECT_LT(r.bound_s(), 0.5) << "the compile seconds over the workers do not see it";
+  EXPECT_GE(wall, 1.0) << "no schedule finishes before its longest compile";
+  EXPECT_LE(wall, 1.5) << "the other candidates compile and measure beside it";
 }
 
 TEST(Pipeline, InstantReplayIsTheSameRunEveryTime) {
