@@ -113,8 +113,8 @@ TEST(Pipeline, TwoGpusMeasureAtLeast1_8TimesAsManyCandidatesASecondAsOne) {
   EXPECT_LE(two.wall_s, 1.15 * two.summary.bound_s()) << "each GPU kept busy";
 }
 
-// A space with a few very long compiles (Kernel Tuner's convolution: 4 s median, 50 s at most on
-// an H100's host): one candidate compiling for longer than the whole bound holds a short run however
+// A space with a few very long compiles (Kernel Tuner's convolution: 4 s median, 50 s at most on a
+// 4 x H200 host): one candidate compiling for longer than the whole bound holds a short run however
 // the pool is scheduled. The summary keeps the longest compile, and the pipeline line says it.
 TEST(Pipeline, OneLongCompileIsAFloorTheSummaryNames) {
   test::TempDir dir;
