@@ -401,7 +401,7 @@ class Loop {
     for (Measured* m : best) {
       double seconds = 0;
       std::optional<MetricsResult> r = ev_.collect_metrics(m->c, &seconds);
-      if (!r) break;  // this evaluator collects none: the records keep saying they were deferred
+      if (!r) continue;  // none from this evaluator: the record keeps saying it was deferred
       m->e.metrics = *r;
       m->e.seconds_metrics += seconds;
       store_.set_metrics(m->id, m->e);

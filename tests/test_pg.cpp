@@ -240,21 +240,31 @@ const fs::path kLandscape = test::source_root() / "tests" / "data" / "landscape_
 // A worker's evaluator: each candidate takes `delay_ms` (so that every worker gets some), and at
 // its Nth it says so on a pipe and waits to be killed with the claim held. The rest goes to the
 // replay inside.
-class StopsAt : public Evaluator {
+// A worker's evaluator that hands everything to the one inside; the tests' own override a part.
+class Forwarding : public Evaluator {
  public:
-  StopsAt(Evaluator& inner, int n, int fd, int delay_ms) : inner_(inner), n_(n), fd_(fd), delay_ms_(delay_ms) {}
+  explicit Forwarding(Evaluator& inner) : inner_(inner) {}
   std::string device() const override { return inner_.device(); }
   std::string build_key(const Config& c) const override { return inner_.build_key(c); }
   void submit(const Candidate& c) override { inner_.submit(c); }
   std::vector<Prepared> collect(double t) override { return inner_.collect(t); }
+  Evaluation measure(const Prepared& p, std::size_t lane) override { return inner_.measure(p, lane); }
   std::size_t compile_slots() const override { return inner_.compile_slots(); }
   std::size_t lanes() const override { return inner_.lanes(); }
+  Timing time_baseline(std::size_t lane = 0) override { return inner_.time_baseline(lane); }
+
+ protected:
+  Evaluator& inner_;
+};
+
+class StopsAt : public Forwarding {
+ public:
+  StopsAt(Evaluator& inner, int n, int fd, int delay_ms) : Forwarding(inner), n_(n), fd_(fd), delay_ms_(delay_ms) {}
   // The n-th candidate to reach the GPU stops here (a queue worker measures through measure()).
   Evaluation measure(const Prepared& p, std::size_t lane) override {
     stop_or_wait();
     return inner_.measure(p, lane);
   }
-  Timing time_baseline(std::size_t lane = 0) override { return inner_.time_baseline(lane); }
   Evaluation evaluate(const Candidate& c) override {
     stop_or_wait();
     return inner_.evaluate(c);
@@ -268,7 +278,6 @@ class StopsAt : public Evaluator {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms_));
   }
-  Evaluator& inner_;
   int n_, fd_, delay_ms_, seen_ = 0;
 };
 
@@ -391,16 +400,9 @@ TEST_F(Pg, AWorkerForAnUnknownOrFinishedRunSaysSoAndClaimsNothing) {
 }
 
 // A worker's evaluator that notes the metrics thresholds in force at each measurement.
-class NotesThresholds : public Evaluator {
+class NotesThresholds : public Forwarding {
  public:
-  explicit NotesThresholds(Evaluator& inner) : inner_(inner) {}
-  std::string device() const override { return inner_.device(); }
-  std::string build_key(const Config& c) const override { return inner_.build_key(c); }
-  void submit(const Candidate& c) override { inner_.submit(c); }
-  std::vector<Prepared> collect(double t) override { return inner_.collect(t); }
-  std::size_t compile_slots() const override { return inner_.compile_slots(); }
-  std::size_t lanes() const override { return inner_.lanes(); }
-  Timing time_baseline(std::size_t lane = 0) override { return inner_.time_baseline(lane); }
+  explicit NotesThresholds(Evaluator& inner) : Forwarding(inner) {}
   void set_metrics_max_p50_us(double us) override { max_ = us; }
   void set_metrics_wait_max_p50_us(double us) override { wait_ = us; }
   Evaluation measure(const Prepared& p, std::size_t lane) override {
@@ -414,7 +416,6 @@ class NotesThresholds : public Evaluator {
   }
 
  private:
-  Evaluator& inner_;
   double max_ = 0, wait_ = 0;
   std::mutex m_;
   std::vector<std::pair<double, double>> seen_;
@@ -429,7 +430,7 @@ TEST_F(Pg, AQueueWorkerMeasuresByTheCoordinatorsMetricsThresholds) {
     if (pt.status == Status::Measured && measured.size() < 3) measured.push_back(pt.knobs);
   ASSERT_EQ(measured.size(), 3u);
 
-  const std::int64_t queue_run = 6000 + getpid();
+  const std::int64_t queue_run = 8000 + getpid();
   std::optional<QueueEvaluator> coordinator;
   coordinator.emplace(server->url(), queue_run, local, 1);
   ReplayEvaluator mine(kLandscape);
