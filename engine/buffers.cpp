@@ -5,11 +5,14 @@
 #include <cuda_fp8.h>   // defines: __nv_cvt_float_to_fp8, __nv_cvt_fp8_to_halfraw (host)
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <random>
+#include <thread>
 
 #include "engine/error.h"
 #include "engine/expr.h"
@@ -84,24 +87,54 @@ std::uint64_t fill_seed(std::uint64_t seed, int trial, const std::string& buffer
   return splitmix64(splitmix64(seed) ^ splitmix64(0x7431ULL + static_cast<std::uint64_t>(trial)) ^ fnv1a(buffer));
 }
 
+namespace {
+
+// Runs body(begin, end) over [0, n) in pieces of `grain`, on up to 16 threads when there is
+// enough work to be worth starting them.
+void in_parallel(std::size_t n, std::size_t grain, const std::function<void(std::size_t, std::size_t)>& body) {
+  const std::size_t pieces = (n + grain - 1) / grain;
+  const std::size_t threads = std::min<std::size_t>({pieces, std::max(1u, std::thread::hardware_concurrency()), 16});
+  if (threads <= 1) {
+    if (n) body(0, n);
+    return;
+  }
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t i; (i = next.fetch_add(1)) < pieces;) body(i * grain, std::min(n, (i + 1) * grain));
+  };
+  std::vector<std::thread> pool;
+  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+}
+
+}  // namespace
+
+std::uint64_t draw_chunk_seed(std::uint64_t seed, int trial, const std::string& buffer, std::size_t chunk) {
+  const std::uint64_t s = fill_seed(seed, trial, buffer);
+  return chunk == 0 ? s : splitmix64(s ^ splitmix64(0x636875ULL + chunk));
+}
+
 std::vector<double> draw_values(const InitSpec& init, std::int64_t n, std::uint64_t seed, int trial,
                                 const std::string& buffer) {
   std::vector<double> v(static_cast<std::size_t>(n));
-  std::mt19937_64 rng(fill_seed(seed, trial, buffer));
-  switch (init.kind) {
-    case InitSpec::Kind::Normal: {
-      std::normal_distribution<double> d(init.a, init.b);
-      for (auto& x : v) x = d(rng);
-      break;
-    }
-    case InitSpec::Kind::Uniform: {
-      std::uniform_real_distribution<double> d(init.a, init.b);
-      for (auto& x : v) x = d(rng);
-      break;
-    }
-    case InitSpec::Kind::Zeros: std::fill(v.begin(), v.end(), 0.0); break;
-    case InitSpec::Kind::Constant: std::fill(v.begin(), v.end(), init.a); break;
+  if (init.kind == InitSpec::Kind::Zeros || init.kind == InitSpec::Kind::Constant) {
+    std::fill(v.begin(), v.end(), init.kind == InitSpec::Kind::Zeros ? 0.0 : init.a);
+    return v;
   }
+  // Each chunk of kDrawChunk values from its own generator, so that a large input (sdpa's `long`
+  // problem draws 25 M values a trial, two seconds of one core) is drawn on every core at once;
+  // what a chunk holds depends on (seed, trial, buffer, chunk) alone, never on the thread count.
+  in_parallel(v.size(), kDrawChunk, [&](std::size_t from, std::size_t to) {
+    std::mt19937_64 rng(draw_chunk_seed(seed, trial, buffer, from / kDrawChunk));
+    if (init.kind == InitSpec::Kind::Normal) {
+      std::normal_distribution<double> d(init.a, init.b);
+      for (std::size_t i = from; i < to; ++i) v[i] = d(rng);
+    } else {
+      std::uniform_real_distribution<double> d(init.a, init.b);
+      for (std::size_t i = from; i < to; ++i) v[i] = d(rng);
+    }
+  });
   return v;
 }
 
@@ -118,7 +151,9 @@ std::vector<std::uint8_t> encode(DType t, const std::vector<double>& values, boo
     if (amax > 0 && std::isfinite(amax)) scale = static_cast<float>(amax / fp8_max_finite(t));
   }
   if (descale) *descale = static_cast<float>(scale);
-  for (std::size_t i = 0; i < values.size(); ++i) store_one(t, values[i] / scale, out.data() + i * w);
+  in_parallel(values.size(), kDrawChunk, [&](std::size_t from, std::size_t to) {
+    for (std::size_t i = from; i < to; ++i) store_one(t, values[i] / scale, out.data() + i * w);
+  });
   return out;
 }
 

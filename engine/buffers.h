@@ -37,6 +37,10 @@ struct HostTensor {
 
 std::vector<std::int64_t> buffer_shape(const BufferSpec& b, const KernelSpec& k, const Problem& p, const Config& c);
 std::uint64_t fill_seed(std::uint64_t seed, int trial, const std::string& buffer);
+// A trial's values for one buffer: chunk c of kDrawChunk values drawn by an mt19937_64 seeded with
+// draw_chunk_seed(seed, trial, buffer, c) (chunk 0: fill_seed), the chunks on several threads.
+constexpr std::size_t kDrawChunk = std::size_t(1) << 20;
+std::uint64_t draw_chunk_seed(std::uint64_t seed, int trial, const std::string& buffer, std::size_t chunk);
 std::vector<double> draw_values(const InitSpec& init, std::int64_t n, std::uint64_t seed, int trial,
                                 const std::string& buffer);
 

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cmath>
 #include <sstream>
+#include <unordered_map>
 
 #include "engine/error.h"
 
@@ -81,9 +82,23 @@ double Expr::eval(const Vars& vars) const {
 }
 
 double eval_expr(const std::string& text, const Vars& vars) {
-  std::vector<std::string> names;
-  for (const auto& [k, _] : vars) names.push_back(k);
-  return Expr(text, names).eval(vars);
+  // Parsed once per (text, variable names) and thread: building a muParser parser and parsing
+  // costs 50 us to 1 ms (sdpa's shared-memory formula), and GREEN evaluates launch geometry,
+  // shapes and tensor-map boxes for every problem and trial of every candidate. A text that does
+  // not parse is not kept, so it throws the same message every time.
+  thread_local std::unordered_map<std::string, Expr> parsed;
+  std::string key = text;
+  key += '\x1f';
+  for (const auto& [k, _] : vars) key += k, key += ',';
+  auto it = parsed.find(key);
+  if (it == parsed.end()) {
+    std::vector<std::string> names;
+    for (const auto& [k, _] : vars) names.push_back(k);
+    Expr e(text, names);
+    if (parsed.size() >= 4096) parsed.clear();  // a bound, not a policy: spaces use a few dozen
+    it = parsed.emplace(std::move(key), std::move(e)).first;
+  }
+  return it->second.eval(vars);
 }
 
 std::string number_text(double x) {

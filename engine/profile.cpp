@@ -456,6 +456,19 @@ Profile load_profile(const std::filesystem::path& path) {
       for (auto& [k, _] : prob.sizes) names.push_back(k);
       if (i == 0) size_names = names;
       else if (names != size_names) pr.fail("sizes", "every problem must define the same sizes as problems[0]");
+      if (pr.has("green")) {
+        Reader g(file, pr.field("green"), pr.get("green"));
+        prob.green_trials = static_cast<int>(g.num("trials", 0));
+        if (g.has("trials") && prob.green_trials < 1) g.fail("trials", "must be at least 1");
+        if (g.has("seeds")) {
+          const Json& s = g.get("seeds");
+          if (!s.is_array() || s.empty()) g.fail("seeds", "must be a non-empty list of non-negative integers");
+          for (const auto& v : s) {
+            if (!v.is_number_unsigned()) g.fail("seeds", "must be a non-empty list of non-negative integers");
+            prob.green_seeds.push_back(v.get<std::uint64_t>());
+          }
+        }
+      }
       if (p.find_problem(prob.name)) pr.fail("name", "duplicate problem '" + prob.name + "'");
       p.problems.push_back(std::move(prob));
     }

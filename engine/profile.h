@@ -110,6 +110,11 @@ struct KnobDef {
 struct Problem {
   std::string name;
   std::map<std::string, double> sizes;  // e.g. B, H, S, D, causal
+  // GREEN's input sets for this problem when they differ from gates.green's (empty / 0: the
+  // gate's): a long problem is there for its indexing at scale, which one input set exercises as
+  // well as six, and its launches are most of a candidate's GREEN time.
+  std::vector<std::uint64_t> green_seeds;
+  int green_trials = 0;
 };
 
 struct StaticLimits {

@@ -180,10 +180,7 @@ std::vector<HostTensor> download_outputs(const BufferSet& bufs, cudaStream_t s) 
   return out;
 }
 
-struct Trial {
-  std::uint64_t seed = 0;
-  int trial = 0;
-};
+using Trial = GreenTrial;
 std::string where_text(const Problem& p, const Trial& t) {
   return "problem " + p.name + ", seed " + std::to_string(t.seed) + ", trial " + std::to_string(t.trial);
 }
@@ -316,6 +313,18 @@ BufferSet& kept_buffers(const Profile& p, const Problem& prob, const Config& c, 
   return *benches().get(p, prob, c, s, guard_zones).bufs;
 }
 
+std::vector<GreenTrial> green_trials(const GreenRun& r, const Problem& p) {
+  // Stored data has fixed inputs: every seed and trial would be the same one.
+  const bool fixed = r.host_reference && r.profile->reference_data;
+  const bool own = r.problem_trials && !fixed;
+  const std::vector<std::uint64_t>& seeds = own && !p.green_seeds.empty() ? p.green_seeds : r.seeds;
+  const int n = fixed ? 1 : own && p.green_trials > 0 ? p.green_trials : r.trials;
+  std::vector<GreenTrial> ts;
+  for (std::size_t i = 0; i < (fixed ? std::min<std::size_t>(1, seeds.size()) : seeds.size()); ++i)
+    for (int trial = 0; trial < n; ++trial) ts.push_back({seeds[i], trial});
+  return ts;
+}
+
 GreenVerdict run_green(const GreenRun& r) {
   const Profile& prof = *r.profile;
   const GreenThresholds& th = prof.gates.green;
@@ -325,11 +334,8 @@ GreenVerdict run_green(const GreenRun& r) {
   auto beat = [&](const std::string& step, double budget) { if (r.beat) r.beat(step, budget); };
   const bool compares = !r.reference.empty() || r.host_reference;
   if (compares) v.reference = prof.reference_text();
-  // Stored data has fixed inputs: every seed and trial would be the same one.
   const bool fixed = r.host_reference && prof.reference_data;
-  std::vector<Trial> all;
-  for (std::uint64_t seed : fixed ? std::vector<std::uint64_t>{r.seeds.front()} : r.seeds)
-    for (int trial = 0; trial < (fixed ? 1 : r.trials); ++trial) all.push_back({seed, trial});
+  auto trials_of = [&](const Problem& p) { return green_trials(r, p); };
 
   // 0. The device copies kept from earlier candidates: a FAST or metrics launch of one may have
   // written into them. Damaged ones are dropped (every copy, since where else it wrote is not
@@ -359,6 +365,7 @@ GreenVerdict run_green(const GreenRun& r) {
   phase_a.emplace(r.step_seconds, "references");
   if (store)
     for (const Problem* p : r.problems) {
+      const std::vector<Trial> all = trials_of(*p);
       if (refs.all_found(*p, all)) continue;  // every candidate after the first
       BufferSet& bufs = *benches().get(prof, *p, r.config, r.stream, r.guard_zones).bufs;
       LaunchSequence ref(r.reference.empty() ? std::vector<const KernelSpec*>{} : prof.reference_launches(),
@@ -381,6 +388,7 @@ GreenVerdict run_green(const GreenRun& r) {
                        *p, {});
     allocating.reset();
 
+    const std::vector<Trial> all = trials_of(*p);
     for (std::size_t i = 0; i < all.size() && res.outcome == Outcome::Passed; ++i) {
       const Trial& t = all[i];
       const std::string where = where_text(*p, t);

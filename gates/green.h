@@ -78,6 +78,9 @@ struct GreenRun {
   bool guard_zones = true;  // false under compute-sanitizer: its memcheck must see a read past a buffer's end
   std::vector<std::uint64_t> seeds;  // from the profile unless overridden
   int trials = 1;
+  // A problem's own seeds and trials (Problem::green_seeds, green_trials) replace these for it;
+  // false when the caller chose them for every problem (a sanitize run's one trial).
+  bool problem_trials = true;
   cudaStream_t stream = nullptr;
   Heartbeat beat;
   double* max_candidate_launch_s = nullptr;  // out: slowest candidate launch + sync seen
@@ -91,6 +94,14 @@ struct GreenRun {
   // suspect beyond what the checks cover, so the worker starts a fresh process after answering.
   bool* wrote_out_of_bounds = nullptr;
 };
+// The input sets GREEN runs problem `p` on, in order: the problem's own seeds and trials where
+// it gives them (and r.problem_trials), else r.seeds x r.trials; stored data's one.
+struct GreenTrial {
+  std::uint64_t seed = 0;
+  int trial = 0;
+};
+std::vector<GreenTrial> green_trials(const GreenRun& r, const Problem& p);
+
 // Throws CudaError (with the step in its text) when a launch fails, ReferenceError when a command
 // or data reference cannot answer; a wrong answer is a verdict.
 GreenVerdict run_green(const GreenRun& r);

@@ -18,6 +18,7 @@
 #include "engine/launch.h"
 #include "engine/profile.h"
 #include "engine/space.h"
+#include "gates/green.h"
 #include "gates/static_gate.h"
 #include "tests/support.h"
 
@@ -918,4 +919,77 @@ TEST(Profile, ConfigurationReferenceRefusesScratchSizedByKnobs) {
   j["reference"] = {{"config", "baseline"}};
   const std::string e = load_error(write_profile(j, "ref_config_scratch"));
   EXPECT_NE(e.find("reference.config: scratch buffer PARTIAL is sized by knob"), std::string::npos) << e;
+}
+
+// ---- a problem's own GREEN input sets (problems[].green) ----
+
+TEST(Profile, AProblemsOwnGreenSeedsAndTrialsReplaceTheGatesForItAlone) {
+  const auto p = evo::load_profile(kSource / "profiles/sdpa_fp8.json");
+  const evo::Problem* mission = p.find_problem("mission");
+  const evo::Problem* longest = p.find_problem("long");
+  ASSERT_NE(mission, nullptr);
+  ASSERT_NE(longest, nullptr);
+  EXPECT_TRUE(mission->green_seeds.empty());
+  EXPECT_EQ(mission->green_trials, 0);
+  EXPECT_EQ(longest->green_seeds, std::vector<std::uint64_t>{0});
+  EXPECT_EQ(longest->green_trials, 1);
+
+  evo::GreenRun r;
+  r.profile = &p;
+  r.seeds = p.gates.green.seeds;  // [0, 1, 2]
+  r.trials = p.gates.green.trials;  // 2
+  auto pairs = [&](const evo::Problem& prob) {
+    std::vector<std::pair<std::uint64_t, int>> out;
+    for (const auto& t : evo::green_trials(r, prob)) out.emplace_back(t.seed, t.trial);
+    return out;
+  };
+  using V = std::vector<std::pair<std::uint64_t, int>>;
+  EXPECT_EQ(pairs(*mission), (V{{0, 0}, {0, 1}, {1, 0}, {1, 1}, {2, 0}, {2, 1}}));
+  EXPECT_EQ(pairs(*longest), (V{{0, 0}}));
+  // A caller that chose the input sets for every problem (a sanitize run) gets them everywhere.
+  r.problem_trials = false;
+  r.seeds = {7};
+  r.trials = 1;
+  EXPECT_EQ(pairs(*longest), (V{{7, 0}}));
+  EXPECT_EQ(pairs(*mission), (V{{7, 0}}));
+  // Either field alone: the other is the gate's.
+  evo::Problem only_trials{"t", {}, {}, 3};
+  evo::Problem only_seeds{"s", {}, {4, 5}, 0};
+  r.problem_trials = true;
+  r.seeds = {0, 1};
+  r.trials = 1;
+  EXPECT_EQ(pairs(only_trials), (V{{0, 0}, {0, 1}, {0, 2}, {1, 0}, {1, 1}, {1, 2}}));
+  EXPECT_EQ(pairs(only_seeds), (V{{4, 0}, {5, 0}}));
+}
+
+TEST(Profile, BadProblemGreenFieldsNameTheField) {
+  auto error_of = [](const std::function<void(ordered_json&)>& edit) {
+    ordered_json j = gemm_json();
+    edit(j);
+    return load_error(write_profile(j, "problem_green_bad"));
+  };
+  EXPECT_NE(error_of([](ordered_json& j) { j["problems"][0]["green"] = {{"trials", 0}}; })
+                .find("problems[0].green.trials: must be at least 1"),
+            std::string::npos);
+  EXPECT_NE(error_of([](ordered_json& j) { j["problems"][0]["green"] = {{"seeds", ordered_json::array()}}; })
+                .find("problems[0].green.seeds: must be a non-empty list of non-negative integers"),
+            std::string::npos);
+  EXPECT_NE(error_of([](ordered_json& j) { j["problems"][0]["green"] = {{"seeds", ordered_json::array({-1})}}; })
+                .find("problems[0].green.seeds"),
+            std::string::npos);
+  EXPECT_NE(error_of([](ordered_json& j) { j["problems"][0]["green"] = {{"trails", 2}}; })
+                .find("problems[0].green.trails: unknown field"),
+            std::string::npos);
+}
+
+// eval_expr keeps each text parsed: the same text with other values, and a bad text every time.
+TEST(Expr, AKeptParseGivesEachCallsOwnValuesAndABadTextFailsEveryTime) {
+  for (int m = 1; m <= 300; m += 37) {
+    evo::Vars v{{"M", static_cast<double>(m)}, {"T", 64}};
+    EXPECT_DOUBLE_EQ(evo::eval_expr("cdiv(M, T) * T", v), std::ceil(m / 64.0) * 64) << m;
+  }
+  // The same text over other variable names is another parse: a name it lacks is unknown.
+  EXPECT_DOUBLE_EQ(evo::eval_expr("M + 1", evo::Vars{{"M", 2}, {"N", 3}}), 3);
+  EXPECT_THROW(evo::eval_expr("M + 1", evo::Vars{{"N", 3}}), evo::UserError);
+  for (int i = 0; i < 2; ++i) EXPECT_THROW(evo::eval_expr("M +* 1", evo::Vars{{"M", 2}}), evo::UserError);
 }

@@ -30,7 +30,7 @@ const fs::path kSource = evo::test::source_root();
 // first; `edit` changes the map before it is evaluated.
 struct SdpaLike {
   Profile profile;
-  Problem problem{"odd_s", {{"B", 2}, {"H", 8}, {"S", 250}, {"D", 64}}};
+  Problem problem{"odd_s", {{"B", 2}, {"H", 8}, {"S", 250}, {"D", 64}}, {}, 0};
   SdpaLike() {
     BufferSpec k;
     k.name = "K";

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <random>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -540,3 +541,21 @@ TEST(TrialStore, AWaiterMakesTheTrialItsHolderDiedWithout) {
 
 }  // namespace
 }  // namespace evo
+
+// A large fill is drawn in chunks, each from its own generator, so that all cores draw it: chunk c
+// holds what an mt19937_64 seeded with evo::draw_chunk_seed(..., c) draws, whatever the thread count,
+// and two draws of the same trial are the same bytes.
+TEST(TrialStore, ALargeFillIsDrawnChunkByChunkFromEachChunksOwnGenerator) {
+  const evo::InitSpec normal{evo::InitSpec::Kind::Normal, 0, 1};
+  const std::int64_t n = static_cast<std::int64_t>(evo::kDrawChunk) + 10;
+  const std::vector<double> a = evo::draw_values(normal, n, 3, 1, "Q");
+  EXPECT_EQ(a, evo::draw_values(normal, n, 3, 1, "Q"));
+  for (std::size_t c : {std::size_t(0), std::size_t(1)}) {
+    std::mt19937_64 rng(evo::draw_chunk_seed(3, 1, "Q", c));
+    std::normal_distribution<double> d(0, 1);
+    for (std::size_t i = 0; i < 10; ++i) EXPECT_EQ(a[c * evo::kDrawChunk + i], d(rng)) << "chunk " << c << ", value " << i;
+  }
+  EXPECT_EQ(evo::draw_chunk_seed(3, 1, "Q", 0), evo::fill_seed(3, 1, "Q"));  // a small fill: one generator, as before
+  EXPECT_NE(evo::draw_chunk_seed(3, 1, "Q", 1), evo::draw_chunk_seed(3, 1, "Q", 2));
+  EXPECT_NE(a[0], a[evo::kDrawChunk]);
+}
