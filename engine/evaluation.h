@@ -102,7 +102,11 @@ struct Timing {
 // the insight rules and `evo show-elites` read them.
 namespace metric {
 inline constexpr const char* kDuration = "gpu__time_duration.sum";
-inline constexpr const char* kSmThroughput = "sm__throughput.avg.pct_of_peak_sustained_elapsed";
+// SM busy % and instructions a cycle, not sm__throughput: that one alone costs 8 passes on GH100,
+// the rest of the list together 2, and a pass is a relaunch with the counters reprogrammed.
+inline constexpr const char* kSmBusy = "sm__cycles_active.avg.pct_of_peak_sustained_elapsed";
+inline constexpr const char* kIpc = "sm__inst_executed.avg.per_cycle_active";
+inline constexpr const char* kDramThroughput = "dram__throughput.avg.pct_of_peak_sustained_elapsed";
 inline constexpr const char* kTensorPipe = "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active";
 inline constexpr const char* kDramRead = "dram__bytes_read.sum";
 inline constexpr const char* kDramWrite = "dram__bytes_write.sum";

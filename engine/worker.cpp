@@ -277,6 +277,7 @@ WorkerAnswer run_job(WorkerState& st, const WorkerJob& job, const Heartbeat& sen
       }
       g.seeds = job.seeds.empty() ? prof.gates.green.seeds : job.seeds;
       g.trials = job.trials > 0 ? job.trials : prof.gates.green.trials;
+      g.problem_trials = job.seeds.empty() && job.trials <= 0;
       g.stream = st.stream;
       g.beat = beat;
       g.guard_zones = job.guard_zones;
@@ -345,7 +346,14 @@ WorkerAnswer run_job(WorkerState& st, const WorkerJob& job, const Heartbeat& sen
       // Each metric pass replays the kernel: give the step room for a few dozen passes. A unit of
       // several launches: the figures cover all, or the one gates.metrics.launch names.
       beat("metrics: profiling (problem " + obj.name + ")", 60 + 40 * timeout * seq.size());
-      a.metrics = collect_metrics(names, [&] { seq.launch(st.stream); }, st.stream, prof.gates.metrics.launch);
+      // Once per pass (user replay), each seeing what a FAST launch sees: inout buffers restored
+      // and, unless the profile says otherwise, L2 flushed, outside the profiled range.
+      const std::int64_t l2 = st.probe().l2_bytes;
+      a.metrics = collect_metrics(
+          names, [&] { seq.launch(st.stream); }, st.stream, prof.gates.metrics.launch, [&] {
+            bufs.refill_inouts(false, st.stream);
+            if (prof.gates.fast.flush_l2) flush_l2(l2, st.stream);
+          });
       turn->lock.reset();
       beat("metrics: checking where the kernel wrote (problem " + obj.name + ")", 60 + timeout);
       bufs.check_writes(st.stream);

@@ -66,6 +66,16 @@ Timing summarize_samples(const std::vector<double>& us) {
   return t;
 }
 
+void flush_l2(std::int64_t l2_bytes, cudaStream_t s) {
+  // Twice the L2: whatever the replacement policy, none of the kernel's lines survive the write.
+  // Kept for the process: a candidate allocates nothing.
+  static DeviceBuffer* flush = new DeviceBuffer;  // never destroyed, as GREEN's kept buffers
+  const std::size_t bytes = l2_bytes > 0 ? static_cast<std::size_t>(2 * l2_bytes) : 0;
+  if (!bytes) return;
+  if (flush->bytes() < bytes) *flush = DeviceBuffer(bytes);
+  EVO_CUDA(cudaMemsetAsync(flush->get(), 0, bytes, s));
+}
+
 Timing run_fast(const FastRun& r) {
   const Profile& prof = *r.profile;
   const FastSettings& fs = prof.gates.fast;
@@ -81,13 +91,8 @@ Timing run_fast(const FastRun& r) {
   bufs.poison_outputs(r.stream);
   seq.pack(bufs);
 
-  // Twice the L2: whatever the replacement policy, none of the kernel's lines survive the write.
-  // Kept for the process: a candidate allocates nothing.
-  static DeviceBuffer* flush = new DeviceBuffer;  // never destroyed, as GREEN's kept buffers
-  const std::size_t flush_bytes = fs.flush_l2 && r.l2_bytes > 0 ? static_cast<std::size_t>(2 * r.l2_bytes) : 0;
-  if (flush->bytes() < flush_bytes) *flush = DeviceBuffer(flush_bytes);
   auto flush_l2 = [&] {
-    if (flush_bytes) EVO_CUDA(cudaMemsetAsync(flush->get(), 0, flush_bytes, r.stream));
+    if (fs.flush_l2) evo::flush_l2(r.l2_bytes, r.stream);
   };
 
   const bool graph_mode = fs.mode == FastSettings::Mode::Graph;

@@ -37,6 +37,10 @@ struct FastRun {
 // into an input or a __constant__ symbol during the timed launches; otherwise Passed with the figures.
 Timing run_fast(const FastRun& r);
 
+// Evicts the kernel's lines from an L2 of `l2_bytes` (a write of twice that, queued on `s`), as
+// FAST does before each timed launch and the metrics pass before each replay.
+void flush_l2(std::int64_t l2_bytes, cudaStream_t s);
+
 // p50/p90/mean/std/CV/min of per-launch samples in µs (no GPU needed). Passed unless empty.
 Timing summarize_samples(const std::vector<double>& us);
 

@@ -4,7 +4,7 @@
 //   B. per device: is profiling supported, the chip name, the counter-availability image
 //   C. per (chip, metric list), cached: host object, config image, number of passes
 //   D. per call: enable the range profiler on the context, counter-data image, SetConfig
-//      (auto range + kernel replay), Start / launch / Stop, decode, evaluate range 0, disable
+//      (auto range + user replay), Start / launch / Stop per pass, decode, evaluate, disable
 //
 // Any CUPTI failure in A-D becomes MetricsResult{Skipped, "metrics unavailable: <call>: <why>"}:
 // an internal `Unavailable` exception carries it to collect_metrics, which never lets it out.
@@ -20,8 +20,11 @@
 #include <cupti_target.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -347,9 +350,9 @@ void add_derived(MetricsResult& r) {
 }  // namespace
 
 const std::vector<std::string>& default_metric_names() {
-  static const std::vector<std::string> names{kDuration,    kSmThroughput, kTensorPipe,   kDramRead,
-                                              kDramWrite,   kConflictsLd,  kConflictsSt,  kWavefrontsLd,
-                                              kWavefrontsSt, kOccupancy};
+  static const std::vector<std::string> names{kDuration,  kSmBusy,      kIpc,          kTensorPipe,
+                                              kDramRead,  kDramWrite,   kDramThroughput, kConflictsLd,
+                                              kConflictsSt, kWavefrontsLd, kWavefrontsSt, kOccupancy};
   return names;
 }
 
@@ -410,11 +413,44 @@ CombinedRanges combine_ranges(const std::vector<std::map<std::string, double>>& 
   return out;
 }
 
+// EVO_METRICS_TIMES=FILE: one JSON line a collection, its wall seconds by step, to see where a
+// metrics pass's time goes (docs/results/scale5). Appended, so the workers of a run may share it.
+class StepClock {
+ public:
+  StepClock() : file_(std::getenv("EVO_METRICS_TIMES")), t_(std::chrono::steady_clock::now()) {}
+  void mark(const char* step) {
+    if (!file_ || !*file_) return;
+    const auto now = std::chrono::steady_clock::now();
+    line_ += std::string(line_.empty() ? "{" : ", ") + "\"" + step + "\": " +
+             std::to_string(std::chrono::duration<double>(now - t_).count());
+    t_ = now;
+  }
+  ~StepClock() {
+    if (!file_ || !*file_ || line_.empty()) return;
+    if (FILE* f = std::fopen(file_, "a")) {  // a diagnostic: never the candidate's failure
+      std::fprintf(f, "%s}\n", line_.c_str());
+      std::fclose(f);
+    }
+  }
+
+ private:
+  const char* file_;
+  std::chrono::steady_clock::time_point t_;
+  std::string line_;
+};
+
+bool metrics_user_replay() {
+  const char* e = std::getenv("EVO_METRICS_REPLAY");
+  return !(e && std::string(e) == "kernel");
+}
+
 MetricsResult collect_metrics(const std::vector<std::string>& names, const std::function<void()>& launch,
-                              cudaStream_t stream, std::optional<std::size_t> only) {
+                              cudaStream_t stream, std::optional<std::size_t> only,
+                              const std::function<void()>& before_pass) {
   MetricsResult r;
   const auto& wanted = names.empty() ? default_metric_names() : names;
   std::lock_guard<std::mutex> lock(profiler_mutex());
+  StepClock clock;
   try {
     CurrentContext cc = current_context();
     initialize_profiler();
@@ -424,8 +460,11 @@ MetricsResult collect_metrics(const std::vector<std::string>& names, const std::
     r.unavailable = plan.unknown;
     if (plan.collect.empty()) throw Unavailable{"none of the " + std::to_string(wanted.size()) + " metrics exists on " + chip};
     auto metric_ptrs = c_names(plan.collect);
+    clock.mark("setup");
 
-    RangeSession session(cc.ctx);
+    std::optional<RangeSession> session_holder(std::in_place, cc.ctx);
+    RangeSession& session = *session_holder;
+    clock.mark("enable");
     // The counter-data image: room for kMaxRanges ranges of these metrics.
     CUpti_RangeProfiler_GetCounterDataSize_Params sz{};
     sz.structSize = CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE;
@@ -443,9 +482,13 @@ MetricsResult collect_metrics(const std::vector<std::string>& names, const std::
     init.pCounterData = data.data();
     EVO_CUPTI(cuptiRangeProfilerCounterDataImageInitialize(&init));
 
-    // Auto range + kernel replay: each kernel is a range, and CUPTI replays it once per pass
-    // itself (saving and restoring device memory), so Stop reports all passes submitted after one
-    // launch. The loop stays for the general contract, bounded in case CUPTI never says so.
+    // Auto range: each kernel is a range. User replay (the default): `launch` runs the unit once
+    // per pass after `before_pass` (the worker's L2 flush), so every pass sees the cold cache FAST
+    // times. Kernel replay (EVO_METRICS_REPLAY=kernel): CUPTI replays each kernel itself, restoring
+    // the device memory between passes, which leaves the inputs in L2 (an 8 MB copy read 23 KB
+    // from DRAM, docs/results/scale5 §6). Both cost about the same. Should the device refuse user
+    // replay, kernel replay is used; the loop is bounded in case CUPTI never says it is done.
+    const bool user_replay = metrics_user_replay();
     CUpti_RangeProfiler_SetConfig_Params sc{};
     sc.structSize = CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE;
     sc.pRangeProfilerObject = session.get();
@@ -454,15 +497,18 @@ MetricsResult collect_metrics(const std::vector<std::string>& names, const std::
     sc.counterDataImageSize = data.size();
     sc.pCounterDataImage = data.data();
     sc.range = CUPTI_AutoRange;
-    sc.replayMode = CUPTI_KernelReplay;
+    sc.replayMode = user_replay ? CUPTI_UserReplay : CUPTI_KernelReplay;
     sc.maxRangesPerPass = kMaxRanges;
     sc.numNestingLevels = 1;
     sc.minNestingLevel = 1;
     sc.passIndex = 0;
     sc.targetNestingLevel = 1;
-    EVO_CUPTI(cuptiRangeProfilerSetConfig(&sc));
+    if (user_replay && cuptiRangeProfilerSetConfig(&sc) != CUPTI_SUCCESS) sc.replayMode = CUPTI_KernelReplay;
+    if (sc.replayMode == CUPTI_KernelReplay) EVO_CUPTI(cuptiRangeProfilerSetConfig(&sc));
+    clock.mark("config");
     std::size_t launches = 0;
     for (;;) {
+      if (before_pass) before_pass();
       CUpti_RangeProfiler_Start_Params st{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE, nullptr, session.get()};
       EVO_CUPTI(cuptiRangeProfilerStart(&st));
       launch();
@@ -476,6 +522,7 @@ MetricsResult collect_metrics(const std::vector<std::string>& names, const std::
         throw Unavailable{"CUPTI still wants passes after " + std::to_string(launches) + " launches (" +
                           std::to_string(plan.passes) + " planned)"};
     }
+    clock.mark("passes");
     CUpti_RangeProfiler_DecodeData_Params dd{};
     dd.structSize = CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE;
     dd.pRangeProfilerObject = session.get();
@@ -516,6 +563,9 @@ MetricsResult collect_metrics(const std::vector<std::string>& names, const std::
       }
       ranges.push_back(std::move(range));
     }
+    clock.mark("decode");
+    session_holder.reset();
+    clock.mark("disable");
     const CombinedRanges combined = combine_ranges(ranges);
     r.values = combined.values;
     for (const auto& name : plan.collect)

@@ -18,20 +18,30 @@
 
 namespace evo {
 
-// The default list (GH100 names, checked in CUPTI_NVRTC.md): duration, SM throughput %,
-// tensor-pipe activity %, DRAM bytes read/written, shared-memory bank conflicts (load/store),
-// shared-memory wavefronts (load/store, the denominators), achieved occupancy.
+// The default list (GH100 names, checked in CUPTI_NVRTC.md): duration, SM busy %, instructions a
+// cycle, tensor-pipe activity %, DRAM bytes read/written and throughput %, shared-memory bank
+// conflicts (load/store), shared-memory wavefronts (load/store, the denominators), achieved
+// occupancy: 2 passes on GH100 (sm__throughput, the list's SM figure until 2026-11-27, alone
+// needed 8; a profile that wants it names it in gates.metrics.names).
 const std::vector<std::string>& default_metric_names();
 
-// Profiles `launch` (which launches the unit once on `stream`, idempotently: it is replayed)
-// on the current device and returns each metric's value. Buffers must already hold valid inputs.
-// An empty `names` means default_metric_names(). CUPTI's auto range with kernel replay: each
-// kernel `launch` starts is one range, which CUPTI itself replays once per pass, saving and
-// restoring device memory between passes. Several kernels: the figures cover all of them
+// Profiles `launch` (which launches the unit once on `stream`, idempotently: it is called once
+// per pass) on the current device and returns each metric's value. Buffers must already hold
+// valid inputs. An empty `names` means default_metric_names(). CUPTI's auto range with user
+// replay: each kernel `launch` starts is one range, and `launch` is called again for every pass
+// the metric list needs; with EVO_METRICS_REPLAY=kernel (or where the device refuses user
+// replay) kernel replay: `launch` once, and CUPTI replays each kernel, saving and restoring the
+// context's device memory between passes. Several kernels: the figures cover all of them
 // (combine_ranges), or only the `only`-th (0-based) when given. A CudaError thrown by `launch` is
 // passed on (after the profiler is disabled): a faulting kernel is a crash, not "metrics unavailable".
+// false when EVO_METRICS_REPLAY=kernel asks for CUPTI's kernel replay.
+bool metrics_user_replay();
+// `before_pass` (when given) runs before each pass outside the profiled range: the worker
+// restores inout buffers and flushes L2 there, so that every pass sees what a FAST launch sees
+// (with user replay, the inputs a pass reads would otherwise be in L2 from the pass before).
 MetricsResult collect_metrics(const std::vector<std::string>& names, const std::function<void()>& launch,
-                              cudaStream_t stream, std::optional<std::size_t> only = std::nullopt);
+                              cudaStream_t stream, std::optional<std::size_t> only = std::nullopt,
+                              const std::function<void()>& before_pass = {});
 
 // One figure for a unit of several kernels from each kernel's (range's) figures, by what the name
 // says it is: counts and durations (`.sum`) add up, `.max` and `.min` take the extreme, and rates,
