@@ -4,8 +4,9 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <algorithm>
+#include <chrono>
+#include <cstdlib>
 #include <iostream>
 #include <sstream>
 #include <thread>
@@ -146,7 +147,10 @@ void print_summary(const RunSummary& s, const std::string& problem, Pipeline pip
     out << "best: nothing passed GREEN and FAST\n";
   out << "time: compile " << fmt_num(s.seconds_compile, 1) << " s, green " << fmt_num(s.seconds_green, 1)
             << " s, fast " << fmt_num(s.seconds_fast, 1) << " s, metrics " << fmt_num(s.seconds_metrics, 1)
-            << " s; wall " << fmt_num(s.seconds, 1) << " s\n";
+            << " s; wall " << fmt_num(s.seconds, 1) << " s"
+            << (s.seconds_workers_ready > 0 ? " after the GPU workers' " + fmt_num(s.seconds_workers_ready, 1) + " s start" : "")
+            << (s.seconds_first_result > 0 ? ", the first result after " + fmt_num(s.seconds_first_result, 1) + " s" : "")
+            << "\n";
   // How busy the pipeline was, against the bound no schedule can beat.
   const double pipe_wall = s.seconds - s.seconds_sanitize;
   if (pipeline != Pipeline::None && pipe_wall > 0 && s.new_evaluations > 0 && s.bound_s() > 0)
@@ -255,6 +259,7 @@ int cmd_run(const Globals& g, const RunArgs& given) {
   };
   std::vector<Done> done;
   for (std::size_t i = 0; i < objectives.size(); ++i) {
+    double workers_ready_s = 0;
     Profile prof = profile;
     prof.objective = objectives[i];
     if (a.replay.empty()) {
@@ -264,7 +269,9 @@ int cmd_run(const Globals& g, const RunArgs& given) {
       o.cache_dir = g.cache;
       o.metrics = !a.no_metrics;
       // The device is probed first: without one nothing is compiled and no database is created.
+      const auto t0 = std::chrono::steady_clock::now();
       evaluator = make_gpu_evaluator(prof, o);
+      workers_ready_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }
     if (objectives.size() > 1) spdlog::info("objective {} of {}: problem {}", i + 1, objectives.size(), objectives[i]);
 
@@ -343,6 +350,7 @@ int cmd_run(const Globals& g, const RunArgs& given) {
       ro.stop = StopOnSignals::flag();
       s = run_search(prof, *strategy, measure, *store, ro);
     }
+    s.seconds_workers_ready = workers_ready_s;
     print_summary(s, objectives.size() > 1 ? objectives[i] : "", queued ? Pipeline::None : pipeline, std::cout);
     done.push_back({objectives[i], s});
     if (s.status == "interrupted") {

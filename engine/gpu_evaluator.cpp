@@ -19,6 +19,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <thread>
 
 #include "engine/compiler.h"
 #include "engine/error.h"
@@ -54,13 +55,35 @@ class GpuEvaluator : public Evaluator {
                                            : options.evo_binary),
         cache_(options.cache_dir.empty() ? default_cache_dir() : options.cache_dir) {
     // One worker process per device, each probed before anything is compiled or stored.
-    // -1 alone means every device the first worker sees.
+    // -1 alone means every device the first worker sees. The first is probed alone (it says how
+    // many there are), the others at once: a probe is a process start and a CUDA context, about
+    // a second each, which four GPUs paid one after the other.
     const bool all = options.devices == std::vector<int>{-1};
     std::vector<int> devices = options.devices.empty() || all ? std::vector<int>{0} : options.devices;
+    std::vector<std::unique_ptr<Lane>> probed;
+    auto probe_all = [&](std::size_t from) {
+      std::vector<std::exception_ptr> errors(devices.size());
+      std::vector<std::thread> threads;
+      for (std::size_t k = from; k < devices.size(); ++k) probed.push_back(std::make_unique<Lane>(binary_, devices[k]));
+      for (std::size_t k = from; k < devices.size(); ++k)
+        threads.emplace_back([&, k] {
+          try {
+            probed[k]->info = probed[k]->worker.probe();
+          } catch (...) {
+            errors[k] = std::current_exception();
+          }
+        });
+      for (auto& t : threads) t.join();
+      for (std::size_t k = from; k < devices.size(); ++k)
+        if (errors[k]) std::rethrow_exception(errors[k]);
+    };
+    probe_all(0);
+    if (all && probed.front()->info.present)
+      for (int more = 1; more < probed.front()->info.device_count; ++more) devices.push_back(more);
+    if (devices.size() > probed.size()) probe_all(probed.size());
     for (std::size_t k = 0; k < devices.size(); ++k) {
       const int d = devices[k];
-      auto lane = std::make_unique<Lane>(binary_, d);
-      lane->info = lane->worker.probe();
+      auto lane = std::move(probed[k]);
       if (!lane->info.present)
         throw UserError(devices.size() > 1 || d != 0 ? "GPU " + std::to_string(d) + ": " + lane->info.error
                                                      : "no CUDA device is present: " + lane->info.error);
@@ -73,8 +96,6 @@ class GpuEvaluator : public Evaluator {
                         " SMs, GPU " + std::to_string(lanes_.front()->device) + " " +
                         std::to_string(lanes_.front()->info.sm_count) + ", and profile " + profile.name +
                         "'s launch reads NUM_SMS: one value per run (run one evo per device model)");
-      if (all && k == 0)
-        for (int more = 1; more < lane->info.device_count; ++more) devices.push_back(more);
       lanes_.push_back(std::move(lane));
     }
     const DeviceInfo& info_ = lanes_.front()->info;

@@ -315,6 +315,7 @@ class Loop {
     s_.seconds_green += e.seconds_green;
     s_.seconds_fast += e.seconds_fast;
     s_.seconds_metrics += e.seconds_metrics;
+    if (s_.seconds_first_result <= 0) s_.seconds_first_result = seconds();
     finish(c, std::move(e), false, lane);
   }
 

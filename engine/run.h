@@ -82,6 +82,10 @@ struct RunSummary {
   // their seconds are summed: then it is an upper figure); a short run of a space with a few very
   // long compiles is held by it, not by the bound below (docs/results/pipeline.md, section 6).
   double longest_compile_s = 0;
+  // Seconds from the session's start to its first recorded result (the baseline, mostly): what
+  // no count of GPUs divides (its compile, the trials' inputs and reference outputs, a first launch).
+  double seconds_first_result = 0;
+  double seconds_workers_ready = 0;  // before the session: the GPU workers started and probed (set by evo run)
   double bound_s() const {
     return std::max(seconds_compile / double(compile_slots ? compile_slots : 1), seconds_gpu / double(gpus ? gpus : 1));
   }

@@ -700,6 +700,10 @@ TEST(CliReplay, PrintsAPipelineLineOnlyForASimulatedPipeline) {
   ASSERT_EQ(simulated.code, 0) << simulated.err;
   EXPECT_NE(simulated.out.find("pipeline (simulated by the replay): 2 compile workers busy"), std::string::npos)
       << simulated.out;
+  // When the first result came (the part of a run no count of GPUs divides), a number of seconds.
+  const auto at = simulated.out.find(", the first result after ");
+  ASSERT_NE(at, std::string::npos) << simulated.out;
+  EXPECT_GE(std::stod(simulated.out.substr(at + 25)), 0.0);
 }
 
 // `--profile FILE` beside `--replay`: the file is read as a profile and must hold the landscape's
@@ -716,7 +720,7 @@ TEST(CliReplay, AProfileFileMustHoldTheLandscapesSpace) {
   l.device = "test";
   l.baseline = {{"BLOCK", 64}};
   l.knobs = {{"BLOCK", {64, 128}}};
-  l.problems = {{"fixed", {{"N", 4}}}};
+  l.problems = {{"fixed", {{"N", 4}}, {}, 0}};
   l.launch.block = {"BLOCK", "1", "1"};
   LandscapePoint slow, fast;
   slow.knobs = {{"BLOCK", 64}};
