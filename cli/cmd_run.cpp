@@ -150,6 +150,7 @@ void print_summary(const RunSummary& s, const std::string& problem, Pipeline pip
             << " s; wall " << fmt_num(s.seconds, 1) << " s"
             << (s.seconds_workers_ready > 0 ? " after the GPU workers' " + fmt_num(s.seconds_workers_ready, 1) + " s start" : "")
             << (s.seconds_first_result > 0 ? ", the first result after " + fmt_num(s.seconds_first_result, 1) + " s" : "")
+            << (s.seconds_metrics_at_end >= 0.05 ? ", the best's metrics at its end " + fmt_num(s.seconds_metrics_at_end, 1) + " s" : "")
             << "\n";
   // How busy the pipeline was, against the bound no schedule can beat.
   const double pipe_wall = s.seconds - s.seconds_sanitize;

@@ -90,6 +90,18 @@ class Evaluator {
   // One measured candidate's hardware metrics alone (no gate is run again), now, with the seconds
   // they took; nullopt where this evaluator collects none. Called only while no measure() is running.
   virtual std::optional<MetricsResult> collect_metrics(const Candidate& c, double* seconds) { return std::nullopt; }
+  // The same for several candidates (the run's best, at its end), in their order. An evaluator of
+  // several devices profiles them side by side, one candidate a device at a time, so the other
+  // GPUs do not wait while the first profiles the whole list (issue 35). Same calling rules.
+  struct MetricsAlone {
+    std::optional<MetricsResult> metrics;
+    double seconds = 0;  // the pass's own seconds, as the worker timed them
+  };
+  virtual std::vector<MetricsAlone> collect_metrics_of(const std::vector<Candidate>& cs) {
+    std::vector<MetricsAlone> out(cs.size());
+    for (std::size_t i = 0; i < cs.size(); ++i) out[i].metrics = collect_metrics(cs[i], &out[i].seconds);
+    return out;
+  }
   // Times the profile's baseline now on that lane's device, in this run, so speedups are ratios
   // measured side by side. Called only while no measure() is running.
   virtual Timing time_baseline(std::size_t lane = 0) = 0;

@@ -19,6 +19,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <thread>
 
 #include "engine/compiler.h"
@@ -293,29 +294,91 @@ class GpuEvaluator : public Evaluator {
     return t;
   }
 
-  // A metrics pass alone, on the first GPU (the run's end: nothing else is measuring): the
-  // candidate passed GREEN and FAST when it was recorded, and its build is in the cache.
   std::optional<MetricsResult> collect_metrics(const Candidate& c, double* seconds) override {
-    if (!metrics_on()) return std::nullopt;
-    Build b = build(c.config);
-    if (!b.ok) return std::nullopt;
-    Lane& lane = *lanes_.front();
-    WorkerJob job = job_for(c.config, b);
-    job.metrics_lock = metrics_lock();
-    job.green = false;
-    job.fast = false;
-    job.metrics = true;
-    WorkerAnswer a = lane.worker.run_measured(job, 60 + profile_.gates.timeout_s,
-                                               [](const std::string& line) { spdlog::warn("{}", line); });
-    if (seconds) *seconds = a.seconds_metrics;
-    if (a.outcome == Outcome::Skipped) throw LaneLost("GPU " + std::to_string(lane.device) + ": " + a.message);
-    if (a.outcome != Outcome::Passed) {  // it passed every gate before: say what happened, keep its verdict
-      MetricsResult m;
-      m.outcome = a.outcome;
-      m.reason = "metrics at the run's end: " + a.message;
-      return m;
-    }
+    MetricsAlone a = std::move(collect_metrics_of({c}).front());
+    if (seconds) *seconds = a.seconds;
     return a.metrics;
+  }
+
+  // Metrics passes alone (the run's end: nothing else is measuring), spread over every GPU: each
+  // lane takes the next candidate when its last is done. Each candidate passed GREEN and FAST when
+  // it was recorded, and its build is in the cache. The passes still take turns at the host's
+  // metrics lock (a pass is slower while another GPU works: docs/results/scale4 section 1); what
+  // the lanes overlap is the rest of a job (its start, its inputs, the answer).
+  std::vector<MetricsAlone> collect_metrics_of(const std::vector<Candidate>& cs) override {
+    std::vector<MetricsAlone> out(cs.size());
+    if (!metrics_on() || cs.empty()) return out;
+    std::vector<std::optional<WorkerJob>> jobs(cs.size());
+    for (std::size_t i = 0; i < cs.size(); ++i) {  // here: the compile pool is the loop thread's
+      Build b = build(cs[i].config);
+      if (!b.ok) continue;
+      WorkerJob job = job_for(cs[i].config, b);
+      job.metrics_lock = metrics_lock();
+      job.green = false;
+      job.fast = false;
+      job.metrics = true;
+      jobs[i] = std::move(job);
+    }
+    auto alone = [&](Lane& lane, const WorkerJob& job) {
+      MetricsAlone r;
+      WorkerAnswer a = lane.worker.run_measured(job, 60 + profile_.gates.timeout_s,
+                                                 [](const std::string& line) { spdlog::warn("{}", line); });
+      r.seconds = a.seconds_metrics;
+      if (a.outcome == Outcome::Skipped) throw LaneLost("GPU " + std::to_string(lane.device) + ": " + a.message);
+      if (a.outcome != Outcome::Passed) {  // it passed every gate before: say what happened, keep its verdict
+        MetricsResult mr;
+        mr.outcome = a.outcome;
+        mr.reason = "metrics at the run's end: " + a.message;
+        r.metrics = mr;
+      } else {
+        r.metrics = a.metrics;
+      }
+      return r;
+    };
+    std::mutex m;
+    std::vector<std::size_t> todo;  // taken from the back: the fastest first
+    for (std::size_t i = cs.size(); i-- > 0;)
+      if (jobs[i]) todo.push_back(i);
+    std::vector<std::exception_ptr> lost(lanes_.size());
+    auto take = [&](std::size_t& i) {
+      std::lock_guard<std::mutex> g(m);
+      if (todo.empty()) return false;
+      i = todo.back();
+      todo.pop_back();
+      return true;
+    };
+    auto work = [&](std::size_t l) {
+      Lane& lane = *lanes_[l];
+      std::size_t i = 0;
+      while (take(i)) {
+        try {
+          out[i] = alone(lane, *jobs[i]);
+        } catch (...) {  // this GPU can no longer measure: its candidate goes back to the others
+          std::lock_guard<std::mutex> g(m);
+          todo.push_back(i);
+          lost[l] = std::current_exception();
+          return;
+        }
+      }
+    };
+    const std::size_t n = std::min(lanes_.size(), todo.size());
+    std::vector<std::thread> threads;
+    for (std::size_t l = 1; l < n; ++l) threads.emplace_back(work, l);
+    work(0);
+    for (auto& t : threads) t.join();
+    // A candidate handed back after the other lanes had finished: a GPU still working takes it.
+    for (std::size_t l = 0; l < n && !todo.empty(); ++l)
+      if (!lost[l]) work(l);
+    for (std::size_t l = 0; l < lost.size(); ++l) {
+      if (!lost[l]) continue;
+      try {
+        std::rethrow_exception(lost[l]);
+      } catch (const LaneLost& e) {
+        if (!todo.empty()) throw;  // no GPU was left to take its candidates
+        spdlog::warn("metrics at the run's end: {}; the other GPUs took its candidates", e.what());
+      }
+    }
+    return out;
   }
 
   SanitizeVerdict sanitize(const Candidate& c) override {

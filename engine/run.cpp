@@ -389,7 +389,8 @@ class Loop {
   }
 
   // E. Metrics deferred to the end (a strategy that read none while it ran): the run's best
-  // measured candidates, fastest first, each profiled alone now and its record completed.
+  // measured candidates, fastest first, profiled now (side by side where there are several GPUs)
+  // and their records completed.
   void profile_the_best() {
     std::vector<Measured*> best;
     for (auto& m : measured_)
@@ -397,21 +398,29 @@ class Loop {
     std::stable_sort(best.begin(), best.end(),
                      [](const Measured* a, const Measured* b) { return a->e.fast.p50_us < b->e.fast.p50_us; });
     if (best.size() > o_.metrics_best_at_end) best.resize(o_.metrics_best_at_end);
+    if (best.empty()) return;
+    std::vector<Candidate> cs;
+    for (const Measured* m : best) cs.push_back(m->c);
+    const auto t0 = Clock::now();
+    const std::vector<Evaluator::MetricsAlone> got = ev_.collect_metrics_of(cs);
+    const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
     double total = 0;
     std::size_t done = 0;
-    for (Measured* m : best) {
-      double seconds = 0;
-      std::optional<MetricsResult> r = ev_.collect_metrics(m->c, &seconds);
-      if (!r) continue;  // none from this evaluator: the record keeps saying it was deferred
-      m->e.metrics = *r;
-      m->e.seconds_metrics += seconds;
+    for (std::size_t i = 0; i < best.size() && i < got.size(); ++i) {
+      if (!got[i].metrics) continue;  // none from this evaluator: the record keeps saying it was deferred
+      Measured* m = best[i];
+      m->e.metrics = *got[i].metrics;
+      m->e.seconds_metrics += got[i].seconds;
       store_.set_metrics(m->id, m->e);
       if (s_.best_id == m->id) s_.best = m->e;
-      total += seconds;
+      total += got[i].seconds;
       ++done;
     }
     s_.seconds_metrics += total;
-    if (done) spdlog::info("metrics of the run's {} best, profiled at its end: {:.1f} s", done, total);
+    s_.seconds_metrics_at_end = wall;
+    if (done)
+      spdlog::info("metrics of the run's {} best, profiled at its end on {} GPU{}: {:.1f} s of passes in {:.1f} s", done,
+                   ev_.lanes(), ev_.lanes() == 1 ? "" : "s", total, wall);
   }
 
   bool is_new_best(const Evaluation& e) const {

@@ -86,6 +86,7 @@ struct RunSummary {
   // no count of GPUs divides (its compile, the trials' inputs and reference outputs, a first launch).
   double seconds_first_result = 0;
   double seconds_workers_ready = 0;  // before the session: the GPU workers started and probed (set by evo run)
+  double seconds_metrics_at_end = 0;  // wall seconds of the best's metrics profiled at the run's end (deferred)
   double bound_s() const {
     return std::max(seconds_compile / double(compile_slots ? compile_slots : 1), seconds_gpu / double(gpus ? gpus : 1));
   }

@@ -49,6 +49,9 @@ class QueueEvaluator : public Evaluator {
   std::optional<MetricsResult> collect_metrics(const Candidate& c, double* seconds) override {
     return local_.collect_metrics(c, seconds);
   }
+  std::vector<MetricsAlone> collect_metrics_of(const std::vector<Candidate>& cs) override {
+    return local_.collect_metrics_of(cs);
+  }
 
  private:
   pg::Conn conn_;

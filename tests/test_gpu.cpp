@@ -368,6 +368,44 @@ TEST(GpuGates, MetricsDeferredDuringTheRunAndCollectedAloneAtItsEnd) {
   }
 }
 
+// The run's end profiles its best on every GPU at once (engine/evaluator.h, collect_metrics_of):
+// each answer must be its own candidate's, whichever GPU took it. Two configurations of clearly
+// different speed, interleaved: each pass's duration follows its candidate, not its neighbour.
+TEST(GpuGates, MetricsAtTheRunsEndOnEveryGpuAnswerForTheirOwnCandidate) {
+  REQUIRE_GPU();
+  const Profile p = load_profile(repo("profiles/gemm_fp16.json"));
+  GpuEvaluatorOptions o;
+  o.jobs = 2;
+  o.cache_dir = test_cache();
+  o.evo_binary = evo_binary();
+  o.devices = {-1};
+  auto ev = make_gpu_evaluator(p, o);
+  const Candidate a{p.baseline, Origin{"baseline", "", {}}};
+  Config small = p.baseline;
+  small["BLOCK_M"] = 32, small["BLOCK_N"] = 32, small["BLOCK_K"] = 16, small["WARPS_M"] = 2, small["WARPS_N"] = 1;
+  small["STAGES"] = 1, small["USE_CP_ASYNC"] = 0;
+  const Candidate b{small, Origin{"test", "", {}}};
+  const Evaluation ea = ev->evaluate(a), eb = ev->evaluate(b);
+  ASSERT_EQ(ea.status, Status::Measured) << ea.message;
+  ASSERT_EQ(eb.status, Status::Measured) << eb.message;
+  if (ea.metrics.outcome != Outcome::Passed) GTEST_SKIP() << "no metrics on this machine: " << ea.metrics.reason;
+  ASSERT_GT(eb.fast.p50_us, 1.3 * ea.fast.p50_us) << "the small tile should be clearly slower";
+  const auto got = ev->collect_metrics_of({a, b, a, b, a, b});
+  ASSERT_EQ(got.size(), 6u);
+  std::vector<double> us;
+  for (const auto& g : got) {
+    ASSERT_TRUE(g.metrics.has_value());
+    ASSERT_EQ(g.metrics->outcome, Outcome::Passed) << g.metrics->reason;
+    EXPECT_GT(g.seconds, 0.0);
+    ASSERT_TRUE(g.metrics->values.count(metric::kDuration));
+    us.push_back(g.metrics->values.at(metric::kDuration) / 1000.0);
+  }
+  for (std::size_t i = 0; i < us.size(); ++i) {
+    const double fast = i % 2 ? eb.fast.p50_us : ea.fast.p50_us;
+    EXPECT_NEAR(us[i], fast, 0.25 * fast) << "answer " << i << " on " << ev->lanes() << " GPU(s)";
+  }
+}
+
 TEST(GpuGates, OffByOneTileFailsGreenWithFigures) {
   REQUIRE_GPU();
   const Evaluation e = planted().evaluate(plant(1));
