@@ -302,9 +302,11 @@ class GpuEvaluator : public Evaluator {
 
   // Metrics passes alone (the run's end: nothing else is measuring), spread over every GPU: each
   // lane takes the next candidate when its last is done. Each candidate passed GREEN and FAST when
-  // it was recorded, and its build is in the cache. The passes still take turns at the host's
-  // metrics lock (a pass is slower while another GPU works: docs/results/scale4 section 1); what
-  // the lanes overlap is the rest of a job (its start, its inputs, the answer).
+  // it was recorded, and its build is in the cache. Here the passes do not take turns at the
+  // host's metrics lock: two at once are each about 1.6x slower, not 2x, and each worker's first
+  // pass also sets CUPTI up (0.25-0.4 s), which under the lock the GPUs paid one after the other
+  // (2 x H200: the end of sdpa_fp8's sweep 2.6 s with the lock, 2.1 s without, 2.3 s on one GPU;
+  // docs/results/scale6 section 2).
   std::vector<MetricsAlone> collect_metrics_of(const std::vector<Candidate>& cs) override {
     std::vector<MetricsAlone> out(cs.size());
     if (!metrics_on() || cs.empty()) return out;
@@ -313,7 +315,7 @@ class GpuEvaluator : public Evaluator {
       Build b = build(cs[i].config);
       if (!b.ok) continue;
       WorkerJob job = job_for(cs[i].config, b);
-      job.metrics_lock = metrics_lock();
+      job.metrics_lock = lanes_.size() == 1 ? metrics_lock() : "";  // one GPU: nothing to overlap; it keeps to the turns
       job.green = false;
       job.fast = false;
       job.metrics = true;

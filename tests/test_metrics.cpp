@@ -267,6 +267,22 @@ void print(const char* what, const MetricsResult& m) {
   for (const auto& n : m.unavailable) std::printf("[metrics]   unavailable: %s\n", n.c_str());
 }
 
+// copy_f4's two buffers of `bytes` (the input all 1-bytes) and its arguments, each way.
+struct CopyBuffers {
+  explicit CopyBuffers(std::size_t bytes) : in(bytes), out(bytes), pi(in.get()), po(out.get()), n(static_cast<long long>(bytes / 16)) {
+    ok = cudaMemset(in.get(), 1, bytes) == cudaSuccess;
+  }
+  CopyBuffers(const CopyBuffers&) = delete;  // the argument lists point into it
+  CopyBuffers& operator=(const CopyBuffers&) = delete;
+  DeviceBuffer in, out;
+  void* pi;
+  void* po;
+  long long n;
+  bool ok = false;
+  void* there[3] = {&pi, &po, &n};
+  void* back[3] = {&po, &pi, &n};
+};
+
 TEST_F(MetricGpu, WmmaKernelKeepsTheTensorPipeBusy) {
   Kernel k = load(kWmmaSource, "wmma_loop");
   ASSERT_TRUE(k.valid());
@@ -291,14 +307,10 @@ TEST_F(MetricGpu, CopyKernelMovesItsBytesThroughDramWithAnIdleTensorPipe) {
   ASSERT_TRUE(k.valid());
   // 256 MB each way: five times the H100's 50 MB L2, so the reads must come from DRAM.
   const std::size_t bytes = std::size_t(256) << 20;
-  DeviceBuffer in(bytes), out(bytes);
-  ASSERT_EQ(cudaMemset(in.get(), 1, bytes), cudaSuccess);
-  void* pi = in.get();
-  void* po = out.get();
-  long long n = static_cast<long long>(bytes / 16);
-  void* args[] = {&pi, &po, &n};
+  CopyBuffers copy(bytes);
+  ASSERT_TRUE(copy.ok);
   const std::uint32_t blocks = static_cast<std::uint32_t>(device_.sm_count) * 16;
-  auto m = collect_metrics(default_metric_names(), [&] { k.launch(geometry(blocks, 256), args, stream_); }, stream_);
+  auto m = collect_metrics(default_metric_names(), [&] { k.launch(geometry(blocks, 256), copy.there, stream_); }, stream_);
   print("copy_f4", m);
   ASSERT_EQ(m.outcome, Outcome::Passed) << m.reason;
   EXPECT_TRUE(m.unavailable.empty()) << "first unavailable: " << m.unavailable.front();
@@ -324,14 +336,10 @@ TEST_F(MetricGpu, AFlushBeforeEachPassCountsColdCacheReads) {
   Kernel k = load(kCopySource, "copy_f4");
   ASSERT_TRUE(k.valid());
   const std::size_t bytes = std::size_t(8) << 20;
-  DeviceBuffer in(bytes), out(bytes);
-  ASSERT_EQ(cudaMemset(in.get(), 1, bytes), cudaSuccess);
-  void* pi = in.get();
-  void* po = out.get();
-  long long n = static_cast<long long>(bytes / 16);
-  void* args[] = {&pi, &po, &n};
+  CopyBuffers copy(bytes);
+  ASSERT_TRUE(copy.ok);
   const std::uint32_t blocks = static_cast<std::uint32_t>(device_.sm_count) * 4;
-  auto launch = [&] { k.launch(geometry(blocks, 256), args, stream_); };
+  auto launch = [&] { k.launch(geometry(blocks, 256), copy.there, stream_); };
   int flushes = 0;
   auto flushed = collect_metrics(default_metric_names(), launch, stream_, std::nullopt, [&] {
     ++flushes;
@@ -365,17 +373,12 @@ TEST_F(MetricGpu, AUnitOfTwoLaunchesCountsBothOrTheOneNamed) {
   Kernel k = load(kCopySource, "copy_f4");
   ASSERT_TRUE(k.valid());
   const std::size_t bytes = std::size_t(256) << 20;
-  DeviceBuffer a(bytes), b(bytes);
-  ASSERT_EQ(cudaMemset(a.get(), 1, bytes), cudaSuccess);
-  void* pa = a.get();
-  void* pb = b.get();
-  long long n = static_cast<long long>(bytes / 16);
-  void* there[] = {&pa, &pb, &n};
-  void* back[] = {&pb, &pa, &n};
+  CopyBuffers copy(bytes);
+  ASSERT_TRUE(copy.ok);
   const std::uint32_t blocks = static_cast<std::uint32_t>(device_.sm_count) * 16;
   auto unit = [&] {
-    k.launch(geometry(blocks, 256), there, stream_);
-    k.launch(geometry(blocks, 256), back, stream_);
+    k.launch(geometry(blocks, 256), copy.there, stream_);
+    k.launch(geometry(blocks, 256), copy.back, stream_);
   };
   auto both = collect_metrics(default_metric_names(), unit, stream_);
   auto first = collect_metrics(default_metric_names(), unit, stream_, 0);
