@@ -197,8 +197,13 @@ def run_kt(kt, strategy, cache, names, knobs, points, budget, seed):
 def run_evo(evo, landscape, strategy, budget, seed, names):
     with tempfile.TemporaryDirectory() as d:
         db = os.path.join(d, "evo.db")
-        subprocess.run([evo, "--db", db, "run", "--replay", str(landscape), "--budget", str(budget), "--seed", str(seed),
-                        "--strategy", strategy, "-q", "--no-sanitize"], check=True, capture_output=True)
+        # "evo:initial=3:explore=0.1": a strategy with its options (-o K=V each).
+        name, _, opts = strategy.partition(":")
+        cmd = [evo, "--db", db, "run", "--replay", str(landscape), "--budget", str(budget), "--seed", str(seed),
+               "--strategy", name, "-q", "--no-sanitize"]
+        for o in filter(None, opts.split(":")):
+            cmd += ["-o", o]
+        subprocess.run(cmd, check=True, capture_output=True)
         con = sqlite3.connect(db)
         rows = con.execute("SELECT c.config_json FROM evaluations e JOIN candidates c "
                            "ON c.profile = e.profile AND c.config_hash = e.config_hash "
@@ -210,7 +215,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("landscapes", nargs="*")
     ap.add_argument("--evo", default=str(ROOT / "build" / "evo"))
-    ap.add_argument("--evo-strategies", default="evo,random")
+    ap.add_argument("--evo-strategies", default="evo,random",
+                    help="evo's strategies, ','-separated; one with options as NAME:K=V:K=V is run with -o K=V each")
     ap.add_argument("--kt-src", default=os.environ.get("KT_SRC"))
     ap.add_argument("--kt-stubs", default=os.environ.get("KT_STUBS"))
     ap.add_argument("--strategies", default=",".join(STRATEGIES))

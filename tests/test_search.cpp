@@ -12,6 +12,7 @@
 #include <fstream>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -191,6 +192,77 @@ TEST(Insights, SerialisedWgmmaProposesSmallerTilesOrFewerStages) {
   for (const auto& s : suggest_insights(e, p, space)) EXPECT_NE(s.rule, "wgmma-serialized");
 }
 
+// initial_near: an initial draw "near" the best measured so far moves one or two of its knobs,
+// each by at most near_steps places along its value list; the others are uniform draws.
+TEST(Strategies, NearInitialDrawsMoveTheBestByOneOrTwoKnobs) {
+  ReplayEvaluator ev(kSynthetic);
+  KnobSpace space(ev.profile());
+  std::size_t near = 0;
+  for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+    StrategyContext ctx{ev.profile(), space, seed, {{"initial_near", "1"}, {"near_steps", "1"}, {"initial", "5"}}, "", ""};
+    auto s = make_strategy("evo", ctx);
+    std::optional<Evaluation> best;
+    for (int i = 0; i < 5; ++i) {
+      auto gen = s->propose(1);
+      ASSERT_EQ(gen.size(), 1u);
+      const Candidate& c = gen.front();
+      if (c.origin.rule == "near") {
+        ASSERT_TRUE(best.has_value()) << "a near draw before anything passed";
+        ++near;
+        int moved = 0;
+        for (const auto& k : space.knobs()) {
+          const auto at = [&](const Config& x) { return std::find(k.values.begin(), k.values.end(), x.at(k.name)) - k.values.begin(); };
+          const auto d = std::abs(at(c.config) - at(best->config));
+          EXPECT_LE(d, 1) << k.name;
+          moved += d != 0;
+        }
+        EXPECT_GE(moved, 1);
+        EXPECT_LE(moved, 2);
+      }
+      const Evaluation e = ev.evaluate(c);
+      if (e.measured() && (!best || e.fast.p50_us < best->fast.p50_us)) best = e;
+      s->observe(e);
+    }
+  }
+  EXPECT_GE(near, 20u) << "with initial_near=1, every draw after the first pass is near the best";
+}
+
+// initial_design=spread: each initial draw is the farthest of 32 from what was proposed, so the
+// first draws lie farther apart than uniform ones (mean distance to the nearest other, over seeds).
+TEST(Strategies, SpreadInitialDrawsLieFartherApartThanUniformOnes) {
+  ReplayEvaluator ev(kSynthetic);
+  KnobSpace space(ev.profile());
+  auto nearest_mean = [&](const std::string& design) {
+    double sum = 0;
+    std::size_t n = 0;
+    for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+      StrategyContext ctx{ev.profile(), space, seed, {{"initial_design", design}, {"initial", "6"}}, "", ""};
+      auto s = make_strategy("evo", ctx);
+      std::vector<std::vector<double>> at;
+      for (const auto& c : s->propose(6)) {
+        std::vector<double> p;
+        for (const auto& k : space.knobs())
+          p.push_back(double(std::find(k.values.begin(), k.values.end(), c.config.at(k.name)) - k.values.begin()) /
+                      double(std::max<std::size_t>(1, k.values.size() - 1)));
+        at.push_back(p);
+      }
+      for (std::size_t i = 0; i < at.size(); ++i) {
+        double m = INFINITY;
+        for (std::size_t j = 0; j < at.size(); ++j) {
+          if (i == j) continue;
+          double d = 0;
+          for (std::size_t k = 0; k < at[i].size(); ++k) d += std::abs(at[i][k] - at[j][k]);
+          m = std::min(m, d);
+        }
+        sum += m, ++n;
+      }
+    }
+    return sum / double(n);
+  };
+  const double uniform = nearest_mean("uniform"), spread = nearest_mean("spread");
+  EXPECT_GT(spread, 1.2 * uniform) << "spread " << spread << ", uniform " << uniform;
+}
+
 TEST(Strategies, BadOptionsAreOneLineUserErrors) {
   ReplayEvaluator ev(kSynthetic);
   KnobSpace space(ev.profile());
@@ -205,6 +277,10 @@ TEST(Strategies, BadOptionsAreOneLineUserErrors) {
   EXPECT_THROW(make("elites", {{"stage_knobs", "NO_SUCH"}}), UserError);
   EXPECT_THROW(make("external", {}), UserError);  // no --proposer
   EXPECT_THROW(make("annealing", {}), UserError);
+  EXPECT_THROW(make("evo", {{"initial_design", "latin"}}), UserError);
+  EXPECT_THROW(make("evo", {{"initial_near", "2"}}), UserError);
+  EXPECT_THROW(make("evo", {{"initial_near", "most"}}), UserError);
+  EXPECT_NO_THROW(make("evo", {{"initial_near", "auto"}, {"near_steps", "0"}, {"initial_design", "spread"}}));
   try {
     make("random", {{"x", "1"}});
     FAIL() << "random took an option it does not have";

@@ -38,7 +38,10 @@ namespace evo {
 namespace {
 
 const std::vector<StrategyOption> kOptions = {
-    {"initial", "uniform draws after the baseline before the model leads (0: 3% of the valid space, 5 to 20, the default until 2026-11-27)", "5"},
+    {"initial", "draws after the baseline before the model leads (0: 3% of the valid space, 5 to 20, the default until 2026-11-27)", "5"},
+    {"initial_design", "how the initial draws not near the best are made: uniform, or spread (each the farthest, in the knobs' orders, of 32 uniform draws from every configuration proposed so far)", "uniform"},
+    {"near_steps", "initial_near: the most places a moved knob goes along its value list (0: to any of its values)", "2"},
+    {"initial_near", "share of the initial draws that move the best so far (the baseline at first) by one or two knobs; auto: the share of the draws so far that failed", "0"},
     {"trees", "trees in each forest", "64"},
     {"explore", "share of proposals drawn uniformly at random once the model leads", "0.05"},
     {"score_all", "score every unseen valid configuration when the space has at most this many", "50000"},
@@ -72,6 +75,14 @@ class ModelSearch : public Strategy {
     explore_ = o.number("explore", 0, 1);
     score_all_ = static_cast<std::size_t>(o.integer("score_all", 0, 10000000));
     pool_ = static_cast<std::size_t>(o.integer("pool", 16, 10000000));
+    design_ = o.text("initial_design");
+    if (design_ != "uniform" && design_ != "spread")
+      throw UserError("strategy evo: option initial_design='" + design_ + "': choose uniform or spread");
+    near_steps_ = o.integer("near_steps", 0, 1000);
+    if (o.text("initial_near") == "auto")
+      near_auto_ = true;
+    else
+      initial_near_ = o.number("initial_near", 0, 1);
     const std::string acq = o.text("acquisition");
     if (acq != "ei" && acq != "lcb" && acq != "mix")
       throw UserError("strategy evo: option acquisition='" + acq + "': choose ei, lcb or mix");
@@ -114,12 +125,22 @@ class ModelSearch : public Strategy {
       std::optional<Candidate> c;
       const bool model_leads = measured_ >= 2 && static_cast<std::int64_t>(observed_.size() + pending_) > initial_;
       if (model_leads && !rng_.chance(explore_)) c = from_model();
+      if (!c && !model_leads) {
+        // The near moves take their share in turn. auto: the share of the results so far (the
+        // baseline's aside) that failed, so a space where uniform draws mostly fail is searched
+        // around what passed, and one where they pass is drawn uniformly as before.
+        near_credit_ += near_auto_ ? double(failed_) / double(observed_.size() > 1 ? observed_.size() - 1 : 1)
+                                   : initial_near_;
+        if (near_credit_ >= 1.0 - 1e-9) near_credit_ -= 1.0, c = near_draw();
+        if (!c && design_ == "spread") c = spread_draw();
+      }
       if (!c) {
         auto r = sample_unseen(space_, rng_, seen_);
         if (r) c = Candidate{*r, Origin{"random", "", {}}};
       }
       if (!c) break;  // every valid configuration proposed or observed
       seen_.insert(config_hash(c->config));
+      proposed_.push_back(positions(c->config));
       ++pending_;
       out.push_back(std::move(*c));
     }
@@ -129,11 +150,13 @@ class ModelSearch : public Strategy {
   void observe(const Evaluation& e) override {
     const std::string h = config_hash(e.config);
     if (seen_.insert(h).second == false && pending_ > 0) --pending_;
+    else proposed_.push_back(positions(e.config));  // the baseline, or read back
     Observed o;
     encode(e.config, o.row);
     o.passed = e.measured() && e.fast.p50_us > 0;
     o.log_time = o.passed ? std::log(e.fast.p50_us) : 0;
     o.hash = h;
+    if (!o.passed) ++failed_;
     if (o.passed) {
       ++measured_;
       if (o.log_time < best_log_) best_log_ = o.log_time, best_hash_ = h;
@@ -148,6 +171,71 @@ class ModelSearch : public Strategy {
     double log_time = 0;
     std::string hash;
   };
+
+  // Each knob's place in its value list, scaled to [0, 1] (a knob of one value: 0).
+  std::vector<double> positions(const Config& c) const {
+    std::vector<double> p;
+    for (const auto& k : space_.knobs()) {
+      const auto it = c.find(k.name);
+      const auto pos = it == c.end() ? k.values.begin() : std::find(k.values.begin(), k.values.end(), it->second);
+      p.push_back(k.values.size() > 1 ? double(pos - k.values.begin()) / double(k.values.size() - 1) : 0.0);
+    }
+    return p;
+  }
+
+  // Space-filling (initial_design=spread): of 32 uniform draws, the one whose nearest
+  // configuration proposed so far is farthest (L1 over the knobs' scaled places), so the first few
+  // cover the space. nullopt: draw uniformly.
+  std::optional<Candidate> spread_draw() {
+    {
+      std::optional<Config> pick;
+      double far = -1;
+      std::unordered_set<std::string> drawn = seen_;
+      for (int t = 0; t < 32; ++t) {
+        auto r = sample_unseen(space_, rng_, drawn);
+        if (!r) break;
+        drawn.insert(config_hash(*r));
+        const std::vector<double> p = positions(*r);
+        double nearest = INFINITY;
+        for (const auto& q : proposed_) {
+          double d = 0;
+          for (std::size_t i = 0; i < p.size(); ++i) d += std::abs(p[i] - q[i]);
+          nearest = std::min(nearest, d);
+        }
+        if (nearest > far) far = nearest, pick = std::move(*r);
+      }
+      if (pick) return Candidate{std::move(*pick), Origin{"random", "spread", {}}};
+      return std::nullopt;
+    }
+  }
+
+  // The best measured so far (the baseline at first) moved by one or two knobs, each by one or
+  // two places (initial_near): where most of a space fails, the passing configurations often lie
+  // in one connected region around a known good one. nullopt: draw uniformly.
+  std::optional<Candidate> near_draw() {
+    const Observed* best = nullptr;
+    for (const auto& o : observed_)
+      if (o.passed && (!best || o.log_time < best->log_time)) best = &o;
+    if (!best) return std::nullopt;
+    const auto& knobs = space_.knobs();
+    for (int t = 0; t < 64; ++t) {
+      Config c;
+      for (std::size_t k = 0; k < knobs.size(); ++k) c[knobs[k].name] = knobs[k].values[static_cast<std::size_t>(best->row[k])];
+      const int moves = 1 + static_cast<int>(rng_.index(2));
+      for (int m = 0; m < moves; ++m) {
+        const auto& k = knobs[rng_.index(knobs.size())];
+        const long pos = std::find(k.values.begin(), k.values.end(), c[k.name]) - k.values.begin();
+        if (near_steps_ == 0) {
+          c[k.name] = k.values[rng_.index(k.values.size())];
+          continue;
+        }
+        const long step = (1 + static_cast<long>(rng_.index(static_cast<std::size_t>(near_steps_)))) * (rng_.chance(0.5) ? 1 : -1);
+        c[k.name] = k.values[static_cast<std::size_t>(std::clamp<long>(pos + step, 0, static_cast<long>(k.values.size()) - 1))];
+      }
+      if (!seen_.count(config_hash(c)) && space_.valid(c)) return Candidate{std::move(c), Origin{"random", "near", {best->hash}}};
+    }
+    return std::nullopt;
+  }
 
   // Launch geometry expressions that evaluate for the baseline become features; one that needs
   // something a knob-only evaluation lacks is simply left out.
@@ -403,6 +491,12 @@ class ModelSearch : public Strategy {
   std::vector<float> valid_rows_;
   std::vector<std::string> valid_hashes_;  // config_hash of each, computed once: every fit skips the seen
   std::unordered_set<std::string> seen_;
+  std::vector<std::vector<double>> proposed_;  // positions() of every configuration proposed or observed
+  std::string design_ = "uniform";
+  double initial_near_ = 0, near_credit_ = 0;
+  bool near_auto_ = false;
+  std::int64_t near_steps_ = 2;
+  std::size_t failed_ = 0;  // observed results that did not pass
   std::vector<Observed> observed_;
   std::size_t pending_ = 0, measured_ = 0, observed_at_fit_ = 0;
   double best_log_ = INFINITY;
