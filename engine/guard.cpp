@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <stdexcept>
 
 #include "engine/compiler.h"  // defines: builtin_cubin
 #include "engine/error.h"
@@ -344,6 +345,30 @@ std::shared_ptr<TrustedCopy> TrustedCopy::from_device(std::string label, const v
   registry().live.insert(c.get());
   ++registry().version;
   return c;
+}
+
+std::shared_ptr<TrustedCopy> TrustedCopy::zeros(std::string label, std::size_t bytes, cudaStream_t s) {
+  std::shared_ptr<TrustedCopy> c(new TrustedCopy(std::move(label), bytes));
+  c->zeros_ = true;
+  EVO_CUDA(cudaMemsetAsync(c->buffer_.get(), 0, bytes, s));
+  c->checksum_ = device_checksum(c->buffer_.get(), bytes, s);
+  std::lock_guard<std::mutex> lock(registry().mu);
+  registry().live.insert(c.get());
+  ++registry().version;
+  return c;
+}
+
+void* TrustedCopy::writable_zeros() const {
+  if (!zeros_) throw std::logic_error(label_ + " is a trusted copy, not zeroed scratch: evo never writes it");
+  return buffer_.get();
+}
+
+void restore_zeroed_copies(cudaStream_t s) {
+  TrustedRegistry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  for (const TrustedCopy* c : r.live)
+    if (c->zeroed_scratch()) EVO_CUDA(cudaMemsetAsync(c->writable_zeros(), 0, c->bytes(), s));
+  EVO_CUDA(cudaStreamSynchronize(s));
 }
 
 TrustedCopy::~TrustedCopy() {

@@ -124,6 +124,12 @@ class TrustedCopy {
   static std::shared_ptr<TrustedCopy> from_host(std::string label, const void* host, std::size_t bytes, cudaStream_t s);
   static std::shared_ptr<TrustedCopy> from_device(std::string label, const void* device, std::size_t bytes,
                                                   cudaStream_t s);
+  // Scratch that evo only ever fills with zeros (FAST's L2-flush buffer): watched like a copy, so
+  // a candidate's store that passed every guard zone and landed in it is found, not lost in
+  // memory nobody reads (docs/results/green-safety.md). writable_zeros() is for evo's memsets.
+  static std::shared_ptr<TrustedCopy> zeros(std::string label, std::size_t bytes, cudaStream_t s);
+  void* writable_zeros() const;  // throws std::logic_error on a copy not made by zeros()
+  bool zeroed_scratch() const { return zeros_; }
   ~TrustedCopy();
   TrustedCopy(const TrustedCopy&) = delete;
   TrustedCopy& operator=(const TrustedCopy&) = delete;
@@ -137,11 +143,15 @@ class TrustedCopy {
   std::string label_;
   DeviceBuffer buffer_;
   std::uint64_t checksum_ = 0;
+  bool zeros_ = false;
 };
 
 // Every TrustedCopy alive in this process, checked in one kernel (a sync): those whose bytes no
 // longer match their checksum. What a candidate wrote far outside its buffers lands here.
 std::vector<RegionFinding> check_trusted_copies(cudaStream_t s);
+// Every live copy made by TrustedCopy::zeros back to zeros (a sync): after a finding, so the
+// scratch a candidate wrote into is as trusted again for the next one.
+void restore_zeroed_copies(cudaStream_t s);
 std::size_t trusted_bytes();  // what such a check reads
 
 // The integrity kernels' cubin for `arch` ("sm_90"); needs NVRTC, not a GPU.

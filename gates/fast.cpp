@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "engine/buffers.h"
+#include "engine/guard.h"  // defines: TrustedCopy
 #include "engine/launch.h"
 #include "gates/green.h"  // defines: kept_buffers
 
@@ -68,12 +69,17 @@ Timing summarize_samples(const std::vector<double>& us) {
 
 void flush_l2(std::int64_t l2_bytes, cudaStream_t s) {
   // Twice the L2: whatever the replacement policy, none of the kernel's lines survive the write.
-  // Kept for the process: a candidate allocates nothing.
-  static DeviceBuffer* flush = new DeviceBuffer;  // never destroyed, as GREEN's kept buffers
+  // Kept for the process: a candidate allocates nothing. It holds zeros, and GREEN checks it with
+  // its trusted copies: a candidate's store 64 MiB past its output once landed in it unseen
+  // (GpuGreenSafety, 2 x H200, 2026-11-27; docs/results/green-safety.md).
+  static auto* flush = new std::shared_ptr<TrustedCopy>;  // never destroyed, as GREEN's kept buffers
   const std::size_t bytes = l2_bytes > 0 ? static_cast<std::size_t>(2 * l2_bytes) : 0;
   if (!bytes) return;
-  if (flush->bytes() < bytes) *flush = DeviceBuffer(bytes);
-  EVO_CUDA(cudaMemsetAsync(flush->get(), 0, bytes, s));
+  if (!*flush || (*flush)->bytes() < bytes) {
+    flush->reset();
+    *flush = TrustedCopy::zeros("evo's L2-flush buffer", bytes, s);
+  }
+  EVO_CUDA(cudaMemsetAsync((*flush)->writable_zeros(), 0, bytes, s));
 }
 
 Timing run_fast(const FastRun& r) {

@@ -301,6 +301,7 @@ GreenVerdict after_candidate(const GreenRun& r, GreenVerdict v) {
   forget_fill_copies();
   reference_memo().forget();
   benches().forget();
+  restore_zeroed_copies(r.stream);  // the flush buffer is kept: zeros again
   if (r.wrote_out_of_bounds) *r.wrote_out_of_bounds = true;
   v.outcome = Outcome::Rejected;
   v.reason = "wrote into memory it was not given: " + findings_text(damaged) + (v.reason.empty() ? "" : "; " + v.reason);
@@ -350,6 +351,7 @@ GreenVerdict run_green(const GreenRun& r) {
     forget_fill_copies();
     reference_memo().forget();
     benches().forget();  // their buffers hold the damaged fills too
+    restore_zeroed_copies(r.stream);
   }
 
   // A. Every trial's reference outputs before the first candidate launch, shared with the other

@@ -42,6 +42,14 @@ using namespace metric;  // the names (engine/evaluation.h)
 // Ranges the counter-data image holds: one per kernel that `launch` starts; beyond this many the
 // rest are dropped (and the reason says so).
 constexpr std::size_t kMaxRanges = 16;
+// EVO_METRICS_MAX_RANGES=N (1-16): room for N ranges instead, an experiment's switch to see
+// whether cuptiRangeProfilerStart's cost (about 80 ms a pass on GH100) depends on it.
+std::size_t max_ranges() {
+  const char* e = std::getenv("EVO_METRICS_MAX_RANGES");
+  if (!e || !*e) return kMaxRanges;
+  const long n = std::strtol(e, nullptr, 10);
+  return n >= 1 && n <= static_cast<long>(kMaxRanges) ? static_cast<std::size_t>(n) : kMaxRanges;
+}
 
 // Why metrics cannot be had; caught in collect_metrics and turned into a Skipped result.
 struct Unavailable {
@@ -476,14 +484,15 @@ MetricsResult collect_metrics(const std::vector<std::string>& names, const std::
     std::optional<RangeSession> session_holder(std::in_place, cc.ctx);
     RangeSession& session = *session_holder;
     clock.mark("enable");
-    // The counter-data image: room for kMaxRanges ranges of these metrics.
+    // The counter-data image: room for max_ranges() ranges of these metrics.
     CUpti_RangeProfiler_GetCounterDataSize_Params sz{};
     sz.structSize = CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE;
     sz.pRangeProfilerObject = session.get();
     sz.pMetricNames = metric_ptrs.data();
     sz.numMetrics = metric_ptrs.size();
-    sz.maxNumOfRanges = kMaxRanges;
-    sz.maxNumRangeTreeNodes = kMaxRanges;
+    const std::size_t ranges_room = max_ranges();
+    sz.maxNumOfRanges = ranges_room;
+    sz.maxNumRangeTreeNodes = ranges_room;
     EVO_CUPTI(cuptiRangeProfilerGetCounterDataSize(&sz));
     std::vector<std::uint8_t> data(sz.counterDataSize);
     CUpti_RangeProfiler_CounterDataImage_Initialize_Params init{};
@@ -509,7 +518,7 @@ MetricsResult collect_metrics(const std::vector<std::string>& names, const std::
     sc.pCounterDataImage = data.data();
     sc.range = CUPTI_AutoRange;
     sc.replayMode = user_replay ? CUPTI_UserReplay : CUPTI_KernelReplay;
-    sc.maxRangesPerPass = kMaxRanges;
+    sc.maxRangesPerPass = ranges_room;
     sc.numNestingLevels = 1;
     sc.minNestingLevel = 1;
     sc.passIndex = 0;
@@ -599,7 +608,7 @@ MetricsResult collect_metrics(const std::vector<std::string>& names, const std::
       notes.push_back("the unit ran " + std::to_string(kernels) + " kernels; figures cover all of them (sums added, " +
                       (combined.equal_weights ? "rates averaged" : "rates weighted by each kernel's duration") + ")");
     if (dd.numOfRangeDropped)
-      notes.push_back(std::to_string(dd.numOfRangeDropped) + " kernels beyond the profiler's " + std::to_string(kMaxRanges) +
+      notes.push_back(std::to_string(dd.numOfRangeDropped) + " kernels beyond the profiler's " + std::to_string(ranges_room) +
                       " ranges are not counted");
     for (std::size_t i = 0; i < notes.size(); ++i) r.reason += (i ? "; " : "") + notes[i];
   } catch (const Unavailable& u) {

@@ -3,6 +3,8 @@
 // with cudaMemset (no kernel needed) and skip, saying why, without a device.
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+
 #include <cstring>
 #include <random>
 #include <vector>
@@ -123,6 +125,23 @@ TEST(GuardedDevice, AChangedTrustedCopyIsNamedAndAFreedOneIsForgotten) {
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].label, "evo's fill of Q (seed 0, trial 0)");
   kept.reset();
+  EXPECT_TRUE(check_trusted_copies(nullptr).empty());
+}
+
+// Zeroed scratch (FAST's L2-flush buffer) is watched like a copy: a store into it is named, and
+// restoring it makes it trusted again, so the next candidate is not blamed for the last one's.
+TEST(GuardedDevice, WrittenZeroedScratchIsNamedAndRestored) {
+  REQUIRE_CUDA();
+  auto scratch = TrustedCopy::zeros("evo's L2-flush buffer", 5 << 20, nullptr);
+  const auto bytes = random_bytes(64, 6);
+  auto copy = TrustedCopy::from_host("a kept copy", bytes.data(), bytes.size(), nullptr);
+  EXPECT_THROW(copy->writable_zeros(), std::logic_error);
+  EXPECT_TRUE(check_trusted_copies(nullptr).empty());
+  ASSERT_EQ(cudaMemset(static_cast<char*>(scratch->writable_zeros()) + (4 << 20), 0x5A, 16), cudaSuccess);
+  const auto f = check_trusted_copies(nullptr);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].label, "evo's L2-flush buffer");
+  restore_zeroed_copies(nullptr);
   EXPECT_TRUE(check_trusted_copies(nullptr).empty());
 }
 
