@@ -339,6 +339,7 @@ FillMemo& fill_memo() {
 void forget_fill_copies() { fill_memo().forget_device_copies(); }
 
 void BufferSet::fill_inputs(std::uint64_t seed, int trial, cudaStream_t s, const TrialStore* store) {
+  idle_ = false;
   for (auto& b : bufs_) {
     if (b.spec.role == BufferRole::Output) continue;
     if (b.spec.role == BufferRole::Scratch && scratch_filled_) continue;
@@ -446,7 +447,38 @@ void BufferSet::rearm(cudaStream_t s) {
   for (auto& b : bufs_) b.dev.rearm(s);
 }
 
+void BufferSet::idle(cudaStream_t s) {
+  poison_outputs(s);
+  refill_inouts(true, s);
+  if (!idle_built_) {
+    for (auto& b : bufs_) {
+      if (!b.dev.bytes() || !b.dev.guard()) continue;  // no zones: compute-sanitizer's run
+      const std::string label = "problem " + problem_.name + "'s " + role_word(b.spec.role) + " " + b.spec.name +
+                                ", kept between launches";
+      idle_check_.add_guards(label, b.dev);
+      b.idle_region = idle_check_.add_checksum(label, b.dev.get(), b.dev.bytes(), 0);
+    }
+    idle_built_ = true;
+  }
+  for (auto& b : bufs_)
+    if (b.idle_region != ~std::size_t(0)) idle_check_.expect(b.idle_region, device_checksum(b.dev.get(), b.dev.bytes(), s));
+  idle_ = true;
+}
+
+void BufferSet::check_idle(cudaStream_t s) {
+  if (!idle_ || idle_check_.empty()) return;
+  idle_check_.run(s);
+  idle_queued_ = true;
+}
+
+std::vector<RegionFinding> BufferSet::idle_findings() {
+  if (!idle_queued_) return {};
+  idle_queued_ = false;
+  return idle_check_.findings();
+}
+
 void BufferSet::refill_inouts(bool all, cudaStream_t s) {
+  idle_ = false;
   for (auto& b : bufs_) {
     if (b.spec.role != BufferRole::InOut || !b.fill) continue;
     if (!all && b.spec.refill != BufferSpec::Refill::EveryLaunch) continue;
@@ -459,6 +491,7 @@ bool BufferSet::has_inouts() const {
 }
 
 void BufferSet::poison_outputs(cudaStream_t s) {
+  idle_ = false;
   for (auto& b : bufs_)
     if (b.spec.role == BufferRole::Output)
       EVO_CUDA(cudaMemsetAsync(b.dev.get(), poison_byte(b.spec.dtype), b.dev.bytes(), s));

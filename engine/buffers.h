@@ -119,6 +119,17 @@ class BufferSet {
   std::vector<RegionFinding> write_findings() const;
   void rearm(cudaStream_t s);
   void poison_outputs(cudaStream_t s);
+  // Between uses (another problem's launches, the next candidate's): outputs poisoned, inout
+  // buffers back to their fill, and every buffer's bytes checksummed as they now are (a sync), so
+  // a store far outside another launch's buffers that lands in this set is found by check_idle
+  // instead of being overwritten unseen by the next fill (docs/results/green-safety.md). Any use
+  // (a fill, a poison, a refill) ends the idle state. No-op checks on a set without guard zones.
+  void idle(cudaStream_t s);
+  bool is_idle() const { return idle_; }
+  // Queues a check of every guard zone and every idle buffer's checksum (nothing when not idle);
+  // idle_findings() reads it once `s` is synchronised.
+  void check_idle(cudaStream_t s);
+  std::vector<RegionFinding> idle_findings();
   // Inout buffers back to their last fill (a device-to-device copy): before the candidate's
   // launch in GREEN (the reference accumulated into them), and before each FAST sample when the
   // buffer's refill is every_launch. `all`: every inout buffer, whatever its refill.
@@ -145,6 +156,7 @@ class BufferSet {
     std::shared_ptr<const TrustedCopy> fill;  // last fill on the device (inputs and inouts are copied from it)
     std::uint64_t digest = 0;        // XXH64 of the last fill
     std::size_t checksum_region = ~std::size_t(0);  // an input's region in writes_
+    std::size_t idle_region = ~std::size_t(0);      // its bytes' region in idle_check_
   };
   struct UploadedSymbol {
     std::string label;  // "symbol weights of module <path>"
@@ -164,6 +176,8 @@ class BufferSet {
   std::shared_ptr<void> readback_;          // pinned: the uploaded symbols as the device holds them
   std::size_t readback_bytes_ = 0;
   std::vector<UploadedSymbol> checked_;     // what the last check_writes read back
+  IntegrityCheck idle_check_;               // guard zones and every buffer's idle checksum
+  bool idle_ = false, idle_built_ = false, idle_queued_ = false;
 };
 
 // A profile's launches for one problem and config (Profile::launches() with the candidate's

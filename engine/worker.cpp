@@ -365,6 +365,8 @@ WorkerAnswer run_job(WorkerState& st, const WorkerJob& job, const Heartbeat& sen
         for (const auto& f : wrote) a.fast.reason += " " + f.text() + ";";
         a.fast.reason.pop_back();
         *fatal = true;
+      } else {
+        bufs.idle(st.stream);  // watched until its next use (gates/green.cpp checks it)
       }
       a.seconds_metrics = seconds_since(phase_start);
       phase_seconds = nullptr;

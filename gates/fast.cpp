@@ -159,6 +159,8 @@ Timing run_fast(const FastRun& r) {
     t.reason = "wrote where it may not while timed:";
     for (const auto& f : wrote) t.reason += " " + f.text() + ";";
     t.reason.pop_back();
+  } else {
+    bufs.idle(r.stream);  // watched until its next use (gates/green.cpp checks it)
   }
   return t;
 }

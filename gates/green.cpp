@@ -116,6 +116,16 @@ class Benches {
   }
   // After a candidate wrote where it may not: its guard zones and buffers are no longer as made.
   void forget() { benches_.clear(), bytes_ = 0; }
+  // Every kept set that is idle (BufferSet::idle), checked at once (a sync): a store that passed
+  // every guard zone of its own buffers and landed in another problem's is found here.
+  std::vector<RegionFinding> check_idle(cudaStream_t s) {
+    for (auto& [key, b] : benches_) b.bufs->check_idle(s);
+    EVO_CUDA(cudaStreamSynchronize(s));
+    std::vector<RegionFinding> out;
+    for (auto& [key, b] : benches_)
+      for (auto& f : b.bufs->idle_findings()) out.push_back(std::move(f));
+    return out;
+  }
 
  private:
   static constexpr std::size_t kLimit = std::size_t(8) << 30;  // device bytes, guard zones included
@@ -295,7 +305,9 @@ std::string findings_text(const std::vector<RegionFinding>& fs) {
 GreenVerdict after_candidate(const GreenRun& r, GreenVerdict v) {
   const std::vector<RegionFinding> damaged = in_step("checking evo's device copies", "after the candidate", [&] {
     StepTimer timer(r.step_seconds, "integrity");
-    return check_trusted_copies(r.stream);
+    std::vector<RegionFinding> found = check_trusted_copies(r.stream);
+    for (auto& f : benches().check_idle(r.stream)) found.push_back(std::move(f));
+    return found;
   });
   if (damaged.empty()) return v;
   forget_fill_copies();
@@ -343,7 +355,9 @@ GreenVerdict run_green(const GreenRun& r) {
   // known) and made again below from verified bytes, saying so.
   const std::vector<RegionFinding> damaged = in_step("checking evo's device copies", "before the first launch", [&] {
     StepTimer timer(r.step_seconds, "integrity");
-    return check_trusted_copies(r.stream);
+    std::vector<RegionFinding> found = check_trusted_copies(r.stream);
+    for (auto& f : benches().check_idle(r.stream)) found.push_back(std::move(f));
+    return found;
   });
   if (!damaged.empty()) {
     if (r.tally)
@@ -373,6 +387,7 @@ GreenVerdict run_green(const GreenRun& r) {
       LaunchSequence ref(r.reference.empty() ? std::vector<const KernelSpec*>{} : prof.reference_launches(),
                          r.reference, *p, {});
       refs.get(*p, bufs, ref, all);
+      bufs.idle(r.stream);
     }
 
   phase_a.reset();
@@ -389,6 +404,24 @@ GreenVerdict run_green(const GreenRun& r) {
     LaunchSequence ref(r.reference.empty() ? std::vector<const KernelSpec*>{} : prof.reference_launches(), r.reference,
                        *p, {});
     allocating.reset();
+    // Kept idle since its last use and checked clean before this candidate's first launch (0.):
+    // a change now is a store of one of this candidate's launches on another problem.
+    if (bufs.is_idle()) {
+      bufs.check_idle(r.stream);
+      EVO_CUDA(cudaStreamSynchronize(r.stream));
+      const std::vector<RegionFinding> landed = bufs.idle_findings();
+      if (!landed.empty()) {
+        res.outcome = Outcome::Rejected;
+        res.reason = "wrote into memory it was not given: " + findings_text(landed);
+        if (r.wrote_out_of_bounds) *r.wrote_out_of_bounds = true;
+        benches().forget();
+        v.problems.push_back(res);
+        v.outcome = Outcome::Rejected;
+        v.reason = "problem " + res.problem + ": " + res.reason;
+        return after_candidate(r, v);
+      }
+    }
+    bool forgotten = false;  // its buffers were freed: not to be touched again
 
     const std::vector<Trial> all = trials_of(*p);
     for (std::size_t i = 0; i < all.size() && res.outcome == Outcome::Passed; ++i) {
@@ -441,6 +474,7 @@ GreenVerdict run_green(const GreenRun& r) {
         res.reason = "wrote where it may not: " + findings_text(wrote) + " (" + where + ")";
         if (r.wrote_out_of_bounds) *r.wrote_out_of_bounds = true;
         benches().forget();  // its guard zones and buffers are not as made any more
+        forgotten = true;
         break;
       }
       if (!compares) continue;
@@ -462,6 +496,7 @@ GreenVerdict run_green(const GreenRun& r) {
         }
       });
     }
+    if (!forgotten) bufs.idle(r.stream);
     if (!compares) {
       res.outcome = Outcome::Skipped;
       res.reason = "candidate launches only (no reference compared)";
