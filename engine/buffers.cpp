@@ -456,12 +456,25 @@ void BufferSet::idle(cudaStream_t s) {
       const std::string label = "problem " + problem_.name + "'s " + role_word(b.spec.role) + " " + b.spec.name +
                                 ", kept between launches";
       idle_check_.add_guards(label, b.dev);
-      b.idle_region = idle_check_.add_checksum(label, b.dev.get(), b.dev.bytes(), 0);
+      // Scratch holds what the last kernel left (no expected bytes): its zones are watched only.
+      if (b.spec.role != BufferRole::Scratch)
+        b.idle_region = idle_check_.add_checksum(label, b.dev.get(), b.dev.bytes(), 0);
     }
     idle_built_ = true;
   }
-  for (auto& b : bufs_)
-    if (b.idle_region != ~std::size_t(0)) idle_check_.expect(b.idle_region, device_checksum(b.dev.get(), b.dev.bytes(), s));
+  // What each buffer now holds is known without reading it: poison, or its last fill (an input
+  // is checked against it after every launch, an inout was just refilled from it).
+  for (auto& b : bufs_) {
+    if (b.idle_region == ~std::size_t(0)) continue;
+    std::uint64_t expected;
+    if (b.spec.role == BufferRole::Output)
+      expected = repeated_byte_checksum(poison_byte(b.spec.dtype), b.dev.bytes());
+    else if (b.fill && b.fill->bytes() == b.dev.bytes())
+      expected = b.fill->checksum();
+    else
+      expected = device_checksum(b.dev.get(), b.dev.bytes(), s);  // a sync: not the usual way
+    idle_check_.expect(b.idle_region, expected);
+  }
   idle_ = true;
 }
 

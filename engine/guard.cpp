@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -163,6 +164,19 @@ std::uint64_t region_checksum(const void* data, std::size_t bytes) {
     sum += mix(v, words);
   }
   return sum;
+}
+
+std::uint64_t repeated_byte_checksum(unsigned char byte, std::size_t bytes) {
+  static std::mutex mu;
+  static auto* kept = new std::map<std::pair<unsigned char, std::size_t>, std::uint64_t>;
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto it = kept->find({byte, bytes}); it != kept->end()) return it->second;
+  const std::uint64_t w = 0x0101010101010101ULL * byte;
+  const std::size_t words = bytes / 8;
+  std::uint64_t sum = 0;
+  for (std::size_t i = 0; i < words; ++i) sum += mix(w, i);
+  if (bytes % 8) sum += mix(w >> (8 * (8 - bytes % 8)), words);
+  return (*kept)[{byte, bytes}] = sum;
 }
 
 std::vector<char> guard_kernel_cubin(const std::string& arch) {

@@ -36,6 +36,9 @@ std::size_t guard_bytes(std::size_t bytes);
 // Order-sensitive 64-bit checksum of a region: the sum over its 8-byte words (the last one
 // zero-padded) of a mix of (word, index). Swapped, changed or zeroed words all move it.
 std::uint64_t region_checksum(const void* data, std::size_t bytes);
+// region_checksum of `bytes` bytes all equal to `byte`, without the bytes (a poisoned output's
+// expected checksum); kept per (byte, bytes) for the process.
+std::uint64_t repeated_byte_checksum(unsigned char byte, std::size_t bytes);
 
 // A device buffer with a guard zone on each side, the zones filled with kGuardByte. The buffer
 // starts where cudaMalloc would align it (the zone before is a multiple of 64 KiB); the zone after

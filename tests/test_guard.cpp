@@ -74,6 +74,18 @@ TEST(Guard, IntegrityKernelCompilesForHopperWithoutAGpu) {
 #define REQUIRE_CUDA() \
   if (const std::string why = test::no_cuda_device_reason(); !why.empty()) GTEST_SKIP() << why
 
+// A poisoned buffer's expected checksum, made without its bytes, is the checksum of its bytes: at
+// every length (whole words and a tail of 1 to 7 bytes) and for both poison bytes.
+TEST(Guard, RepeatedByteChecksumIsTheChecksumOfThoseBytes) {
+  for (unsigned char byte : {0xFF, 0x80, 0x00})
+    for (std::size_t n : {0, 1, 7, 8, 9, 15, 64, 1000, 4099}) {
+      const std::vector<unsigned char> bytes(n, byte);
+      EXPECT_EQ(repeated_byte_checksum(byte, n), region_checksum(bytes.data(), n)) << int(byte) << " x " << n;
+      EXPECT_EQ(repeated_byte_checksum(byte, n), region_checksum(bytes.data(), n)) << "kept: " << n;
+    }
+  EXPECT_NE(repeated_byte_checksum(0xFF, 4096), repeated_byte_checksum(0x80, 4096));
+}
+
 TEST(GuardedDevice, DeviceAndHostChecksumsAgree) {
   REQUIRE_CUDA();
   for (std::size_t n : {std::size_t(1), std::size_t(4099), (std::size_t(3) << 20) + 5}) {
