@@ -120,10 +120,11 @@ class BufferSet {
   void rearm(cudaStream_t s);
   void poison_outputs(cudaStream_t s);
   // Between uses (another problem's launches, the next candidate's): outputs poisoned, inout
-  // buffers back to their fill, and every buffer's bytes checksummed as they now are (a sync), so
-  // a store far outside another launch's buffers that lands in this set is found by check_idle
-  // instead of being overwritten unseen by the next fill (docs/results/green-safety.md). Any use
-  // (a fill, a poison, a refill) ends the idle state. No-op checks on a set without guard zones.
+  // buffers back to their fill, and each buffer's expected checksum set from what it now holds
+  // (poison, or its fill: no read of the device), so a store far outside another launch's buffers
+  // that lands in this set is found by check_idle instead of being overwritten unseen by the next
+  // fill (docs/results/green-safety.md). Scratch: its zones only. Any use (a fill, a poison, a
+  // refill) ends the idle state. No-op checks on a set without guard zones.
   void idle(cudaStream_t s);
   bool is_idle() const { return idle_; }
   // Queues a check of every guard zone and every idle buffer's checksum (nothing when not idle);
