@@ -682,10 +682,11 @@ ordered_json reduce_json() {
   return j;
 }
 
-std::string reduce_error(const std::function<void(ordered_json&)>& edit) {
+// Each test its own file name: ctest runs tests side by side, and the folder is the checkout's.
+std::string reduce_error(const std::function<void(ordered_json&)>& edit, const std::string& name = "reduce_bad") {
   ordered_json j = reduce_json();
   edit(j);
-  return load_error(write_profile(j, "reduce_bad"));
+  return load_error(write_profile(j, name));
 }
 
 evo::Build two_kernel_build(int regs1, int regs2) {
@@ -757,7 +758,7 @@ TEST(Profile, MetricsLaunchNamesOneLaunchOfTheUnitByIndexOrKernel) {
       {1.5, "gates.metrics.launch: must be \"all\", a launch's index or a kernel's name"},
   };
   for (const auto& [v, want] : bad) {
-    const std::string err = reduce_error([&](ordered_json& j) { j["gates"]["metrics"]["launch"] = v; });
+    const std::string err = reduce_error([&](ordered_json& j) { j["gates"]["metrics"]["launch"] = v; }, "reduce_metrics_bad");
     EXPECT_NE(err.find(want), std::string::npos) << err;
     EXPECT_EQ(err.find('\n'), std::string::npos) << err;
   }
