@@ -282,18 +282,31 @@ class FillMemo {
                                    const TrialStore* store) {
     const std::string key = fill_key(spec, n, seed, trial);
     if (auto it = fills_.find(key); it != fills_.end()) return it->second;
-    auto f = std::make_shared<EncodedFill>();
-    f->label = "evo's fill of " + spec.name + " (seed " + std::to_string(seed) + ", trial " + std::to_string(trial) + ")";
-    if (auto stored = store ? store->read_fill(key, spec.dtype, n) : std::nullopt) {
-      f->bytes = std::move(stored->bytes);
-      f->descale = stored->descale;
-      f->digest = stored->digest;
-      return keep(key, f);
+    return keep(key, make(key, spec, n, seed, trial, store));
+  }
+  struct Wanted {
+    const BufferSpec* spec;
+    std::int64_t n;
+    std::uint64_t seed;
+    int trial;
+  };
+  // Every fill of `wanted` the memo lacks, made on several threads, then kept in `wanted`'s order.
+  void prepare(const std::vector<Wanted>& wanted, const TrialStore* store) {
+    std::vector<std::pair<std::string, const Wanted*>> todo;
+    for (const auto& w : wanted) {
+      std::string key = fill_key(*w.spec, w.n, w.seed, w.trial);
+      if (fills_.count(key) || std::any_of(todo.begin(), todo.end(), [&](const auto& t) { return t.first == key; }))
+        continue;
+      todo.emplace_back(std::move(key), &w);
     }
-    f->bytes = encode(spec.dtype, draw_values(spec.init, n, seed, trial, spec.name), !spec.scale_arg.empty(), &f->descale);
-    f->digest = digest_of(f->bytes);
-    if (store) store->write_fill(key, spec.dtype, StoredFill{f->bytes, f->descale, f->digest});
-    return keep(key, f);
+    std::vector<std::shared_ptr<EncodedFill>> made(todo.size());
+    in_parallel(todo.size(), 1, [&](std::size_t from, std::size_t to) {
+      for (std::size_t i = from; i < to; ++i) {
+        const Wanted& w = *todo[i].second;
+        made[i] = make(todo[i].first, *w.spec, w.n, w.seed, w.trial, store);
+      }
+    });
+    for (std::size_t i = 0; i < todo.size(); ++i) keep(todo[i].first, std::move(made[i]));
   }
   // Every device copy dropped (they are made again from the host bytes, verified): after a
   // candidate changed one, or might have.
@@ -309,15 +322,33 @@ class FillMemo {
     f->label = "evo's fill of " + spec.name + " (" + file.filename().string() + ")";
     f->bytes = data_input_bytes(spec, file, n, &f->descale);
     f->digest = digest_of(f->bytes);
+    f->checksum = region_checksum(f->bytes.data(), f->bytes.size());
     return keep(key, f);
   }
 
  private:
+  // Read from the store when another process stored it, else drawn and stored; touches no member,
+  // so that prepare() may make several at once.
+  static std::shared_ptr<EncodedFill> make(const std::string& key, const BufferSpec& spec, std::int64_t n,
+                                           std::uint64_t seed, int trial, const TrialStore* store) {
+    auto f = std::make_shared<EncodedFill>();
+    f->label = "evo's fill of " + spec.name + " (seed " + std::to_string(seed) + ", trial " + std::to_string(trial) + ")";
+    if (auto stored = store ? store->read_fill(key, spec.dtype, n) : std::nullopt) {
+      f->bytes = std::move(stored->bytes);
+      f->descale = stored->descale;
+      f->digest = stored->digest;
+    } else {
+      f->bytes = encode(spec.dtype, draw_values(spec.init, n, seed, trial, spec.name), !spec.scale_arg.empty(), &f->descale);
+      f->digest = digest_of(f->bytes);
+      if (store) store->write_fill(key, spec.dtype, StoredFill{f->bytes, f->descale, f->digest});
+    }
+    f->checksum = region_checksum(f->bytes.data(), f->bytes.size());
+    return f;
+  }
   static std::uint64_t digest_of(const std::vector<std::uint8_t>& b) {
     return xxh64(std::string_view(reinterpret_cast<const char*>(b.data()), b.size()));
   }
   std::shared_ptr<EncodedFill> keep(const std::string& key, std::shared_ptr<EncodedFill> f) {
-    f->checksum = region_checksum(f->bytes.data(), f->bytes.size());
     // Host and device copies count alike; callers hold shared_ptrs, so clearing frees nothing in use.
     if (bytes_ + 2 * f->bytes.size() > kLimit) fills_.clear(), bytes_ = 0;
     bytes_ += 2 * f->bytes.size();
@@ -367,6 +398,18 @@ void BufferSet::fill_inputs(std::uint64_t seed, int trial, cudaStream_t s, const
     if (b.checksum_region != ~std::size_t(0)) writes_.expect(b.checksum_region, f->checksum);
   }
   scratch_filled_ = true;
+}
+
+void BufferSet::prepare_fills(const std::vector<std::pair<std::uint64_t, int>>& trials, const TrialStore* store) {
+  std::vector<FillMemo::Wanted> wanted;
+  for (const auto& b : bufs_) {
+    // What fill_inputs draws per trial: inputs and inouts without a data file (scratch is drawn
+    // once, from trial 0; a data reference's inputs are its files).
+    if (b.spec.role == BufferRole::Output || b.spec.role == BufferRole::Scratch) continue;
+    if (profile_.reference_data && profile_.reference_data->inputs.count(b.spec.name)) continue;
+    for (const auto& [seed, trial] : trials) wanted.push_back({&b.spec, b.elements, seed, trial});
+  }
+  fill_memo().prepare(wanted, store);
 }
 
 void BufferSet::configure(const Config& c) {

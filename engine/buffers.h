@@ -106,6 +106,11 @@ class BufferSet {
   // has not made yet is read from `store` when another process stored it, else drawn (and
   // stored there). Queued on `s` (device-to-device copies from the fills' device copies).
   void fill_inputs(std::uint64_t seed, int trial, cudaStream_t s, const TrialStore* store = nullptr);
+  // The host side of fill_inputs for every (seed, trial) of `trials` at once: each drawn input
+  // the process does not hold yet is read from `store` or drawn, on every core together (most
+  // inputs are one draw chunk, so one at a time left all cores but one idle: a second of the
+  // first candidate's GREEN on sdpa_fp8). The later fill_inputs calls find them ready.
+  void prepare_fills(const std::vector<std::pair<std::uint64_t, int>>& trials, const TrialStore* store = nullptr);
   // Copies symbol buffers into `m`'s __constant__ symbols; a module lacking one throws UserError
   // if `required`, else that buffer is skipped (a reference, or a launch after the first, may not
   // need the table). Queued on `s`: a launch queued after it on `s` reads every byte

@@ -4,6 +4,8 @@
 
 #include <cstdio>
 #include <cstring>
+#include <memory>
+#include <mutex>
 
 #include "engine/error.h"
 #include "engine/expr.h"   // defines: eval_expr
@@ -219,7 +221,14 @@ std::string reference_outputs_key(const Profile& p, const Problem& prob, const C
   return k;
 }
 
-TrialStore::TrialStore(fs::path dir, Warn warn) : dir_(std::move(dir)), warn_(std::move(warn)) {}
+TrialStore::TrialStore(fs::path dir, Warn warn) : dir_(std::move(dir)) {
+  // Fills are read on several threads at once (BufferSet::prepare_fills): one warning at a time.
+  if (warn)
+    warn_ = [warn = std::move(warn), mu = std::make_shared<std::mutex>()](const std::string& w) {
+      std::lock_guard<std::mutex> lock(*mu);
+      warn(w);
+    };
+}
 
 fs::path TrialStore::file(const std::string& key, const char* ext) const {
   const std::string h = sha256_hex(key);

@@ -229,6 +229,10 @@ WorkerAnswer run_job(WorkerState& st, const WorkerJob& job, const Heartbeat& sen
     phase_start = std::chrono::steady_clock::now();
     phase_seconds = s;
   };
+  // A metrics-only job (the run's end profiling its best) keeps the profiler's session for the
+  // next one; any job that times or judges ends it first (gates/metrics.h).
+  const bool metrics_only = job.metrics && !job.green && !job.fast;
+  if (!metrics_only) end_metrics_session();
   try {
     st.ready();
     const Profile& prof = st.profile(job.profile_path);
@@ -353,7 +357,8 @@ WorkerAnswer run_job(WorkerState& st, const WorkerJob& job, const Heartbeat& sen
           names, [&] { seq.launch(st.stream); }, st.stream, prof.gates.metrics.launch, [&] {
             bufs.refill_inouts(false, st.stream);
             if (prof.gates.fast.flush_l2) flush_l2(l2, st.stream);
-          });
+          },
+          metrics_only);
       turn->lock.reset();
       beat("metrics: checking where the kernel wrote (problem " + obj.name + ")", 60 + timeout);
       bufs.check_writes(st.stream);

@@ -248,6 +248,7 @@ class References {
     if (find(p, t)) return true;
     if (r_.host_reference || !store_->has_outputs(key)) return false;  // a command's results: its own cache
     fill(p, bufs, t);
+    std::optional<StepTimer> reading(std::in_place, r_.step_seconds, "references_read");
     auto outs = store_->read_outputs(key, output_shapes(bufs), bufs.inputs_digest());
     if (!outs) return false;
     in_step("uploading stored reference outputs", where_text(p, t),
@@ -267,12 +268,15 @@ class References {
     } else {
       fill(p, bufs, t);
       in_step("reference launch", where_text(p, t), [&] {
+        std::optional<StepTimer> launching(std::in_place, r_.step_seconds, "references_launch");
         ref.pack(bufs);
         for (const Module* m : r_.reference_modules) bufs.upload_symbols(*m, false, r_.stream);
         bufs.poison_outputs(r_.stream);
         beat_("green: reference launch (" + where_text(p, t) + ")", prof_.gates.timeout_s * ref.size());
         ref.launch(r_.stream);
         EVO_CUDA(cudaStreamSynchronize(r_.stream));
+        launching.reset();
+        StepTimer storing(r_.step_seconds, "references_store");
         reference_memo().store(memo_key, where_text(p, t), bufs.device_outputs(), r_.stream);
         if (store_ && !key.empty()) store_->write_outputs(key, download_outputs(bufs, r_.stream), bufs.inputs_digest());
       });
@@ -282,6 +286,7 @@ class References {
 
   void fill(const Problem& p, BufferSet& bufs, const Trial& t) {
     in_step("filling inputs", where_text(p, t), [&] {
+      StepTimer filling(r_.step_seconds, "references_fill");
       beat_("green: inputs (" + where_text(p, t) + ")", 60 + prof_.gates.timeout_s);
       bufs.fill_inputs(t.seed, t.trial, r_.stream, store_);
     });
@@ -379,6 +384,15 @@ GreenVerdict run_green(const GreenRun& r) {
   References refs(r, store ? &*store : nullptr, beat);
   std::optional<StepTimer> phase_a;
   phase_a.emplace(r.step_seconds, "references");
+  // Every trial's inputs drawn at once, on every core, before the references need them one by one.
+  for (const Problem* p : r.problems) {
+    const std::vector<Trial> all = trials_of(*p);
+    if (refs.all_found(*p, all)) continue;
+    StepTimer timer(r.step_seconds, "references_fill");
+    std::vector<std::pair<std::uint64_t, int>> trials;
+    for (const Trial& t : all) trials.emplace_back(t.seed, t.trial);
+    benches().get(prof, *p, r.config, r.stream, r.guard_zones).bufs->prepare_fills(trials, store ? &*store : nullptr);
+  }
   if (store)
     for (const Problem* p : r.problems) {
       const std::vector<Trial> all = trials_of(*p);

@@ -85,7 +85,8 @@ struct GreenRun {
   Heartbeat beat;
   double* max_candidate_launch_s = nullptr;  // out: slowest candidate launch + sync seen
   ReferenceTally* tally = nullptr;           // out: how the reference outputs were had
-  // out: wall seconds by step ("buffers", "inputs", "references", "launch", "compare"), added to
+  // out: wall seconds by step ("buffers", "inputs", "references", "launch", "compare",
+  // "integrity"; within "references": "references_fill", "_launch", "_store", "_read"), added to
   // what is there: where a candidate's GREEN time goes (the worker writes them where
   // EVO_GREEN_TIMES names a file).
   std::map<std::string, double>* step_seconds = nullptr;

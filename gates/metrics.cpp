@@ -339,6 +339,31 @@ std::mutex& profiler_mutex() {  // one session per process at a time: CUPTI allo
   return m;
 }
 
+// The session a `keep_session` collection left enabled, and its context; under profiler_mutex.
+// Never destroyed at exit: by then the context may be gone, and the process takes the profiler
+// with it.
+struct KeptSession {
+  CUcontext ctx = nullptr;
+  std::unique_ptr<RangeSession> session;
+};
+KeptSession& kept_session() {
+  static KeptSession* k = new KeptSession;
+  return *k;
+}
+// The kept session when it is `ctx`'s, else none (one of another context is disabled first).
+std::unique_ptr<RangeSession> take_kept_session(CUcontext ctx) {
+  KeptSession& k = kept_session();
+  std::unique_ptr<RangeSession> s = std::move(k.session);
+  const bool ours = k.ctx == ctx;
+  k.ctx = nullptr;
+  if (!ours) s.reset();
+  return s;
+}
+bool keep_sessions_allowed() {
+  const char* e = std::getenv("EVO_METRICS_KEEP_SESSION");
+  return !(e && std::string(e) == "0");
+}
+
 HostPlan& cached_plan(const std::string& chip, CUcontext ctx, const std::vector<std::string>& names) {
   // Deliberately never freed: destroying host objects during static destruction would race
   // cudart's own teardown, and the process ends anyway.
@@ -434,11 +459,17 @@ class StepClock {
     t_ = now;
   }
   // Inside the passes: seconds added up under `step` over every pass, written at the end.
-  void add(const char* step) {
+  void add(const std::string& step) {
     if (!file_ || !*file_) return;
     const auto now = std::chrono::steady_clock::now();
-    within_[step] += std::chrono::duration<double>(now - within_t_).count();
+    last_ = std::chrono::duration<double>(now - within_t_).count();
+    within_[step] += last_;
     within_t_ = now;
+  }
+  // The last add's seconds also under `step` (one pass's share of a step summed over passes).
+  void add_also(const std::string& step) {
+    if (!file_ || !*file_) return;
+    within_[step] += last_;
   }
   void begin_within() { within_t_ = std::chrono::steady_clock::now(); }
   ~StepClock() {
@@ -455,6 +486,7 @@ class StepClock {
   std::chrono::steady_clock::time_point t_, within_t_;
   std::string line_;
   std::map<std::string, double> within_;  // the passes' steps: before_pass, start, launch, stop
+  double last_ = 0;
 };
 
 bool metrics_user_replay() {
@@ -462,9 +494,16 @@ bool metrics_user_replay() {
   return !(e && std::string(e) == "kernel");
 }
 
+void end_metrics_session() {
+  std::lock_guard<std::mutex> lock(profiler_mutex());
+  KeptSession& k = kept_session();
+  k.session.reset();
+  k.ctx = nullptr;
+}
+
 MetricsResult collect_metrics(const std::vector<std::string>& names, const std::function<void()>& launch,
                               cudaStream_t stream, std::optional<std::size_t> only,
-                              const std::function<void()>& before_pass) {
+                              const std::function<void()>& before_pass, bool keep_session) {
   MetricsResult r;
   const auto& wanted = names.empty() ? default_metric_names() : names;
   std::lock_guard<std::mutex> lock(profiler_mutex());
@@ -481,13 +520,16 @@ MetricsResult collect_metrics(const std::vector<std::string>& names, const std::
     auto metric_ptrs = c_names(plan.collect);
     clock.mark("setup");
 
-    std::optional<RangeSession> session_holder(std::in_place, cc.ctx);
-    RangeSession& session = *session_holder;
-    clock.mark("enable");
+    // A session the last collection kept (nothing was timed since: see metrics.h) skips the
+    // enable; whether Start's cost is the session's or every pass's: docs/results/scale7.
+    std::unique_ptr<RangeSession> session_holder = take_kept_session(cc.ctx);
+    const bool reused = session_holder != nullptr;
+    if (!session_holder) session_holder = std::make_unique<RangeSession>(cc.ctx);
+    clock.mark(reused ? "enable_kept" : "enable");
     // The counter-data image: room for max_ranges() ranges of these metrics.
     CUpti_RangeProfiler_GetCounterDataSize_Params sz{};
     sz.structSize = CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE;
-    sz.pRangeProfilerObject = session.get();
+    sz.pRangeProfilerObject = session_holder->get();
     sz.pMetricNames = metric_ptrs.data();
     sz.numMetrics = metric_ptrs.size();
     const std::size_t ranges_room = max_ranges();
@@ -497,7 +539,7 @@ MetricsResult collect_metrics(const std::vector<std::string>& names, const std::
     std::vector<std::uint8_t> data(sz.counterDataSize);
     CUpti_RangeProfiler_CounterDataImage_Initialize_Params init{};
     init.structSize = CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE;
-    init.pRangeProfilerObject = session.get();
+    init.pRangeProfilerObject = session_holder->get();
     init.counterDataSize = data.size();
     init.pCounterData = data.data();
     EVO_CUPTI(cuptiRangeProfilerCounterDataImageInitialize(&init));
@@ -511,7 +553,7 @@ MetricsResult collect_metrics(const std::vector<std::string>& names, const std::
     const bool user_replay = metrics_user_replay();
     CUpti_RangeProfiler_SetConfig_Params sc{};
     sc.structSize = CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE;
-    sc.pRangeProfilerObject = session.get();
+    sc.pRangeProfilerObject = session_holder->get();
     sc.configSize = plan.config.size();
     sc.pConfig = plan.config.data();
     sc.counterDataImageSize = data.size();
@@ -523,8 +565,20 @@ MetricsResult collect_metrics(const std::vector<std::string>& names, const std::
     sc.minNestingLevel = 1;
     sc.passIndex = 0;
     sc.targetNestingLevel = 1;
-    if (user_replay && cuptiRangeProfilerSetConfig(&sc) != CUPTI_SUCCESS) sc.replayMode = CUPTI_KernelReplay;
-    if (sc.replayMode == CUPTI_KernelReplay) EVO_CUPTI(cuptiRangeProfilerSetConfig(&sc));
+    CUptiResult configured = cuptiRangeProfilerSetConfig(&sc);
+    if (configured != CUPTI_SUCCESS && reused) {
+      // A kept session that will not take a new configuration: a fresh one, as without keeping.
+      session_holder = std::make_unique<RangeSession>(cc.ctx);
+      init.pRangeProfilerObject = sc.pRangeProfilerObject = session_holder->get();
+      EVO_CUPTI(cuptiRangeProfilerCounterDataImageInitialize(&init));
+      configured = cuptiRangeProfilerSetConfig(&sc);
+    }
+    if (configured != CUPTI_SUCCESS) {
+      if (!user_replay) cupti_check(configured, "cuptiRangeProfilerSetConfig");
+      sc.replayMode = CUPTI_KernelReplay;
+      EVO_CUPTI(cuptiRangeProfilerSetConfig(&sc));
+    }
+    RangeSession& session = *session_holder;
     clock.mark("config");
     std::size_t launches = 0;
     clock.begin_within();
@@ -534,6 +588,7 @@ MetricsResult collect_metrics(const std::vector<std::string>& names, const std::
       CUpti_RangeProfiler_Start_Params st{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE, nullptr, session.get()};
       EVO_CUPTI(cuptiRangeProfilerStart(&st));
       clock.add("pass_start");
+      clock.add_also("pass_start_" + std::to_string(launches + 1));
       launch();
       ++launches;
       clock.add("pass_launch");
@@ -589,8 +644,13 @@ MetricsResult collect_metrics(const std::vector<std::string>& names, const std::
       ranges.push_back(std::move(range));
     }
     clock.mark("decode");
-    session_holder.reset();
-    clock.mark("disable");
+    if (keep_session && keep_sessions_allowed()) {
+      kept_session().ctx = cc.ctx;
+      kept_session().session = std::move(session_holder);
+    } else {
+      session_holder.reset();
+      clock.mark("disable");
+    }
     const CombinedRanges combined = combine_ranges(ranges);
     r.values = combined.values;
     for (const auto& name : plan.collect)

@@ -39,9 +39,16 @@ bool metrics_user_replay();
 // `before_pass` (when given) runs before each pass outside the profiled range: the worker
 // restores inout buffers and flushes L2 there, so that every pass sees what a FAST launch sees
 // (with user replay, the inputs a pass reads would otherwise be in L2 from the pass before).
+// `keep_session`: leave the range profiler enabled on the context for the next collection (the
+// run's end profiles its best one after another; enabling and configuring again is CUPTI's cost
+// each time, docs/results/scale7). The caller must end_metrics_session() before it times
+// anything on that context: FAST never times inside a profiling session.
+// EVO_METRICS_KEEP_SESSION=0 ignores `keep_session` (to compare both).
 MetricsResult collect_metrics(const std::vector<std::string>& names, const std::function<void()>& launch,
                               cudaStream_t stream, std::optional<std::size_t> only = std::nullopt,
-                              const std::function<void()>& before_pass = {});
+                              const std::function<void()>& before_pass = {}, bool keep_session = false);
+// Disables the session a `keep_session` collection left enabled; nothing when there is none.
+void end_metrics_session();
 
 // One figure for a unit of several kernels from each kernel's (range's) figures, by what the name
 // says it is: counts and durations (`.sum`) add up, `.max` and `.min` take the extreme, and rates,

@@ -367,6 +367,40 @@ TEST_F(MetricGpu, AFlushBeforeEachPassCountsColdCacheReads) {
   EXPECT_EQ(kernel_replay.outcome, Outcome::Passed) << kernel_replay.reason;
 }
 
+// The run's end profiles its best one after another in a session kept enabled between them
+// (keep_session): each collection counts its own launch alone, as a fresh session does, however
+// many came before it in the session; ended, the next one starts a fresh session.
+TEST_F(MetricGpu, AKeptSessionCountsEachCollectionAlone) {
+  Kernel k = load(kCopySource, "copy_f4");
+  ASSERT_TRUE(k.valid());
+  CopyBuffers small(std::size_t(8) << 20), large(std::size_t(64) << 20);
+  ASSERT_TRUE(small.ok && large.ok);
+  const std::uint32_t blocks = static_cast<std::uint32_t>(device_.sm_count) * 4;
+  auto flushed = [&] { flush_l2(device_.l2_bytes, stream_); };
+  auto read_of = [&](CopyBuffers& c, bool keep) {
+    auto m = collect_metrics(default_metric_names(), [&] { k.launch(geometry(blocks, 256), c.there, stream_); },
+                             stream_, std::nullopt, flushed, keep);
+    EXPECT_EQ(m.outcome, Outcome::Passed) << m.reason;
+    return m.outcome == Outcome::Passed ? m.values.at("dram__bytes_read.sum") : -1.0;
+  };
+  const double fresh_small = read_of(small, false), fresh_large = read_of(large, false);
+  std::vector<double> kept;
+  for (int i = 0; i < 3; ++i) {
+    kept.push_back(read_of(large, true));
+    kept.push_back(read_of(small, true));
+  }
+  end_metrics_session();
+  const double after = read_of(small, false);
+  for (std::size_t i = 0; i < kept.size(); ++i) {
+    const double want = i % 2 ? fresh_small : fresh_large;
+    EXPECT_GT(kept[i], want * 0.9) << "collection " << i << " of the kept session";
+    EXPECT_LT(kept[i], want * 1.1) << "collection " << i << " of the kept session";
+  }
+  EXPECT_GT(after, fresh_small * 0.9);
+  EXPECT_LT(after, fresh_small * 1.1);
+  EXPECT_GT(fresh_large, fresh_small * 6);  // 64 MB against 8 MB: the figures tell them apart
+}
+
 // A unit of two launches (a copy, then the same copy back): the DRAM bytes are both kernels',
 // and naming one launch gives that one's alone (issue 37).
 TEST_F(MetricGpu, AUnitOfTwoLaunchesCountsBothOrTheOneNamed) {
