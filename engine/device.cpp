@@ -193,17 +193,47 @@ const Kernel& builtin_kernel(const std::string& entry,
 DeviceBuffer::DeviceBuffer(std::size_t bytes) : n_(bytes) {
   if (bytes) EVO_CUDA(cudaMalloc(&p_, bytes));
 }
-DeviceBuffer::~DeviceBuffer() {
-  if (p_) cudaFree(p_);
+DeviceBuffer::~DeviceBuffer() { release(); }
+DeviceBuffer::DeviceBuffer(DeviceBuffer&& o) noexcept
+    : p_(o.p_), n_(o.n_), reserved_(o.reserved_), handle_(o.handle_), reserved_bytes_(o.reserved_bytes_) {
+  o.p_ = nullptr, o.n_ = 0, o.reserved_ = 0, o.handle_ = 0, o.reserved_bytes_ = 0;
 }
-DeviceBuffer::DeviceBuffer(DeviceBuffer&& o) noexcept : p_(o.p_), n_(o.n_) { o.p_ = nullptr, o.n_ = 0; }
 DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
   if (this != &o) {
-    if (p_) cudaFree(p_);
-    p_ = o.p_, n_ = o.n_;
-    o.p_ = nullptr, o.n_ = 0;
+    release();
+    p_ = o.p_, n_ = o.n_, reserved_ = o.reserved_, handle_ = o.handle_, reserved_bytes_ = o.reserved_bytes_;
+    o.p_ = nullptr, o.n_ = 0, o.reserved_ = 0, o.handle_ = 0, o.reserved_bytes_ = 0;
   }
   return *this;
+}
+
+namespace {
+// The driver's virtual memory calls (defined below, with driver_function).
+struct VirtualMemory;
+const VirtualMemory* virtual_memory();
+bool map_moated(const VirtualMemory& vm, std::size_t bytes, unsigned long long* reserved, std::size_t* reserved_bytes,
+                unsigned long long* handle, void** p, std::size_t* mapped);
+void unmap_moated(const VirtualMemory& vm, unsigned long long reserved, std::size_t reserved_bytes,
+                  unsigned long long handle, void* p, std::size_t mapped);
+}  // namespace
+
+DeviceBuffer DeviceBuffer::moated(std::size_t bytes) {
+  DeviceBuffer b;
+  const VirtualMemory* vm = bytes ? virtual_memory() : nullptr;
+  if (vm && map_moated(*vm, bytes, &b.reserved_, &b.reserved_bytes_, &b.handle_, &b.p_, &b.n_)) return b;
+  return DeviceBuffer(bytes);
+}
+
+void DeviceBuffer::release() noexcept {
+  if (reserved_) {
+    // Unmapped while a kernel may still use it would fault that kernel: wait for the device, as
+    // cudaFree does (in a dead context this fails, and the calls below only give back what they can).
+    cudaDeviceSynchronize();
+    unmap_moated(*virtual_memory(), reserved_, reserved_bytes_, handle_, p_, n_);
+  } else if (p_) {
+    cudaFree(p_);
+  }
+  p_ = nullptr, n_ = 0, reserved_ = 0, handle_ = 0, reserved_bytes_ = 0;
 }
 
 namespace {
@@ -233,6 +263,92 @@ std::string cu_result_text(CUresult r) {
   } catch (const UserError&) {
   }
   return "CUresult " + std::to_string(static_cast<int>(r));
+}
+
+struct VirtualMemory {
+  PFN_cuMemGetAllocationGranularity_v10020 granularity;
+  PFN_cuMemAddressReserve_v10020 reserve;
+  PFN_cuMemAddressFree_v10020 free_address;
+  PFN_cuMemCreate_v10020 create;
+  PFN_cuMemRelease_v10020 release;
+  PFN_cuMemMap_v10020 map;
+  PFN_cuMemUnmap_v10020 unmap;
+  PFN_cuMemSetAccess_v10020 set_access;
+};
+// Null where the driver lacks them (then buffers are not moated).
+const VirtualMemory* virtual_memory() {
+  static const VirtualMemory* vm = []() -> const VirtualMemory* {
+    try {
+      static VirtualMemory v{
+          driver_function<PFN_cuMemGetAllocationGranularity_v10020>("cuMemGetAllocationGranularity"),
+          driver_function<PFN_cuMemAddressReserve_v10020>("cuMemAddressReserve"),
+          driver_function<PFN_cuMemAddressFree_v10020>("cuMemAddressFree"),
+          driver_function<PFN_cuMemCreate_v10020>("cuMemCreate"),
+          driver_function<PFN_cuMemRelease_v10020>("cuMemRelease"),
+          driver_function<PFN_cuMemMap_v10020>("cuMemMap"),
+          driver_function<PFN_cuMemUnmap_v10020>("cuMemUnmap"),
+          driver_function<PFN_cuMemSetAccess_v10020>("cuMemSetAccess")};
+      return &v;
+    } catch (const UserError&) {
+      return nullptr;
+    }
+  }();
+  return vm;
+}
+
+CUmemAllocationProp device_memory_prop(int device) {
+  CUmemAllocationProp prop{};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = device;
+  return prop;
+}
+
+// false: not supported here (the caller falls back to cudaMalloc); throws CudaError when the
+// device is out of memory, as cudaMalloc would.
+bool map_moated(const VirtualMemory& vm, std::size_t bytes, unsigned long long* reserved, std::size_t* reserved_bytes,
+                unsigned long long* handle, void** p, std::size_t* mapped) {
+  int device = 0;
+  EVO_CUDA(cudaGetDevice(&device));
+  const CUmemAllocationProp prop = device_memory_prop(device);
+  std::size_t gran = 0;
+  if (vm.granularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) != CUDA_SUCCESS || gran == 0) return false;
+  const std::size_t size = (bytes + gran - 1) / gran * gran;
+  const std::size_t moat = (DeviceBuffer::kMoatBytes + gran - 1) / gran * gran;
+  CUdeviceptr base = 0;
+  if (vm.reserve(&base, moat + size + moat, gran, 0, 0) != CUDA_SUCCESS) return false;
+  CUmemGenericAllocationHandle h = 0;
+  const CUresult made = vm.create(&h, size, &prop, 0);
+  if (made != CUDA_SUCCESS) {
+    vm.free_address(base, moat + size + moat);
+    if (made == CUDA_ERROR_OUT_OF_MEMORY) throw CudaError(cudaErrorMemoryAllocation, "cuMemCreate", false);
+    return false;
+  }
+  const CUdeviceptr at = base + moat;
+  CUmemAccessDesc access{};
+  access.location = prop.location;
+  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  if (vm.map(at, size, 0, h, 0) != CUDA_SUCCESS) {
+    vm.release(h);
+    vm.free_address(base, moat + size + moat);
+    return false;
+  }
+  if (vm.set_access(at, size, &access, 1) != CUDA_SUCCESS) {
+    vm.unmap(at, size);
+    vm.release(h);
+    vm.free_address(base, moat + size + moat);
+    return false;
+  }
+  *reserved = base, *reserved_bytes = moat + size + moat, *handle = h;
+  *p = reinterpret_cast<void*>(at), *mapped = size;
+  return true;
+}
+
+void unmap_moated(const VirtualMemory& vm, unsigned long long reserved, std::size_t reserved_bytes,
+                  unsigned long long handle, void* p, std::size_t mapped) {
+  vm.unmap(reinterpret_cast<CUdeviceptr>(p), mapped);
+  vm.release(handle);
+  vm.free_address(reserved, reserved_bytes);
 }
 
 }  // namespace

@@ -101,6 +101,13 @@ class DeviceBuffer {
  public:
   DeviceBuffer() = default;
   explicit DeviceBuffer(std::size_t bytes);
+  // At least `bytes` (bytes() says how many: rounded up to the mapping granularity, 2 MiB on
+  // Hopper) with kMoatBytes of reserved, never mapped address space on either side: a store up to
+  // that far before or past it faults instead of landing, unseen, in another allocation. Where the
+  // device has no virtual memory management, plain cudaMalloc'd memory (has_moat() false).
+  static DeviceBuffer moated(std::size_t bytes);
+  static constexpr std::size_t kMoatBytes = std::size_t(1) << 30;
+  bool has_moat() const { return reserved_ != 0; }
   ~DeviceBuffer();
   DeviceBuffer(DeviceBuffer&& o) noexcept;
   DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
@@ -110,8 +117,12 @@ class DeviceBuffer {
   std::size_t bytes() const { return n_; }
 
  private:
+  void release() noexcept;
   void* p_ = nullptr;
   std::size_t n_ = 0;
+  // moated: the reservation (moat, mapping, moat) and the physical allocation mapped in its middle
+  unsigned long long reserved_ = 0, handle_ = 0;
+  std::size_t reserved_bytes_ = 0;
 };
 
 // Encodes a TMA tensor map (a CUtensorMap: 128 bytes at out128, which must be 64-byte aligned)

@@ -205,7 +205,10 @@ std::vector<char> guard_kernel_cubin(const std::string& arch) {
 GuardedBuffer::GuardedBuffer(std::size_t bytes, cudaStream_t s, bool zones)
     : bytes_(bytes), guard_(zones ? guard_bytes(bytes) : 0) {
   if (!bytes) return;
-  block_ = DeviceBuffer(zones ? guard_ + round_up8(bytes) + guard_ : bytes);
+  // With zones, a moated block: a store past the zones (up to DeviceBuffer::kMoatBytes) faults,
+  // where it used to land in whatever allocation the driver had put there (a far store fooled
+  // GREEN on H200s, docs/results/scale7 §2). The trailing zone runs to the mapping's end.
+  block_ = zones ? DeviceBuffer::moated(guard_ + round_up8(bytes) + guard_) : DeviceBuffer(bytes);
   rearm(s);
 }
 

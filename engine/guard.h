@@ -42,7 +42,9 @@ std::uint64_t repeated_byte_checksum(unsigned char byte, std::size_t bytes);
 
 // A device buffer with a guard zone on each side, the zones filled with kGuardByte. The buffer
 // starts where cudaMalloc would align it (the zone before is a multiple of 64 KiB); the zone after
-// starts right at its end, whatever its size, and runs to a multiple of 8 bytes past guard().
+// starts right at its end, whatever its size, and runs to the end of the mapping (at least
+// guard() past it). Around both zones, an unmapped moat of DeviceBuffer::kMoatBytes: a store that
+// misses the zones but lands within 1 GiB of the buffer faults.
 class GuardedBuffer {
  public:
   GuardedBuffer() = default;

@@ -494,6 +494,19 @@ bool metrics_user_replay() {
   return !(e && std::string(e) == "kernel");
 }
 
+void prepare_metrics(const std::vector<std::string>& names) {
+  const auto& wanted = names.empty() ? default_metric_names() : names;
+  std::lock_guard<std::mutex> lock(profiler_mutex());
+  try {
+    CurrentContext cc = current_context();
+    initialize_profiler();
+    check_device_supported(cc.device);
+    cached_plan(chip_name(cc.device), cc.ctx, wanted);
+  } catch (const Unavailable&) {
+    // Said by the collection that needs them, with the same cause.
+  }
+}
+
 void end_metrics_session() {
   std::lock_guard<std::mutex> lock(profiler_mutex());
   KeptSession& k = kept_session();

@@ -47,6 +47,12 @@ bool metrics_user_replay();
 MetricsResult collect_metrics(const std::vector<std::string>& names, const std::function<void()>& launch,
                               cudaStream_t stream, std::optional<std::size_t> only = std::nullopt,
                               const std::function<void()>& before_pass = {}, bool keep_session = false);
+// Steps A-C of a collection ahead of it (CUPTI's initialisation, the device's counters, the metric
+// plan: 0.2-0.8 s, host-side but for the counter query), on the calling thread's current device;
+// a later collect_metrics of the same names starts at the session. Never throws: what is
+// unavailable is said by that collection. The worker calls it on a thread of its own when its
+// first job arrives (EVO_METRICS_PREWARM=0: not), so the run's end does not wait for it.
+void prepare_metrics(const std::vector<std::string>& names);
 // Disables the session a `keep_session` collection left enabled; nothing when there is none.
 void end_metrics_session();
 

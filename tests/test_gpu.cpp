@@ -960,13 +960,11 @@ void expect_verdict(const Candidate& c, const Evaluation& e) {
       EXPECT_EQ(e.status, Status::GreenFailed) << what;
       EXPECT_NE(e.message.find("input in (written by the kernel)"), std::string::npos) << what;
       break;
-    case 5:  // into another allocation (found there) or unmapped memory (a fault): never measured
-      EXPECT_TRUE(e.status == Status::GreenFailed || e.status == Status::Crashed) << what;
-      if (e.status == Status::GreenFailed) {  // found where it landed: a kept copy, another problem's set, a zone
-        EXPECT_TRUE(e.message.find("wrote into memory it was not given") != std::string::npos ||
-                    e.message.find("written out of bounds") != std::string::npos)
-            << what;
-      }
+    case 5:  // into the output's unmapped moat (DeviceBuffer::moated): a fault, on every GPU. Before
+             // the moats it landed wherever the driver had put another allocation, and twice on
+             // 2 x H200 somewhere nothing watched: measured (docs/results/scale7 §2).
+      EXPECT_EQ(e.status, Status::Crashed) << what;
+      EXPECT_NE(e.message.find("illegal memory access"), std::string::npos) << what;
       break;
   }
 }

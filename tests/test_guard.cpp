@@ -124,6 +124,40 @@ TEST(GuardedDevice, WritesIntoEitherZoneAreFoundWithTheirExtent) {
   EXPECT_TRUE(check.findings().empty()) << "rearmed zones hold the guard byte again";
 }
 
+// The memory around a guarded buffer's zones is reserved and never mapped (DeviceBuffer::moated):
+// a store there faults (the fault itself is GpuGreenSafety's PLANT=5, in a worker; a test process
+// cannot survive one). Here: the mapping is whole granules, usable to its last byte, and the
+// addresses just before it and 1 MiB past it belong to no allocation.
+TEST(GuardedDevice, AMoatedBufferIsWholeGranulesBetweenUnmappedAddresses) {
+  REQUIRE_CUDA();
+  const std::size_t want = (std::size_t(3) << 20) + 5;
+  DeviceBuffer d = DeviceBuffer::moated(want);
+  ASSERT_TRUE(d.has_moat()) << "no virtual memory management on this device";
+  EXPECT_GE(d.bytes(), want);
+  EXPECT_EQ(d.bytes() % (std::size_t(2) << 20), 0u) << d.bytes();
+  const auto bytes = random_bytes(d.bytes(), 11);
+  ASSERT_EQ(cudaMemcpy(d.get(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice), cudaSuccess);
+  EXPECT_EQ(device_checksum(d.get(), d.bytes(), nullptr), region_checksum(bytes.data(), bytes.size()));
+  auto mapped = [](const void* p) {
+    cudaPointerAttributes a{};
+    const bool device = cudaPointerGetAttributes(&a, p) == cudaSuccess && a.type == cudaMemoryTypeDevice;
+    cudaGetLastError();
+    return device;
+  };
+  const char* base = static_cast<const char*>(d.get());
+  EXPECT_TRUE(mapped(base));
+  EXPECT_TRUE(mapped(base + d.bytes() - 1));
+  EXPECT_FALSE(mapped(base - 1));
+  EXPECT_FALSE(mapped(base + d.bytes() + (std::size_t(1) << 20)));
+  EXPECT_FALSE(mapped(base + d.bytes() + (std::size_t(64) << 20)));
+  DeviceBuffer moved = std::move(d);  // the reservation moves with it, freed once
+  EXPECT_TRUE(moved.has_moat());
+  EXPECT_FALSE(d.has_moat());
+  GuardedBuffer g((std::size_t(16) << 20), nullptr);  // PLANT=5's 'big' output: 64 MiB past it is moat
+  EXPECT_FALSE(mapped(static_cast<const char*>(g.get()) + (std::size_t(80) << 20)));
+  EXPECT_TRUE(mapped(static_cast<const char*>(g.get()) + (std::size_t(16) << 20)));  // its trailing zone
+}
+
 TEST(GuardedDevice, AChangedTrustedCopyIsNamedAndAFreedOneIsForgotten) {
   REQUIRE_CUDA();
   const auto bytes = random_bytes(3 << 20, 5);

@@ -429,8 +429,9 @@ TEST_F(MetricGpu, AUnitOfTwoLaunchesCountsBothOrTheOneNamed) {
   const double read = both.values.at("dram__bytes_read.sum"), one = first.values.at("dram__bytes_read.sum");
   EXPECT_GT(read, 1.6 * one) << "both kernels' reads";
   EXPECT_LT(read, 2.4 * one);
+  // Three collections, three timings of the same copies: 1.1 % apart once on an H200 (call M).
   EXPECT_NEAR(both.values.at(kDuration), first.values.at(kDuration) + second.values.at(kDuration),
-              0.01 * both.values.at(kDuration));
+              0.03 * both.values.at(kDuration));
   EXPECT_EQ(none.outcome, Outcome::Skipped);
   EXPECT_NE(none.reason.find("launch 2"), std::string::npos) << none.reason;
 }

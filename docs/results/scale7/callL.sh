@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Call L (4 GPUs of one host, `nvidia-h100-x4`): issue 35's sweeps on 1, 2 and 4 GPUs with this
+# Call L (4 GPUs of one host, `nvidia-h100-x4`; SETS="0 0,1" on a 2-GPU host, call M): issue 35's
+# sweeps on 1, 2 and 4 GPUs with this
 # session's changes (the faster integrity scan, the kept CUPTI session at the run's end, the
 # inputs drawn on every core at once); sdpa_fp8 on 1 and 4 GPUs with the binary before them
 # (bundle_b) in the same call; the README's main job from an empty database and a cold cache;
@@ -8,6 +9,7 @@
 set -u; export PYTHONUNBUFFERED=1
 T0=$(date +%s)
 rm -rf bundle bundle_b; tar xJf bundle.tar.xz; mkdir -p bundle_b && tar xJf bundle_b.tar.xz -C bundle_b --strip-components=1
+SETS=${SETS:-0 0,1 all}; BEFORE=${BEFORE:-0 all}
 S=$OUT/s; mkdir -p $S; pack() { tar czf $OUT/l.tgz -C $S . ; }
 export EVO_BINARY=$PWD/bundle/evo LD_LIBRARY_PATH=$PWD/bundle/lib:${LD_LIBRARY_PATH:-}
 log() { echo "$(date -u +%T) $*" | tee -a $S/log.txt; }
@@ -21,10 +23,10 @@ sweep() {  # name, timeout, profile, sets, env...
   grep -E "warm compile|devices|x one GPU|configs:|median ratio" $S/$name/session.log | cut -c1-760 | tee -a $S/log.txt
   pack
 }
-sweep sdpa 170 sdpa_fp8 "0 0,1 all"
-sweep gemm 130 gemm_fp16 "0 0,1 all"
+sweep sdpa 170 sdpa_fp8 "$SETS"
+sweep gemm 130 gemm_fp16 "$SETS"
 mv bundle bundle_new; mv bundle_b bundle
-sweep sdpa_before 120 sdpa_fp8 "0 all"
+sweep sdpa_before 120 sdpa_fp8 "$BEFORE"
 mv bundle bundle_b; mv bundle_new bundle
 python3 scripts/compare-landscapes.py $S/sdpa_before/landscape_0.json $S/sdpa/landscape_0.json before now 2>/dev/null | tee -a $S/log.txt || true
 
