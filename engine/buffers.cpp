@@ -276,13 +276,48 @@ struct EncodedFill {
   std::string label;                      // "evo's fill of input Q (seed 0, trial 1)"
   std::shared_ptr<TrustedCopy> device;    // the same bytes on the device, once uploaded (and verified)
 };
+std::uint64_t fill_digest(const std::vector<std::uint8_t>& b) {
+  return xxh64(std::string_view(reinterpret_cast<const char*>(b.data()), b.size()));
+}
+
+// Read from the store when another process stored it, else drawn and stored; touches nothing
+// shared, so that several are made at once (FillMemo::prepare, store_fills_ahead).
+std::shared_ptr<EncodedFill> make_fill(const std::string& key, const BufferSpec& spec, std::int64_t n,
+                                       std::uint64_t seed, int trial, const TrialStore* store) {
+  auto f = std::make_shared<EncodedFill>();
+  f->label = "evo's fill of " + spec.name + " (seed " + std::to_string(seed) + ", trial " + std::to_string(trial) + ")";
+  if (auto stored = store ? store->read_fill(key, spec.dtype, n) : std::nullopt) {
+    f->bytes = std::move(stored->bytes);
+    f->descale = stored->descale;
+    f->digest = stored->digest;
+  } else {
+    f->bytes = encode(spec.dtype, draw_values(spec.init, n, seed, trial, spec.name), !spec.scale_arg.empty(), &f->descale);
+    f->digest = fill_digest(f->bytes);
+    if (store) store->write_fill(key, spec.dtype, StoredFill{f->bytes, f->descale, f->digest});
+  }
+  f->checksum = region_checksum(f->bytes.data(), f->bytes.size());
+  return f;
+}
+
+// make(i) for every i of `sizes` (elements): the small fills several at once, each large one by
+// itself (its own draw is on every core already; several at once would hold several in memory).
+void make_fills(const std::vector<std::int64_t>& sizes, const std::function<void(std::size_t)>& make) {
+  constexpr std::int64_t kAlone = 4 * static_cast<std::int64_t>(kDrawChunk);
+  std::vector<std::size_t> small, large;
+  for (std::size_t i = 0; i < sizes.size(); ++i) (sizes[i] > kAlone ? large : small).push_back(i);
+  in_parallel(small.size(), 1, [&](std::size_t from, std::size_t to) {
+    for (std::size_t k = from; k < to; ++k) make(small[k]);
+  });
+  for (std::size_t i : large) make(i);
+}
+
 class FillMemo {
  public:
   std::shared_ptr<EncodedFill> get(const BufferSpec& spec, std::int64_t n, std::uint64_t seed, int trial,
                                    const TrialStore* store) {
     const std::string key = fill_key(spec, n, seed, trial);
     if (auto it = fills_.find(key); it != fills_.end()) return it->second;
-    return keep(key, make(key, spec, n, seed, trial, store));
+    return keep(key, make_fill(key, spec, n, seed, trial, store));
   }
   struct Wanted {
     const BufferSpec* spec;
@@ -300,11 +335,11 @@ class FillMemo {
       todo.emplace_back(std::move(key), &w);
     }
     std::vector<std::shared_ptr<EncodedFill>> made(todo.size());
-    in_parallel(todo.size(), 1, [&](std::size_t from, std::size_t to) {
-      for (std::size_t i = from; i < to; ++i) {
-        const Wanted& w = *todo[i].second;
-        made[i] = make(todo[i].first, *w.spec, w.n, w.seed, w.trial, store);
-      }
+    std::vector<std::int64_t> sizes;
+    for (const auto& t : todo) sizes.push_back(t.second->n);
+    make_fills(sizes, [&](std::size_t i) {
+      const Wanted& w = *todo[i].second;
+      made[i] = make_fill(todo[i].first, *w.spec, w.n, w.seed, w.trial, store);
     });
     for (std::size_t i = 0; i < todo.size(); ++i) keep(todo[i].first, std::move(made[i]));
   }
@@ -321,33 +356,12 @@ class FillMemo {
     auto f = std::make_shared<EncodedFill>();
     f->label = "evo's fill of " + spec.name + " (" + file.filename().string() + ")";
     f->bytes = data_input_bytes(spec, file, n, &f->descale);
-    f->digest = digest_of(f->bytes);
+    f->digest = fill_digest(f->bytes);
     f->checksum = region_checksum(f->bytes.data(), f->bytes.size());
     return keep(key, f);
   }
 
  private:
-  // Read from the store when another process stored it, else drawn and stored; touches no member,
-  // so that prepare() may make several at once.
-  static std::shared_ptr<EncodedFill> make(const std::string& key, const BufferSpec& spec, std::int64_t n,
-                                           std::uint64_t seed, int trial, const TrialStore* store) {
-    auto f = std::make_shared<EncodedFill>();
-    f->label = "evo's fill of " + spec.name + " (seed " + std::to_string(seed) + ", trial " + std::to_string(trial) + ")";
-    if (auto stored = store ? store->read_fill(key, spec.dtype, n) : std::nullopt) {
-      f->bytes = std::move(stored->bytes);
-      f->descale = stored->descale;
-      f->digest = stored->digest;
-    } else {
-      f->bytes = encode(spec.dtype, draw_values(spec.init, n, seed, trial, spec.name), !spec.scale_arg.empty(), &f->descale);
-      f->digest = digest_of(f->bytes);
-      if (store) store->write_fill(key, spec.dtype, StoredFill{f->bytes, f->descale, f->digest});
-    }
-    f->checksum = region_checksum(f->bytes.data(), f->bytes.size());
-    return f;
-  }
-  static std::uint64_t digest_of(const std::vector<std::uint8_t>& b) {
-    return xxh64(std::string_view(reinterpret_cast<const char*>(b.data()), b.size()));
-  }
   std::shared_ptr<EncodedFill> keep(const std::string& key, std::shared_ptr<EncodedFill> f) {
     // Host and device copies count alike; callers hold shared_ptrs, so clearing frees nothing in use.
     if (bytes_ + 2 * f->bytes.size() > kLimit) fills_.clear(), bytes_ = 0;
@@ -410,6 +424,42 @@ void BufferSet::prepare_fills(const std::vector<std::pair<std::uint64_t, int>>& 
     for (const auto& [seed, trial] : trials) wanted.push_back({&b.spec, b.elements, seed, trial});
   }
   fill_memo().prepare(wanted, store);
+}
+
+void store_fills_ahead(const Profile& p, const Config& c, const TrialStore& store, const std::atomic<bool>* stop) {
+  struct Item {
+    const BufferSpec* spec;
+    std::int64_t n;
+    std::uint64_t seed;
+    int trial;
+    std::string key;
+  };
+  std::vector<Item> items;
+  for (const Problem& prob : p.problems) {
+    // As green_trials (gates/green.h) with the run's own seeds and trials.
+    const std::vector<std::uint64_t>& seeds = prob.green_seeds.empty() ? p.gates.green.seeds : prob.green_seeds;
+    const int trials = prob.green_trials > 0 ? prob.green_trials : p.gates.green.trials;
+    for (const BufferSpec& b : p.buffers) {
+      if (b.role == BufferRole::Output || b.role == BufferRole::Scratch) continue;
+      if (p.reference_data && p.reference_data->inputs.count(b.name)) continue;
+      std::int64_t n = 1;
+      for (std::int64_t d : buffer_shape(b, p.kernel, prob, c)) n *= d;
+      for (std::uint64_t seed : seeds)
+        for (int t = 0; t < trials; ++t) {
+          std::string key = fill_key(b, n, seed, t);
+          if (store.has_fill(key) ||
+              std::any_of(items.begin(), items.end(), [&](const Item& i) { return i.key == key; }))
+            continue;
+          items.push_back({&b, n, seed, t, std::move(key)});
+        }
+    }
+  }
+  std::vector<std::int64_t> sizes;
+  for (const auto& i : items) sizes.push_back(i.n);
+  make_fills(sizes, [&](std::size_t k) {
+    if (stop && *stop) return;
+    make_fill(items[k].key, *items[k].spec, items[k].n, items[k].seed, items[k].trial, &store);
+  });
 }
 
 void BufferSet::configure(const Config& c) {

@@ -10,6 +10,7 @@
 #pragma once
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -43,6 +44,15 @@ constexpr std::size_t kDrawChunk = std::size_t(1) << 20;
 std::uint64_t draw_chunk_seed(std::uint64_t seed, int trial, const std::string& buffer, std::size_t chunk);
 std::vector<double> draw_values(const InitSpec& init, std::int64_t n, std::uint64_t seed, int trial,
                                 const std::string& buffer);
+
+// Every drawn input of every problem's GREEN trials (the profile's gates.green seeds and trials,
+// or a problem's own), buffer shapes from `c`, written into `store` where it is not yet: what each
+// GPU worker would otherwise draw for itself before its first candidate (0.5 s of many cores for
+// sdpa_fp8). The coordinator calls it on a thread of its own while the workers start; a worker
+// that gets there first draws the same bytes (a fill depends on its key alone). Nothing is kept.
+// `stop` (when given) set: returns before the next fill (the run ended, or found no device).
+void store_fills_ahead(const Profile& p, const Config& c, const TrialStore& store,
+                       const std::atomic<bool>* stop = nullptr);
 
 double fp8_max_finite(DType t);  // 448 (e4m3), 57344 (e5m2)
 // Values to the dtype's bytes. With `scaled` (fp8 only) each value is stored as x / scale with

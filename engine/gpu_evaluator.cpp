@@ -17,15 +17,18 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <thread>
 
+#include "engine/buffers.h"  // defines: store_fills_ahead
 #include "engine/compiler.h"
 #include "engine/error.h"
 #include "engine/reference.h"  // defines: ReferenceError
 #include "engine/space.h"      // defines: set_device_sms, uses_device_sms
+#include "engine/trial_store.h"
 #include "engine/worker.h"
 #include "gates/metrics.h"
 #include "gates/sanitize.h"
@@ -47,6 +50,31 @@ std::string fmt(const char* f, double v) {
   return b;
 }
 
+// A thread asked to stop and joined when it goes out of scope (a throwing constructor's members
+// included): `body` looks at the flag between steps.
+class StoppableThread {
+ public:
+  StoppableThread() = default;
+  explicit StoppableThread(std::function<void(const std::atomic<bool>&)> body)
+      : stop_(std::make_unique<std::atomic<bool>>(false)),
+        t_([body = std::move(body), stop = stop_.get()] { body(*stop); }) {}
+  StoppableThread& operator=(StoppableThread&& o) noexcept {
+    finish();
+    stop_ = std::move(o.stop_);
+    t_ = std::move(o.t_);
+    return *this;
+  }
+  ~StoppableThread() { finish(); }
+
+ private:
+  void finish() {
+    if (stop_) *stop_ = true;
+    if (t_.joinable()) t_.join();
+  }
+  std::unique_ptr<std::atomic<bool>> stop_;
+  std::thread t_;
+};
+
 class GpuEvaluator : public Evaluator {
  public:
   GpuEvaluator(const Profile& profile, const GpuEvaluatorOptions& options)
@@ -59,6 +87,19 @@ class GpuEvaluator : public Evaluator {
     // -1 alone means every device the first worker sees. The first is probed alone (it says how
     // many there are), the others at once: a probe is a process start and a CUDA context, about
     // a second each, which four GPUs paid one after the other.
+    // GREEN's inputs drawn into the trial store while the workers start (0.4 s), instead of by
+    // each worker before its first candidate (engine/buffers.h: store_fills_ahead).
+    // Stored data has its own inputs; EVO_FILLS_AHEAD=0 leaves them all to the workers (to compare).
+    const char* ahead = std::getenv("EVO_FILLS_AHEAD");
+    if (!profile_.reference_data && !(ahead && std::string(ahead) == "0"))
+      fills_ahead_ = StoppableThread([this](const std::atomic<bool>& stop) {
+        try {
+          store_fills_ahead(profile_, Config(profile_.baseline.begin(), profile_.baseline.end()),
+                            TrialStore(cache_.dir() / "reference", nullptr), &stop);
+        } catch (const std::exception& e) {  // the workers draw what is missing, as before
+          spdlog::debug("inputs ahead of the workers: {}", e.what());
+        }
+      });
     const bool all = options.devices == std::vector<int>{-1};
     std::vector<int> devices = options.devices.empty() || all ? std::vector<int>{0} : options.devices;
     std::vector<std::unique_ptr<Lane>> probed;
@@ -551,6 +592,7 @@ class GpuEvaluator : public Evaluator {
   std::vector<CompileRequest> reference_requests_;  // empty: a command or data reference
   std::vector<std::uint64_t> reference_tickets_;
   std::optional<Build> reference_;
+  StoppableThread fills_ahead_;  // last: stopped and joined before anything it reads is destroyed
 };
 
 }  // namespace

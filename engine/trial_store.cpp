@@ -235,6 +235,11 @@ fs::path TrialStore::file(const std::string& key, const char* ext) const {
   return dir_ / h.substr(0, 2) / (h + ext);
 }
 
+bool TrialStore::has_fill(const std::string& key) const {
+  std::error_code ec;
+  return fs::exists(file(key, ".fill"), ec);
+}
+
 std::optional<StoredFill> TrialStore::read_fill(const std::string& key, DType dtype, std::int64_t n) const {
   HostTensor shape{"fill", dtype, {n}, {}};
   auto s = read_stored(file(key, ".fill"), "fill", key, {shape}, warn_);

@@ -75,6 +75,8 @@ class TrialStore {
   TrialStore(std::filesystem::path dir, Warn warn);
   const std::filesystem::path& dir() const { return dir_; }
 
+  // Whether a fill is stored under `key` (not whether it is whole: read_fill checks that).
+  bool has_fill(const std::string& key) const;
   // A fill of `dtype` and `n` elements stored under `key`; nullopt when there is none or it is damaged.
   std::optional<StoredFill> read_fill(const std::string& key, DType dtype, std::int64_t n) const;
   // Stores it. A cache that cannot be written only costs a draw: never an error.

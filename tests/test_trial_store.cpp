@@ -539,6 +539,41 @@ TEST(TrialStore, AWaiterMakesTheTrialItsHolderDiedWithout) {
   EXPECT_TRUE(store.has_outputs(keys[0]));
 }
 
+// The coordinator draws GREEN's inputs into the store while the workers start
+// (store_fills_ahead): every drawn input of every problem's trials, with a problem's own seeds and
+// trials where it gives them, each the bytes a worker would draw itself; nothing twice, and a
+// second call writes nothing.
+TEST(TrialStore, FillsAheadAreEveryTrialsInputsAsAWorkerDrawsThem) {
+  TempDir dir;
+  const Profile p = reference_profile(dir, [](nlohmann::json& j) {
+    j["problems"] = {{{"name", "small"}, {"sizes", {{"N", 500}}}},
+                     {{"name", "big"}, {"sizes", {{"N", 5000}}}, {"green", {{"seeds", {7}}, {"trials", 1}}}}};
+    j["gates"] = {{"green", {{"seeds", {0, 1}}, {"trials", 2}}}};
+  });
+  TrialStore store(dir.path / "reference", nullptr);
+  store_fills_ahead(p, {{"BLOCK", 64}}, store);
+  const BufferSpec& x = p.buffers.front();
+  ASSERT_EQ(x.name, "X");
+  struct Want {
+    std::int64_t n;
+    std::uint64_t seed;
+    int trial;
+  };
+  const std::vector<Want> want{{500, 0, 0}, {500, 0, 1}, {500, 1, 0}, {500, 1, 1}, {5000, 7, 0}};
+  for (const auto& w : want) {
+    auto f = store.read_fill(fill_key(x, w.n, w.seed, w.trial), x.dtype, w.n);
+    ASSERT_TRUE(f) << "n " << w.n << ", seed " << w.seed << ", trial " << w.trial;
+    EXPECT_EQ(f->bytes, encode(x.dtype, draw_values(x.init, w.n, w.seed, w.trial, x.name), false, nullptr));
+  }
+  std::map<fs::path, fs::file_time_type> files;
+  for (const auto& e : fs::recursive_directory_iterator(dir.path / "reference"))
+    if (e.path().extension() == ".fill") files[e.path()] = fs::last_write_time(e.path());
+  EXPECT_EQ(files.size(), want.size()) << "one file a trial's input, the output Y none";
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  store_fills_ahead(p, {{"BLOCK", 64}}, store);
+  for (const auto& [f, t] : files) EXPECT_EQ(fs::last_write_time(f), t) << f << " written again";
+}
+
 }  // namespace
 }  // namespace evo
 
@@ -559,3 +594,4 @@ TEST(TrialStore, ALargeFillIsDrawnChunkByChunkFromEachChunksOwnGenerator) {
   EXPECT_NE(evo::draw_chunk_seed(3, 1, "Q", 1), evo::draw_chunk_seed(3, 1, "Q", 2));
   EXPECT_NE(a[0], a[evo::kDrawChunk]);
 }
+
