@@ -83,10 +83,6 @@ class GpuEvaluator : public Evaluator {
         binary_(options.evo_binary.empty() ? std::filesystem::read_symlink("/proc/self/exe").string()
                                            : options.evo_binary),
         cache_(options.cache_dir.empty() ? default_cache_dir() : options.cache_dir) {
-    // One worker process per device, each probed before anything is compiled or stored.
-    // -1 alone means every device the first worker sees. The first is probed alone (it says how
-    // many there are), the others at once: a probe is a process start and a CUDA context, about
-    // a second each, which four GPUs paid one after the other.
     // GREEN's inputs drawn into the trial store while the workers start (0.4 s), instead of by
     // each worker before its first candidate (engine/buffers.h: store_fills_ahead).
     // Stored data has its own inputs; EVO_FILLS_AHEAD=0 leaves them all to the workers (to compare).
@@ -100,6 +96,10 @@ class GpuEvaluator : public Evaluator {
           spdlog::debug("inputs ahead of the workers: {}", e.what());
         }
       });
+    // One worker process per device, each probed before anything is compiled or stored.
+    // -1 alone means every device the first worker sees. The first is probed alone (it says how
+    // many there are), the others at once: a probe is a process start and a CUDA context, about
+    // a second each, which four GPUs paid one after the other.
     const bool all = options.devices == std::vector<int>{-1};
     std::vector<int> devices = options.devices.empty() || all ? std::vector<int>{0} : options.devices;
     std::vector<std::unique_ptr<Lane>> probed;

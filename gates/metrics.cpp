@@ -534,7 +534,7 @@ MetricsResult collect_metrics(const std::vector<std::string>& names, const std::
     clock.mark("setup");
 
     // A session the last collection kept (nothing was timed since: see metrics.h) skips the
-    // enable; whether Start's cost is the session's or every pass's: docs/results/scale7.
+    // enable, and with it the first Start's cost (150-170 ms on an H100; docs/results/scale7).
     std::unique_ptr<RangeSession> session_holder = take_kept_session(cc.ctx);
     const bool reused = session_holder != nullptr;
     if (!session_holder) session_holder = std::make_unique<RangeSession>(cc.ctx);
@@ -580,7 +580,9 @@ MetricsResult collect_metrics(const std::vector<std::string>& names, const std::
     sc.targetNestingLevel = 1;
     CUptiResult configured = cuptiRangeProfilerSetConfig(&sc);
     if (configured != CUPTI_SUCCESS && reused) {
-      // A kept session that will not take a new configuration: a fresh one, as without keeping.
+      // A kept session that will not take a new configuration: a fresh one, as without keeping
+      // (the old one disabled first: one session a context).
+      session_holder.reset();
       session_holder = std::make_unique<RangeSession>(cc.ctx);
       init.pRangeProfilerObject = sc.pRangeProfilerObject = session_holder->get();
       EVO_CUPTI(cuptiRangeProfilerCounterDataImageInitialize(&init));
