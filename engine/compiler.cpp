@@ -10,10 +10,12 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
+#include <mutex>
 #include <sstream>
 
 #include "engine/error.h"
@@ -313,7 +315,50 @@ Build launch_build(const std::vector<const KernelSpec*>& launches, const std::ve
   return u;
 }
 
+namespace {
+std::mutex builtin_cache_mu;
+std::filesystem::path& builtin_cache_dir() {
+  static auto* dir = new std::filesystem::path;
+  return *dir;
+}
+std::vector<char> build_builtin(const std::string& source, const std::string& file_name, const std::string& arch,
+                                const std::string& what);
+}  // namespace
+
+void set_builtin_cache(const std::filesystem::path& dir) {
+  std::lock_guard<std::mutex> lock(builtin_cache_mu);
+  builtin_cache_dir() = dir;
+}
+
 std::vector<char> builtin_cubin(const std::string& source, const std::string& file_name, const std::string& arch,
+                                const std::string& what) {
+  std::filesystem::path dir;
+  {
+    std::lock_guard<std::mutex> lock(builtin_cache_mu);
+    dir = builtin_cache_dir();
+  }
+  if (dir.empty()) return build_builtin(source, file_name, arch, what);
+  const std::string key = xxh64_hex(source + '\0' + file_name + '\0' + arch + '\0' + nvrtc_version());
+  const std::filesystem::path file = dir / (key + ".cubin");
+  constexpr std::size_t kSum = 16;  // the cubin's xxh64, in hex, after it
+  if (auto text = read_file(file); text && text->size() > kSum) {
+    const std::string body = text->substr(0, text->size() - kSum);
+    if (xxh64_hex(body) == text->substr(text->size() - kSum)) return std::vector<char>(body.begin(), body.end());
+  }
+  std::vector<char> cubin = build_builtin(source, file_name, arch, what);
+  const std::string body(cubin.begin(), cubin.end());
+  try {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    write_atomic(file, body + xxh64_hex(body), "evo's builtin kernel cache");
+  } catch (const UserError&) {
+    // A cache that cannot be written costs a build next time, never the candidate.
+  }
+  return cubin;
+}
+
+namespace {
+std::vector<char> build_builtin(const std::string& source, const std::string& file_name, const std::string& arch,
                                 const std::string& what) {
   auto check = [&](nvrtcResult r, const char* call, const std::string& log = "") {
     if (r != NVRTC_SUCCESS)
@@ -339,6 +384,7 @@ std::vector<char> builtin_cubin(const std::string& source, const std::string& fi
   nvrtcDestroyProgram(&prog);
   return cubin;
 }
+}  // namespace
 
 std::string nvrtc_version() {
   int major = 0, minor = 0;

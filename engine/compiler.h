@@ -54,6 +54,12 @@ std::string nvrtc_version();  // "13.0"; throws UserError if NVRTC cannot be que
 // `source` (no CUDA headers: NVRTC builds it in tens of ms). Throws UserError naming `what`.
 std::vector<char> builtin_cubin(const std::string& source, const std::string& file_name, const std::string& arch,
                                 const std::string& what);
+// Where builtin_cubin keeps what it built, for the process and those after it ("": not kept).
+// A GPU worker sets it from its job (WorkerJob::builtin_cache, the compile cache's builtin/): each
+// worker process built both kernels again before its first candidate, 0.1-0.3 s, and a worker
+// restarts after every fault. A file is named by the hash of (source, file name, arch, NVRTC
+// version) and ends with the xxh64 of its cubin: one that does not match is built again.
+void set_builtin_cache(const std::filesystem::path& dir);
 
 // Content-addressed, on disk: <dir>/<key[0:2]>/<key>.json (the Build) beside <key>.cubin (or
 // <key>.ptx for a virtual arch). The .json is written last, by rename: an entry either exists

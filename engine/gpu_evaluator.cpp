@@ -460,6 +460,7 @@ class GpuEvaluator : public Evaluator {
   WorkerJob job_for(const Config& c, const Build& b) const {
     WorkerJob job;
     job.profile_path = profile_.path.string();
+    job.builtin_cache = (cache_.dir() / "builtin").string();
     job.objective = profile_.objective;
     job.config = c;
     job.candidate_cubin = b.cubin_path;

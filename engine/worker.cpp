@@ -25,6 +25,7 @@
 #include <thread>
 
 #include "engine/buffers.h"
+#include "engine/compiler.h"  // defines: set_builtin_cache
 #include "engine/error.h"
 #include "engine/evaluation_json.h"
 #include "engine/file_lock.h"
@@ -63,7 +64,8 @@ std::optional<std::string> FrameReader::next() {
 // defaults), tagged with their type so a reader can tell a heartbeat from an answer.
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(WorkerJob, profile_path, config, candidate_cubin, candidate_name,
                                                 reference_cubin, reference_name, candidate_kernels, reference_kernels,
-                                                host_reference, reference_cache, problems, seeds, trials, green,
+                                                host_reference, reference_cache, builtin_cache, problems, seeds,
+                                                trials, green,
                                                 guard_zones, fast,
                                                 objective, metrics, metrics_max_p50_us, metrics_lock,
                                                 metrics_wait_max_p50_us)
@@ -262,6 +264,7 @@ WorkerAnswer run_job(WorkerState& st, const WorkerJob& job, const Heartbeat& sen
   // next one; any job that times or judges ends it first (gates/metrics.h).
   const bool metrics_only = job.metrics && !job.green && !job.fast;
   if (!metrics_only) end_metrics_session();
+  if (!job.builtin_cache.empty()) set_builtin_cache(job.builtin_cache);
   try {
     st.ready();
     const Profile& prof = st.profile(job.profile_path);

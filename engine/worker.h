@@ -41,6 +41,9 @@ struct WorkerJob {
   // Where reference results are kept on disk, shared by every worker of the host ("" : not kept):
   // a command's results, a kernel reference's outputs and the trials' inputs (gates/green.h).
   std::string reference_cache;
+  // Where evo's own kernels (GREEN's comparison, the integrity check) are kept once built, for the
+  // worker processes after this one ("": built in each; engine/compiler.h: set_builtin_cache).
+  std::string builtin_cache;
   std::vector<std::string> problems;             // GREEN on these; empty = every problem
   std::vector<std::uint64_t> seeds;              // empty = the profile's
   int trials = 0;                                // 0 = the profile's

@@ -19,6 +19,7 @@
 #include "engine/compiler.h"
 #include "engine/error.h"
 #include "engine/evaluation_json.h"  // defines: to_json/from_json of PtxasReport
+#include "engine/hash.h"
 #include "engine/launch.h"
 #include "engine/profile.h"
 #include "engine/space.h"
@@ -179,6 +180,39 @@ TEST(CompileCache, KeyOfUnreadableTemplateIsAUserError) {
 }
 
 // ---- compile and cache ------------------------------------------------------------------------------
+
+// evo's own kernels, kept on disk once built (set_builtin_cache): what a file holds is used when
+// its checksum holds, so a planted valid file is what comes back; a damaged one is built again
+// and rewritten; without a folder nothing is kept.
+TEST(BuiltinCache, AKeptCubinIsReadBackAndADamagedOneBuiltAgain) {
+  test::TempDir dir;
+  const std::string src = "extern \"C\" __global__ void evo_probe(int* x) { *x = 7; }\n";
+  set_builtin_cache(dir.path);
+  const std::vector<char> built = builtin_cubin(src, "probe.cu", "sm_90", "a test kernel");
+  ASSERT_FALSE(built.empty());
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(dir.path)) files.push_back(e.path());
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(files[0].extension(), ".cubin");
+  EXPECT_EQ(builtin_cubin(src, "probe.cu", "sm_90", "a test kernel"), built);
+  // A file whose checksum holds is trusted as it is: proof that it is read, not rebuilt.
+  const std::string planted = "not a cubin, but whole";
+  std::ofstream(files[0], std::ios::binary | std::ios::trunc) << planted << xxh64_hex(planted);
+  EXPECT_EQ(builtin_cubin(src, "probe.cu", "sm_90", "a test kernel"), std::vector<char>(planted.begin(), planted.end()));
+  // One byte changed: built again, and the file holds the build again.
+  std::ofstream(files[0], std::ios::binary | std::ios::trunc) << "Not a cubin, but whole" << xxh64_hex(planted);
+  EXPECT_EQ(builtin_cubin(src, "probe.cu", "sm_90", "a test kernel"), built);
+  EXPECT_EQ(builtin_cubin(src, "probe.cu", "sm_90", "a test kernel"), built);
+  // Another arch is another file.
+  EXPECT_FALSE(builtin_cubin(src, "probe.cu", "sm_80", "a test kernel").empty());
+  std::size_t n = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir.path)) ++n;
+  EXPECT_EQ(n, 2u);
+  set_builtin_cache({});
+  for (const auto& e : fs::directory_iterator(dir.path)) fs::remove(e.path());
+  EXPECT_EQ(builtin_cubin(src, "probe.cu", "sm_90", "a test kernel"), built);
+  EXPECT_TRUE(fs::is_empty(dir.path)) << "kept without a folder set";
+}
 
 TEST(Compiler, SecondCompileIsACacheHitWithTheSameBuild) {
   TempDir t;
