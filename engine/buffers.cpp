@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <random>
+#include <set>
 #include <thread>
 
 #include "engine/error.h"
@@ -299,16 +300,50 @@ std::shared_ptr<EncodedFill> make_fill(const std::string& key, const BufferSpec&
   return f;
 }
 
-// make(i) for every i of `sizes` (elements): the small fills several at once, each large one by
-// itself (its own draw is on every core already; several at once would hold several in memory).
-void make_fills(const std::vector<std::int64_t>& sizes, const std::function<void(std::size_t)>& make) {
+// Whether fill_inputs draws `b` anew for each (seed, trial): inputs and inouts, not a data
+// reference's files (scratch is drawn once, from trial 0).
+bool drawn_each_trial(const Profile& p, const BufferSpec& b) {
+  if (b.role == BufferRole::Output || b.role == BufferRole::Scratch) return false;
+  return !(p.reference_data && p.reference_data->inputs.count(b.name));
+}
+
+// One fill to make: buffer, elements, seed, trial.
+struct WantedFill {
+  const BufferSpec* spec;
+  std::int64_t n;
+  std::uint64_t seed;
+  int trial;
+};
+
+// Every fill of `wanted` that `have` does not know, once each, made by make_fill (and returned in
+// `wanted`'s order): the small ones several at once, each large one by itself (its own draw is on
+// every core already; several at once would hold several in memory). `stop`, when set, ends it
+// before the next.
+std::vector<std::pair<std::string, std::shared_ptr<EncodedFill>>> make_missing_fills(
+    const std::vector<WantedFill>& wanted, const std::function<bool(const std::string&)>& have,
+    const TrialStore* store, const std::atomic<bool>* stop = nullptr) {
+  std::vector<std::pair<std::string, std::shared_ptr<EncodedFill>>> made;
+  std::vector<const WantedFill*> todo;
+  std::set<std::string> seen;
+  for (const auto& w : wanted) {
+    std::string key = fill_key(*w.spec, w.n, w.seed, w.trial);
+    if (have(key) || !seen.insert(key).second) continue;
+    made.emplace_back(std::move(key), nullptr);
+    todo.push_back(&w);
+  }
   constexpr std::int64_t kAlone = 4 * static_cast<std::int64_t>(kDrawChunk);
   std::vector<std::size_t> small, large;
-  for (std::size_t i = 0; i < sizes.size(); ++i) (sizes[i] > kAlone ? large : small).push_back(i);
+  for (std::size_t i = 0; i < todo.size(); ++i) (todo[i]->n > kAlone ? large : small).push_back(i);
+  auto make = [&](std::size_t i) {
+    if (stop && *stop) return;
+    const WantedFill& w = *todo[i];
+    made[i].second = make_fill(made[i].first, *w.spec, w.n, w.seed, w.trial, store);
+  };
   in_parallel(small.size(), 1, [&](std::size_t from, std::size_t to) {
     for (std::size_t k = from; k < to; ++k) make(small[k]);
   });
   for (std::size_t i : large) make(i);
+  return made;
 }
 
 class FillMemo {
@@ -319,29 +354,10 @@ class FillMemo {
     if (auto it = fills_.find(key); it != fills_.end()) return it->second;
     return keep(key, make_fill(key, spec, n, seed, trial, store));
   }
-  struct Wanted {
-    const BufferSpec* spec;
-    std::int64_t n;
-    std::uint64_t seed;
-    int trial;
-  };
   // Every fill of `wanted` the memo lacks, made on several threads, then kept in `wanted`'s order.
-  void prepare(const std::vector<Wanted>& wanted, const TrialStore* store) {
-    std::vector<std::pair<std::string, const Wanted*>> todo;
-    for (const auto& w : wanted) {
-      std::string key = fill_key(*w.spec, w.n, w.seed, w.trial);
-      if (fills_.count(key) || std::any_of(todo.begin(), todo.end(), [&](const auto& t) { return t.first == key; }))
-        continue;
-      todo.emplace_back(std::move(key), &w);
-    }
-    std::vector<std::shared_ptr<EncodedFill>> made(todo.size());
-    std::vector<std::int64_t> sizes;
-    for (const auto& t : todo) sizes.push_back(t.second->n);
-    make_fills(sizes, [&](std::size_t i) {
-      const Wanted& w = *todo[i].second;
-      made[i] = make_fill(todo[i].first, *w.spec, w.n, w.seed, w.trial, store);
-    });
-    for (std::size_t i = 0; i < todo.size(); ++i) keep(todo[i].first, std::move(made[i]));
+  void prepare(const std::vector<WantedFill>& wanted, const TrialStore* store) {
+    auto made = make_missing_fills(wanted, [&](const std::string& key) { return fills_.count(key) > 0; }, store);
+    for (auto& [key, f] : made) keep(key, std::move(f));
   }
   // Every device copy dropped (they are made again from the host bytes, verified): after a
   // candidate changed one, or might have.
@@ -415,51 +431,29 @@ void BufferSet::fill_inputs(std::uint64_t seed, int trial, cudaStream_t s, const
 }
 
 void BufferSet::prepare_fills(const std::vector<std::pair<std::uint64_t, int>>& trials, const TrialStore* store) {
-  std::vector<FillMemo::Wanted> wanted;
-  for (const auto& b : bufs_) {
-    // What fill_inputs draws per trial: inputs and inouts without a data file (scratch is drawn
-    // once, from trial 0; a data reference's inputs are its files).
-    if (b.spec.role == BufferRole::Output || b.spec.role == BufferRole::Scratch) continue;
-    if (profile_.reference_data && profile_.reference_data->inputs.count(b.spec.name)) continue;
-    for (const auto& [seed, trial] : trials) wanted.push_back({&b.spec, b.elements, seed, trial});
-  }
+  std::vector<WantedFill> wanted;
+  for (const auto& b : bufs_)
+    if (drawn_each_trial(profile_, b.spec))
+      for (const auto& [seed, trial] : trials) wanted.push_back({&b.spec, b.elements, seed, trial});
   fill_memo().prepare(wanted, store);
 }
 
 void store_fills_ahead(const Profile& p, const Config& c, const TrialStore& store, const std::atomic<bool>* stop) {
-  struct Item {
-    const BufferSpec* spec;
-    std::int64_t n;
-    std::uint64_t seed;
-    int trial;
-    std::string key;
-  };
-  std::vector<Item> items;
+  std::vector<WantedFill> wanted;
   for (const Problem& prob : p.problems) {
     // As green_trials (gates/green.h) with the run's own seeds and trials.
     const std::vector<std::uint64_t>& seeds = prob.green_seeds.empty() ? p.gates.green.seeds : prob.green_seeds;
     const int trials = prob.green_trials > 0 ? prob.green_trials : p.gates.green.trials;
     for (const BufferSpec& b : p.buffers) {
-      if (b.role == BufferRole::Output || b.role == BufferRole::Scratch) continue;
-      if (p.reference_data && p.reference_data->inputs.count(b.name)) continue;
+      if (!drawn_each_trial(p, b)) continue;
       std::int64_t n = 1;
       for (std::int64_t d : buffer_shape(b, p.kernel, prob, c)) n *= d;
       for (std::uint64_t seed : seeds)
-        for (int t = 0; t < trials; ++t) {
-          std::string key = fill_key(b, n, seed, t);
-          if (store.has_fill(key) ||
-              std::any_of(items.begin(), items.end(), [&](const Item& i) { return i.key == key; }))
-            continue;
-          items.push_back({&b, n, seed, t, std::move(key)});
-        }
+        for (int t = 0; t < trials; ++t) wanted.push_back({&b, n, seed, t});
     }
   }
-  std::vector<std::int64_t> sizes;
-  for (const auto& i : items) sizes.push_back(i.n);
-  make_fills(sizes, [&](std::size_t k) {
-    if (stop && *stop) return;
-    make_fill(items[k].key, *items[k].spec, items[k].n, items[k].seed, items[k].trial, &store);
-  });
+  // Written into the store by make_fill; nothing kept here.
+  make_missing_fills(wanted, [&](const std::string& key) { return store.has_fill(key); }, &store, stop);
 }
 
 void BufferSet::configure(const Config& c) {

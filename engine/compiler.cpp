@@ -13,9 +13,9 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <mutex>
 #include <regex>
 #include <set>
-#include <mutex>
 #include <sstream>
 
 #include "engine/error.h"

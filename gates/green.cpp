@@ -304,21 +304,30 @@ std::string findings_text(const std::vector<RegionFinding>& fs) {
   return t;
 }
 
+// Every device copy and kept buffer set, checked at once (a sync): what a far store may have hit.
+std::vector<RegionFinding> check_everything_kept(const GreenRun& r) {
+  StepTimer timer(r.step_seconds, "integrity");
+  std::vector<RegionFinding> found = check_trusted_copies(r.stream);
+  for (auto& f : benches().check_idle(r.stream)) found.push_back(std::move(f));
+  return found;
+}
+// After a finding in any of them: dropped (where else the store went is not known), to be made
+// again from verified bytes; the flush buffer is kept, zeroed again.
+void forget_everything_kept(cudaStream_t s) {
+  forget_fill_copies();
+  reference_memo().forget();
+  benches().forget();  // their buffers hold the damaged fills too
+  restore_zeroed_copies(s);
+}
+
 // C. After the candidate's last launch: evo's own device copies as they were. A write that
 // passed every guard zone (far out of bounds) and landed in one is the candidate's verdict; the
 // copies are dropped, to be made again from verified bytes.
 GreenVerdict after_candidate(const GreenRun& r, GreenVerdict v) {
-  const std::vector<RegionFinding> damaged = in_step("checking evo's device copies", "after the candidate", [&] {
-    StepTimer timer(r.step_seconds, "integrity");
-    std::vector<RegionFinding> found = check_trusted_copies(r.stream);
-    for (auto& f : benches().check_idle(r.stream)) found.push_back(std::move(f));
-    return found;
-  });
+  const std::vector<RegionFinding> damaged =
+      in_step("checking evo's device copies", "after the candidate", [&] { return check_everything_kept(r); });
   if (damaged.empty()) return v;
-  forget_fill_copies();
-  reference_memo().forget();
-  benches().forget();
-  restore_zeroed_copies(r.stream);  // the flush buffer is kept: zeros again
+  forget_everything_kept(r.stream);
   if (r.wrote_out_of_bounds) *r.wrote_out_of_bounds = true;
   v.outcome = Outcome::Rejected;
   v.reason = "wrote into memory it was not given: " + findings_text(damaged) + (v.reason.empty() ? "" : "; " + v.reason);
@@ -353,24 +362,16 @@ GreenVerdict run_green(const GreenRun& r) {
   const bool compares = !r.reference.empty() || r.host_reference;
   if (compares) v.reference = prof.reference_text();
   const bool fixed = r.host_reference && prof.reference_data;
-  auto trials_of = [&](const Problem& p) { return green_trials(r, p); };
 
   // 0. The device copies kept from earlier candidates: a FAST or metrics launch of one may have
   // written into them. Damaged ones are dropped (every copy, since where else it wrote is not
   // known) and made again below from verified bytes, saying so.
-  const std::vector<RegionFinding> damaged = in_step("checking evo's device copies", "before the first launch", [&] {
-    StepTimer timer(r.step_seconds, "integrity");
-    std::vector<RegionFinding> found = check_trusted_copies(r.stream);
-    for (auto& f : benches().check_idle(r.stream)) found.push_back(std::move(f));
-    return found;
-  });
+  const std::vector<RegionFinding> damaged =
+      in_step("checking evo's device copies", "before the first launch", [&] { return check_everything_kept(r); });
   if (!damaged.empty()) {
     if (r.tally)
       r.tally->warnings.push_back(findings_text(damaged) + " before this candidate ran: every kept device copy made again");
-    forget_fill_copies();
-    reference_memo().forget();
-    benches().forget();  // their buffers hold the damaged fills too
-    restore_zeroed_copies(r.stream);
+    forget_everything_kept(r.stream);
   }
 
   // A. Every trial's reference outputs before the first candidate launch, shared with the other
@@ -384,25 +385,22 @@ GreenVerdict run_green(const GreenRun& r) {
   References refs(r, store ? &*store : nullptr, beat);
   std::optional<StepTimer> phase_a;
   phase_a.emplace(r.step_seconds, "references");
-  // Every trial's inputs drawn at once, on every core, before the references need them one by one.
   for (const Problem* p : r.problems) {
-    const std::vector<Trial> all = trials_of(*p);
-    if (refs.all_found(*p, all)) continue;
-    StepTimer timer(r.step_seconds, "references_fill");
-    std::vector<std::pair<std::uint64_t, int>> trials;
-    for (const Trial& t : all) trials.emplace_back(t.seed, t.trial);
-    benches().get(prof, *p, r.config, r.stream, r.guard_zones).bufs->prepare_fills(trials, store ? &*store : nullptr);
-  }
-  if (store)
-    for (const Problem* p : r.problems) {
-      const std::vector<Trial> all = trials_of(*p);
-      if (refs.all_found(*p, all)) continue;  // every candidate after the first
-      BufferSet& bufs = *benches().get(prof, *p, r.config, r.stream, r.guard_zones).bufs;
-      LaunchSequence ref(r.reference.empty() ? std::vector<const KernelSpec*>{} : prof.reference_launches(),
-                         r.reference, *p, {});
-      refs.get(*p, bufs, ref, all);
-      bufs.idle(r.stream);
+    const std::vector<Trial> all = green_trials(r, *p);
+    if (refs.all_found(*p, all)) continue;  // every candidate after the first
+    BufferSet& bufs = *benches().get(prof, *p, r.config, r.stream, r.guard_zones).bufs;
+    {  // the problem's inputs, every trial's at once on every core, before they are needed one by one
+      StepTimer timer(r.step_seconds, "references_fill");
+      std::vector<std::pair<std::uint64_t, int>> trials;
+      for (const Trial& t : all) trials.emplace_back(t.seed, t.trial);
+      bufs.prepare_fills(trials, store ? &*store : nullptr);
     }
+    if (!store) continue;  // made one by one in B
+    LaunchSequence ref(r.reference.empty() ? std::vector<const KernelSpec*>{} : prof.reference_launches(),
+                       r.reference, *p, {});
+    refs.get(*p, bufs, ref, all);
+    bufs.idle(r.stream);
+  }
 
   phase_a.reset();
   // B. The candidate on every problem, seed and trial, against those outputs.
@@ -437,7 +435,7 @@ GreenVerdict run_green(const GreenRun& r) {
     }
     bool forgotten = false;  // its buffers were freed: not to be touched again
 
-    const std::vector<Trial> all = trials_of(*p);
+    const std::vector<Trial> all = green_trials(r, *p);
     for (std::size_t i = 0; i < all.size() && res.outcome == Outcome::Passed; ++i) {
       const Trial& t = all[i];
       const std::string where = where_text(*p, t);
