@@ -164,6 +164,35 @@ TEST(CompileCache, KeyChangesWithEveryInput) {
   with_edit(t.path / "inc" / "extra.cuh", "#include <...> found in include_dirs");
 }
 
+// Include lines as the preprocessor reads them (blanks around '#' and before the name), a header
+// edited between two keys of one process to the same size, and a header first included by an
+// edit all count: the key's per-file digests are kept only while a file's stat stays the same.
+TEST(CompileCache, KeyFollowsIncludesWrittenAnyWayAndEditsWithinAProcess) {
+  TempDir t;
+  TinyTemplate tiny(t.path);
+  write_text(t.path / "inc" / "spaced.cuh", "#define SPACED 1\n");
+  write_text(t.path / "inc" / "later.cuh", "#define LATER 1\n");
+  const fs::path src = t.path / "src" / "tiny.cu";
+  const std::string text = read_bytes(src);
+  write_text(src, "  #  include\t<spaced.cuh>\n" + text);
+  CompileCache cache(t.path / "cache");
+  const auto r = tiny.request();
+  const std::string k0 = cache.key(r);
+  EXPECT_EQ(cache.key(r), k0);
+  write_text(t.path / "inc" / "spaced.cuh", "#define SPACED 2\n");  // same size, new text
+  const std::string k1 = cache.key(r);
+  EXPECT_NE(k1, k0) << "an include written with blanks, edited to the same size";
+  // Not an include: text after the name, a comment, a '#' that is not the line's first.
+  write_text(src, "  #  include\t<spaced.cuh>\n// #include <later.cuh>\nint x; #include <later.cuh>\n" + text);
+  const std::string k2 = cache.key(r);
+  write_text(t.path / "inc" / "later.cuh", "#define LATER 2\n");
+  EXPECT_EQ(cache.key(r), k2) << "later.cuh is named on no include line";
+  write_text(src, "  #  include\t<spaced.cuh>\n#include \"../inc/later.cuh\"\n" + text);
+  const std::string k3 = cache.key(r);
+  write_text(t.path / "inc" / "later.cuh", "#define LATER 3\n");
+  EXPECT_NE(cache.key(r), k3) << "a header first included by an edit of the template";
+}
+
 TEST(CompileCache, KeyOfUnreadableTemplateIsAUserError) {
   TempDir t;
   CompileCache cache(t.path / "cache");
