@@ -18,6 +18,7 @@
 #include "engine/default_profile.h"  // defines: choose_default_profile
 #include "engine/error.h"
 #include "engine/gpu_evaluator.h"   // defines: make_gpu_evaluator
+#include "engine/trace.h"
 #include "engine/profile.h"
 #include "engine/replay.h"          // defines: ReplayEvaluator
 #include "engine/run.h"             // defines: run_search, RunOptions
@@ -271,6 +272,7 @@ int cmd_run(const Globals& g, const RunArgs& given) {
       o.metrics = !a.no_metrics;
       // The device is probed first: without one nothing is compiled and no database is created.
       const auto t0 = std::chrono::steady_clock::now();
+      trace_since_process_start("evo started: arguments, profile, database", "coordinator");
       evaluator = make_gpu_evaluator(prof, o);
       workers_ready_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }

@@ -24,6 +24,7 @@
 
 #include "engine/compiler.h"
 #include "engine/error.h"
+#include "engine/trace.h"
 #include "engine/evaluation_json.h"
 
 namespace evo {
@@ -83,7 +84,10 @@ bool recv_msg(int fd, std::string& body) {
       nlohmann::json reply;
       try {
         const auto req = nlohmann::json::parse(msg).at("request").get<CompileRequest>();
-        reply["build"] = compile(req, cache);
+        TraceSpan span("compile", "compile pool");
+        const Build b = compile(req, cache);
+        if (tracing()) span.detail(std::string(b.from_cache ? "from the cache: " : "NVRTC: ") + req.name_expression);
+        reply["build"] = b;
       } catch (const std::exception& e) {
         reply["error"] = e.what();
       }

@@ -91,11 +91,12 @@ class Evaluator {
   // they took; nullopt where this evaluator collects none. Called only while no measure() is running.
   virtual std::optional<MetricsResult> collect_metrics(const Candidate& c, double* seconds) { return std::nullopt; }
   // The same for several candidates (the run's best, at its end), in their order. An evaluator of
-  // several devices profiles them side by side, one candidate a device at a time, so the other
-  // GPUs do not wait while the first profiles the whole list (issue 35). Same calling rules.
+  // several devices may profile them side by side, one candidate a device at a time, where that
+  // is sooner than on one (issue 35). Same calling rules.
   struct MetricsAlone {
     std::optional<MetricsResult> metrics;
     double seconds = 0;  // the pass's own seconds, as the worker timed them
+    int lane = 0;        // the lane (device) that profiled it
   };
   virtual std::vector<MetricsAlone> collect_metrics_of(const std::vector<Candidate>& cs) {
     std::vector<MetricsAlone> out(cs.size());

@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <sstream>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -24,6 +25,7 @@
 #include <thread>
 
 #include "engine/buffers.h"  // defines: store_fills_ahead
+#include "engine/trace.h"
 #include "engine/compiler.h"
 #include "engine/error.h"
 #include "engine/reference.h"  // defines: ReferenceError
@@ -75,6 +77,25 @@ class StoppableThread {
   std::thread t_;
 };
 
+// How many CUDA devices this process will see, without initialising CUDA here (the coordinator
+// forks compile workers): CUDA_VISIBLE_DEVICES's entries, else the driver's listing of the host's
+// NVIDIA GPUs; 0 when neither says. A guess: the first worker's probe has the driver's count.
+int visible_gpus_guess() {
+  if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) {
+    int n = 0;
+    std::stringstream in(v);
+    for (std::string item; std::getline(in, item, ',');) n += !item.empty();
+    return n;
+  }
+  std::error_code ec;
+  int n = 0;
+  for (std::filesystem::directory_iterator it("/proc/driver/nvidia/gpus", ec), end; !ec && it != end; it.increment(ec)) ++n;
+  return n;
+}
+
+// The run's end profiles its best on one GPU per this many candidates (collect_metrics_of).
+constexpr std::size_t kEndMetricsPerGpu = 16;
+
 class GpuEvaluator : public Evaluator {
  public:
   GpuEvaluator(const Profile& profile, const GpuEvaluatorOptions& options)
@@ -89,6 +110,7 @@ class GpuEvaluator : public Evaluator {
     const char* ahead = std::getenv("EVO_FILLS_AHEAD");
     if (!profile_.reference_data && !(ahead && std::string(ahead) == "0"))
       fills_ahead_ = StoppableThread([this](const std::atomic<bool>& stop) {
+        TraceSpan span("GREEN's inputs drawn ahead", "coordinator: inputs ahead");
         try {
           store_fills_ahead(profile_, Config(profile_.baseline.begin(), profile_.baseline.end()),
                             TrialStore(cache_.dir() / "reference", nullptr), &stop);
@@ -97,11 +119,14 @@ class GpuEvaluator : public Evaluator {
         }
       });
     // One worker process per device, each probed before anything is compiled or stored.
-    // -1 alone means every device the first worker sees. The first is probed alone (it says how
-    // many there are), the others at once: a probe is a process start and a CUDA context, about
-    // a second each, which four GPUs paid one after the other.
+    // -1 alone means every device the first worker sees. All are probed at once: a probe is a
+    // process start and the driver's initialisation (0.76 s for the first on 4 x H200, 0.25 s for
+    // those beside it: call Q). How many there are is the driver's to say; the guess from the
+    // host's listing starts that many, and the first worker's count then drops or adds some.
     const bool all = options.devices == std::vector<int>{-1};
     std::vector<int> devices = options.devices.empty() || all ? std::vector<int>{0} : options.devices;
+    if (all)
+      for (int more = 1; more < visible_gpus_guess(); ++more) devices.push_back(more);
     std::vector<std::unique_ptr<Lane>> probed;
     auto probe_all = [&](std::size_t from) {
       std::vector<std::exception_ptr> errors(devices.size());
@@ -110,7 +135,7 @@ class GpuEvaluator : public Evaluator {
       for (std::size_t k = from; k < devices.size(); ++k)
         threads.emplace_back([&, k] {
           try {
-            probed[k]->info = probed[k]->worker.probe();
+            probed[k]->info = probed[k]->worker.probe(120, /*warm=*/true);
           } catch (...) {
             errors[k] = std::current_exception();
           }
@@ -119,9 +144,13 @@ class GpuEvaluator : public Evaluator {
       for (std::size_t k = from; k < devices.size(); ++k)
         if (errors[k]) std::rethrow_exception(errors[k]);
     };
+    const auto start_t = std::chrono::steady_clock::now();
     probe_all(0);
-    if (all && probed.front()->info.present)
-      for (int more = 1; more < probed.front()->info.device_count; ++more) devices.push_back(more);
+    if (all) {  // no device 0: its probe alone says why
+      const int count = probed.front()->info.present ? probed.front()->info.device_count : 1;
+      while (static_cast<int>(devices.size()) > count) devices.pop_back(), probed.pop_back();  // guessed too many
+      for (int more = static_cast<int>(devices.size()); more < count; ++more) devices.push_back(more);
+    }
     if (devices.size() > probed.size()) probe_all(probed.size());
     for (std::size_t k = 0; k < devices.size(); ++k) {
       const int d = devices[k];
@@ -140,6 +169,7 @@ class GpuEvaluator : public Evaluator {
                         "'s launch reads NUM_SMS: one value per run (run one evo per device model)");
       lanes_.push_back(std::move(lane));
     }
+    trace_span("GPU workers started and probed", "coordinator", start_t);
     const DeviceInfo& info_ = lanes_.front()->info;
     set_device_sms(info_.sm_count);  // NUM_SMS here as in the workers: features, keys, exports agree
     // The profile's arch when it is for this device (sm_90a on sm_90 keeps its wgmma), else the device's.
@@ -152,7 +182,10 @@ class GpuEvaluator : public Evaluator {
         limits_.shared_per_block_optin = std::min(limits_.shared_per_block_optin, l->info.smem_per_block_optin);
       if (l->info.regs_per_sm > 0) limits_.registers_per_sm = std::min(limits_.registers_per_sm, l->info.regs_per_sm);
     }
-    pool_ = std::make_unique<CompilePool>(options.jobs, cache_.dir());
+    {
+      TraceSpan span("compile pool started", "coordinator");
+      pool_ = std::make_unique<CompilePool>(options.jobs, cache_.dir());
+    }
     // A kernel reference compiles beside the first candidates; a command or data one compiles nothing.
     reference_requests_ = reference_requests(profile_, arch_);
     for (const auto& r : reference_requests_) reference_tickets_.push_back(pool_->submit(r));
@@ -341,13 +374,11 @@ class GpuEvaluator : public Evaluator {
     return a.metrics;
   }
 
-  // Metrics passes alone (the run's end: nothing else is measuring), spread over every GPU: each
-  // lane takes the next candidate when its last is done. Each candidate passed GREEN and FAST when
-  // it was recorded, and its build is in the cache. Here the passes do not take turns at the
-  // host's metrics lock: two at once are each about 1.6x slower, not 2x, and each worker's first
-  // pass also sets CUPTI up (0.25-0.4 s), which under the lock the GPUs paid one after the other
-  // (2 x H200: the end of sdpa_fp8's sweep 2.6 s with the lock, 2.1 s without, 2.3 s on one GPU;
-  // docs/results/scale6 section 2).
+  // Metrics passes alone (the run's end: nothing else is measuring), on as many GPUs as pays
+  // (kEndMetricsPerGpu): each lane takes the next candidate when its last is done. Each candidate
+  // passed GREEN and FAST when it was recorded, and its build is in the cache. Several GPUs do not
+  // take turns at the host's metrics lock here: two passes at once are each about 1.6x slower,
+  // not 2x (docs/results/scale6 section 2).
   std::vector<MetricsAlone> collect_metrics_of(const std::vector<Candidate>& cs) override {
     std::vector<MetricsAlone> out(cs.size());
     if (!metrics_on() || cs.empty()) return out;
@@ -362,8 +393,10 @@ class GpuEvaluator : public Evaluator {
       job.metrics = true;
       jobs[i] = std::move(job);
     }
-    auto alone = [&](Lane& lane, const WorkerJob& job) {
+    auto alone = [&](std::size_t l, const WorkerJob& job) {
+      Lane& lane = *lanes_[l];
       MetricsAlone r;
+      r.lane = static_cast<int>(l);
       WorkerAnswer a = lane.worker.run_measured(job, 60 + profile_.gates.timeout_s,
                                                  [](const std::string& line) { spdlog::warn("{}", line); });
       r.seconds = a.seconds_metrics;
@@ -391,11 +424,10 @@ class GpuEvaluator : public Evaluator {
       return true;
     };
     auto work = [&](std::size_t l) {
-      Lane& lane = *lanes_[l];
       std::size_t i = 0;
       while (take(i)) {
         try {
-          out[i] = alone(lane, *jobs[i]);
+          out[i] = alone(l, *jobs[i]);
         } catch (...) {  // this GPU can no longer measure: its candidate goes back to the others
           std::lock_guard<std::mutex> g(m);
           todo.push_back(i);
@@ -404,7 +436,12 @@ class GpuEvaluator : public Evaluator {
         }
       }
     };
-    const std::size_t n = std::min(lanes_.size(), todo.size());
+    // One GPU for each kEndMetricsPerGpu of them: each worker's first collection costs 0.17 s alone
+    // and 0.57-0.70 s when four start at once (4 x H200, call Q: the first profiler start after
+    // enabling takes a turn host-wide), against 26 ms a collection after it. Ten on one GPU took
+    // 0.43-0.5 s, on four 0.8 s (docs/results/scale8).
+    const std::size_t n =
+        std::min(lanes_.size(), std::max<std::size_t>(1, (todo.size() + kEndMetricsPerGpu - 1) / kEndMetricsPerGpu));
     std::vector<std::thread> threads;
     for (std::size_t l = 1; l < n; ++l) threads.emplace_back(work, l);
     work(0);
@@ -520,6 +557,7 @@ class GpuEvaluator : public Evaluator {
 
   const Build& reference() {
     if (!reference_) {
+      TraceSpan span("the reference kernel's build waited for", "coordinator");
       std::vector<Build> bs;
       for (auto t : reference_tickets_) bs.push_back(wait_for(t));
       Build r = launch_build(profile_.reference_launches(), reference_requests_, bs);

@@ -9,9 +9,11 @@
 #include <deque>
 #include <future>
 #include <mutex>
+#include <set>
 #include <unordered_set>
 
 #include "engine/error.h"
+#include "engine/trace.h"
 
 namespace evo {
 namespace {
@@ -56,6 +58,7 @@ class Loop {
   }
 
   RunSummary run() {
+    std::optional<TraceSpan> begun(std::in_place, "run begun: database, strategy", "coordinator");
     // A. Begin, or reopen and re-observe: the strategy sees what the run recorded, in order.
     if (o_.resume) {
       s_.run_id = *o_.resume;
@@ -87,6 +90,7 @@ class Loop {
     defer_metrics_ = !strategy_.reads_metrics() && o_.metrics_near_best > 0 && o_.metrics_best_at_end > 0 &&
                      profile_.gates.metrics.thresholds.empty();
     if (defer_metrics_) ev_.set_metrics_during_run(false);
+    begun.reset();
     try {
       pipeline();
       if (o_.sanitize_elites && s_.stop_reason != "interrupted") check_best();
@@ -234,6 +238,7 @@ class Loop {
       auto result = std::make_shared<std::promise<Evaluation>>();
       lane.busy = result->get_future();
       lane.thread = std::async(std::launch::async, [this, i, result] {
+        TraceSpan span("measure", "lane " + std::to_string(i));
         try {
           result->set_value(ev_.measure(lanes_[i].measuring, i));
         } catch (...) {
@@ -267,13 +272,13 @@ class Loop {
     record(done, std::move(e), i);
   }
 
-  // B. The baseline re-timed in this run on every device (each while it is free), so speedups
-  // are ratios measured side by side on one device. Results that came back before the baseline's
-  // own were held (nothing to divide by yet) and are recorded now.
+  // B. The baseline re-timed in this run on every device but the one that measured it (each
+  // while it is free), so speedups are ratios measured side by side on one device. Results that
+  // came back before the baseline's own were held (nothing to divide by yet) and are recorded now.
   void baseline_recorded() {
     baseline_done_ = true;
     for (std::size_t i = 0; i < lanes_.size(); ++i)
-      if (!lanes_[i].busy.valid() && !lanes_[i].lost) retime(i);
+      if (!lanes_[i].busy.valid() && !lanes_[i].lost && !lanes_[i].retimed) retime(i);
     auto held = std::move(held_);
     held_.clear();
     for (auto& h : held) finish(h.c, std::move(h.e), false, h.lane);
@@ -284,6 +289,7 @@ class Loop {
     lane.retimed = true;
     if (stopping()) return;
     const auto t0 = Clock::now();
+    TraceSpan span("the baseline re-timed on lane " + std::to_string(i), "coordinator");
     Timing t;
     try {
       t = ev_.time_baseline(i);
@@ -338,7 +344,19 @@ class Loop {
     count(id, e, reused);
     if (e.measured()) measured_.push_back({id, c, e});
     strategy_.observe(e);
-    if (e.config_hash == baseline_hash_) baseline_recorded();
+    if (e.config_hash == baseline_hash_) {
+      // Measured here, in this run: its own FAST is that device's timing of it, side by side with
+      // what the device measures next; only the other devices re-time it (45 ms each, call Q).
+      if (!reused && e.measured() && e.fast.p50_us > 0) {
+        lanes_[lane].retimed = true;
+        lanes_[lane].baseline_p50_us = e.fast.p50_us;
+        if (lane == 0 || s_.baseline_p50_us <= 0) {
+          s_.baseline_p50_us = e.fast.p50_us;
+          store_.set_run_baseline(s_.run_id, s_.baseline_p50_us);
+        }
+      }
+      baseline_recorded();
+    }
     if (best) {
       if (o_.progress) end_progress();
       // A candidate may finish before the baseline does (the pipeline measures whichever is ready).
@@ -356,6 +374,7 @@ class Loop {
   // D. The best must pass compute-sanitizer before it is reported: the fastest not yet checked is
   // run under memcheck now, while the GPU is free; a failure marks it and the next best is checked.
   void check_best() {
+    TraceSpan span("memcheck of the best", "coordinator");
     std::stable_sort(measured_.begin(), measured_.end(),
                      [](const Measured& a, const Measured& b) { return a.e.fast.p50_us < b.e.fast.p50_us; });
     const auto t0 = Clock::now();
@@ -392,6 +411,7 @@ class Loop {
   // measured candidates, fastest first, profiled now (side by side where there are several GPUs)
   // and their records completed.
   void profile_the_best() {
+    TraceSpan span("metrics of the best at the end", "coordinator");
     std::vector<Measured*> best;
     for (auto& m : measured_)
       if (m.e.status == Status::Measured && m.e.metrics.reason == kMetricsDeferred) best.push_back(&m);
@@ -406,8 +426,10 @@ class Loop {
     const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
     double total = 0;
     std::size_t done = 0;
+    std::set<int> gpus;
     for (std::size_t i = 0; i < best.size() && i < got.size(); ++i) {
       if (!got[i].metrics) continue;  // none from this evaluator: the record keeps saying it was deferred
+      gpus.insert(got[i].lane);
       Measured* m = best[i];
       m->e.metrics = *got[i].metrics;
       m->e.seconds_metrics += got[i].seconds;
@@ -420,7 +442,7 @@ class Loop {
     s_.seconds_metrics_at_end = wall;
     if (done)
       spdlog::info("metrics of the run's {} best, profiled at its end on {} GPU{}: {:.1f} s of passes in {:.1f} s", done,
-                   ev_.lanes(), ev_.lanes() == 1 ? "" : "s", total, wall);
+                   gpus.size(), gpus.size() == 1 ? "" : "s", total, wall);
   }
 
   bool is_new_best(const Evaluation& e) const {

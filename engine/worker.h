@@ -3,7 +3,8 @@
 // A kernel that faults kills its CUDA context and a kernel that hangs never returns, so every
 // launch happens in this separate process, which the coordinator can kill and restart. They talk
 // over the worker's stdin/stdout in frames: a 4-byte little-endian length, then that many bytes
-// of JSON. Coordinator -> worker: {"type":"probe"}, {"type":"job",...}, {"type":"quit"}.
+// of JSON. Coordinator -> worker: {"type":"probe"} (with "warm":true from a run), {"type":"job",...},
+// {"type":"quit"}.
 // Worker -> coordinator: {"type":"beat","step":"green: candidate launch (problem small, seed 0,
 // trial 1)","budget_s":5} before every blocking step, then one {"type":"answer",...}.
 //
@@ -128,7 +129,8 @@ class WorkerClient {
   WorkerClient& operator=(const WorkerClient&) = delete;
 
   // Starts the worker if needed and asks it what the device is. Never initialises CUDA here.
-  DeviceInfo probe(double timeout_s = 120);
+  // warm: the worker then makes its context and stream at once, ready for the jobs to come.
+  DeviceInfo probe(double timeout_s = 120, bool warm = false);
   // Runs a job; crash and hang become the answer's outcome. `timeout_s` is the budget of a step
   // the worker has not announced yet (start-up, loading cubins).
   WorkerAnswer run(const WorkerJob& job, double timeout_s);

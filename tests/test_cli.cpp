@@ -706,6 +706,38 @@ TEST(CliReplay, PrintsAPipelineLineOnlyForASimulatedPipeline) {
   EXPECT_GE(std::stod(simulated.out.substr(at + 25)), 0.0);
 }
 
+// EVO_TRACE=FILE: the run's timeline, one Chrome trace event a line, each span where it ran.
+// A simulated replay measures on one lane: one "measure" span a measured candidate, in order.
+TEST(CliReplay, ATraceHasASpanForEachMeasurement) {
+  TempDir t;
+  const std::string landscape = (kSource / "tests/data/landscape_synthetic.json").string();
+  const fs::path trace = t.path / "trace.jsonl";
+  const Result r = run_evo({"--db", (t.path / "a.db").string(), "-j", "2", "run", "--replay", landscape, "--budget",
+                            "12", "--strategy", "random", "--replay-compile-s", "0.01", "--replay-gpu-s", "0.02", "-q"},
+                           t.path, {"env", "EVO_TRACE=" + trace.string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::ifstream in(trace);
+  int measures = 0;
+  std::int64_t last_end = 0;
+  for (std::string line; std::getline(in, line);) {
+    const auto e = nlohmann::json::parse(line);
+    EXPECT_EQ(e.at("ph"), "X") << line;
+    EXPECT_GE(e.at("dur").get<std::int64_t>(), 0) << line;
+    if (e.at("name") != "measure") continue;
+    ++measures;
+    EXPECT_EQ(e.at("tid"), "lane 0") << line;
+    // One lane measures one candidate at a time: a span starts after the one before it ended.
+    EXPECT_GE(e.at("ts").get<std::int64_t>(), last_end) << line;
+    EXPECT_GE(e.at("dur").get<std::int64_t>(), 15000) << line;  // the simulated 0.02 s, less clock slack
+    last_end = e.at("ts").get<std::int64_t>() + e.at("dur").get<std::int64_t>();
+  }
+  // Those that compiled reach the GPU; the summary's valid share says how many of the 12.
+  const auto at = r.out.find("0 read back, ");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  EXPECT_EQ(measures, static_cast<int>(std::lround(12 * std::stod(r.out.substr(at + 13)) / 100))) << r.out;
+  EXPECT_GT(measures, 0) << r.out;
+}
+
 // `--profile FILE` beside `--replay`: the file is read as a profile and must hold the landscape's
 // space, field by field; a name must be the landscape's.
 TEST(CliReplay, AProfileFileMustHoldTheLandscapesSpace) {

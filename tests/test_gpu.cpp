@@ -368,9 +368,10 @@ TEST(GpuGates, MetricsDeferredDuringTheRunAndCollectedAloneAtItsEnd) {
   }
 }
 
-// The run's end profiles its best on every GPU at once (engine/evaluator.h, collect_metrics_of):
-// each answer must be its own candidate's, whichever GPU took it. Two configurations of clearly
-// different speed, interleaved: each pass's duration follows its candidate, not its neighbour.
+// The run's end profiles its best side by side, one GPU for each 16 of them (engine/evaluator.h,
+// collect_metrics_of): each answer must be its own candidate's, whichever GPU took it. Two
+// configurations of clearly different speed, interleaved, 18 in all (two GPUs where there are
+// several): each pass's duration follows its candidate, not its neighbour.
 TEST(GpuGates, MetricsAtTheRunsEndOnEveryGpuAnswerForTheirOwnCandidate) {
   REQUIRE_GPU();
   const Profile p = load_profile(repo("profiles/gemm_fp16.json"));
@@ -390,8 +391,13 @@ TEST(GpuGates, MetricsAtTheRunsEndOnEveryGpuAnswerForTheirOwnCandidate) {
   ASSERT_EQ(eb.status, Status::Measured) << eb.message;
   if (ea.metrics.outcome != Outcome::Passed) GTEST_SKIP() << "no metrics on this machine: " << ea.metrics.reason;
   ASSERT_GT(eb.fast.p50_us, 1.3 * ea.fast.p50_us) << "the small tile should be clearly slower";
-  const auto got = ev->collect_metrics_of({a, b, a, b, a, b});
-  ASSERT_EQ(got.size(), 6u);
+  std::vector<Candidate> list;
+  for (int i = 0; i < 9; ++i) list.push_back(a), list.push_back(b);
+  const auto got = ev->collect_metrics_of(list);
+  ASSERT_EQ(got.size(), 18u);
+  std::set<int> gpus;
+  for (const auto& g : got) gpus.insert(g.lane);
+  EXPECT_EQ(gpus.size(), std::min<std::size_t>(2, ev->lanes())) << "18 candidates: one GPU for each 16";
   std::vector<double> us;
   for (const auto& g : got) {
     ASSERT_TRUE(g.metrics.has_value());
