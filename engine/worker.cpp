@@ -220,7 +220,7 @@ void log_green_steps(const WorkerJob& job, double total_s, const std::map<std::s
 
 // CUPTI's set-up for the profile's metric list, once a worker, on a thread of its own while the
 // first candidates are judged and timed: host work (nvperf's metric tables; 0.6 s on 2 x H200)
-// that the first metrics collection, often the run's end, would otherwise wait for.
+// that the first metrics collection would otherwise wait for.
 std::thread& metrics_ahead_thread() {
   static std::thread* t = new std::thread;  // joined before the worker returns (worker_main)
   return *t;
@@ -272,7 +272,10 @@ WorkerAnswer run_job(WorkerState& st, const WorkerJob& job, const Heartbeat& sen
     st.ready();
     const Profile& prof = st.profile(job.profile_path);
     if (tracing()) trace_span("worker ready, profile read", track, job_start);
-    if (job.metrics || prof.gates.metrics.enabled) prepare_metrics_ahead(prof);
+    // Only where this run collects metrics while it measures: the set-up's thread slows this
+    // worker's own CUDA calls meanwhile (the first GREEN 0.4-0.9 s without it, 1.0-1.4 s with it on
+    // 4 x H200, call R), more than it saves a run that profiles only its end (0.3 s, on one GPU).
+    if (job.metrics && (job.green || job.fast)) prepare_metrics_ahead(prof);
     const double timeout = prof.gates.timeout_s;
     beat("loading cubins", 60 + timeout);
     // Each cubin once (launches of one template share it), its modules in first-launch order.
