@@ -191,6 +191,10 @@ class GpuEvaluator : public Evaluator {
     for (const auto& r : reference_requests_) reference_tickets_.push_back(pool_->submit(r));
   }
 
+  ~GpuEvaluator() override {
+    for (auto& l : lanes_) l->worker.ask_to_quit();  // their teardowns overlap; each lane then waits
+  }
+
   std::string device() const override { return lanes_.front()->info.name; }
   std::size_t lanes() const override { return lanes_.size(); }
   std::string lane_device(std::size_t lane) const override { return lanes_.at(lane)->info.name; }

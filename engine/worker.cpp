@@ -606,18 +606,25 @@ void WorkerClient::start() {
   if (starts_++ > 0) ++restarts_;
 }
 
+void WorkerClient::ask_to_quit() {
+  if (pid_ <= 0 || to_fd_ < 0) return;
+  write_all(to_fd_, encode_frame(R"({"type":"quit"})"));
+  ::close(to_fd_);
+  to_fd_ = -1;
+}
+
 void WorkerClient::stop(bool force) {
   if (pid_ <= 0) return;
-  if (!force && to_fd_ >= 0) write_all(to_fd_, encode_frame(R"({"type":"quit"})"));
+  if (!force) ask_to_quit();
   if (to_fd_ >= 0) ::close(to_fd_);
   to_fd_ = -1;
   int status = 0;
   bool reaped = false;
   if (!force) {
     // Context teardown takes a moment; after 10 s the worker is stuck.
-    for (int i = 0; i < 1000 && !reaped; ++i) {
+    for (int i = 0; i < 10000 && !reaped; ++i) {
       if (::waitpid(pid_, &status, WNOHANG) == pid_) reaped = true;
-      else ::usleep(10000);
+      else ::usleep(1000);
     }
   }
   if (!reaped) {
