@@ -382,6 +382,7 @@ int cmd_run(const Globals& g, const RunArgs& given) {
     std::cout << "\nbest per problem (" << profile.name << "):\n";
     t.print(std::cout);
   }
+  trace_since_process_start("evo run, from its start to its return", "coordinator");
   return 0;
 }
 

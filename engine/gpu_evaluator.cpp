@@ -192,7 +192,9 @@ class GpuEvaluator : public Evaluator {
   }
 
   ~GpuEvaluator() override {
+    TraceSpan span("GPU workers asked to quit and waited for", "coordinator");
     for (auto& l : lanes_) l->worker.ask_to_quit();  // their teardowns overlap; each lane then waits
+    lanes_.clear();
   }
 
   std::string device() const override { return lanes_.front()->info.name; }
