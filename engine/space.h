@@ -31,7 +31,7 @@ class KnobSpace {
   std::optional<std::string> why_invalid(const Config& c) const;
   bool valid(const Config& c) const { return !why_invalid(c); }
 
-  std::vector<Config> enumerate_valid() const;            // in lexicographic knob order
+  const std::vector<Config>& enumerate_valid() const;            // in lexicographic knob order
   std::optional<Config> sample(std::mt19937_64& rng) const;  // uniform among valid configs
   std::vector<Config> neighbours(const Config& c) const;    // valid configs one knob one step away
 
@@ -45,6 +45,10 @@ class KnobSpace {
   std::vector<Expr> constraints_;
   std::vector<Vars> problem_vars_;  // sizes (and numeric fixed defines) of each problem
   std::vector<std::string> problem_names_;
+  // Per constraint: whether a variable it reads differs between the problems (else one problem
+  // answers for all). Only meaningful where every problem names the same variables.
+  std::vector<bool> per_problem_;
+  bool same_names_ = true;
   mutable std::optional<std::vector<Config>> valid_cache_;
 };
 

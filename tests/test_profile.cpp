@@ -325,6 +325,32 @@ TEST(KnobSpace, EnumeratesOnlyConfigsPassingEveryConstraint) {
   EXPECT_EQ(hashes.size(), all.size());
 }
 
+// enumerate_valid skips why_invalid's map building and judges the problems after the first only
+// on the constraints that read a size they do not share: the same configurations, in index order,
+// as asking why_invalid of every index. sdpa_fp8_wgmma: 7 problems of different sizes, 19
+// constraints, some of them on the sizes; sdpa_fp8pv_wgmma_d128 the most constraints.
+TEST(KnobSpace, EnumerationIsWhyInvalidOfEveryIndex) {
+  for (const char* name : {"sdpa_fp8_wgmma", "sdpa_fp8pv_wgmma_d128", "gemm_fp16"}) {
+    auto p = evo::load_profile(kSource / "profiles" / (std::string(name) + ".json"));
+    ASSERT_GT(p.problems.size(), 0u);
+    evo::KnobSpace space(p);
+    std::vector<evo::Config> brute;  // every combination, the last knob varying fastest
+    evo::Config c;
+    std::function<void(std::size_t)> each = [&](std::size_t k) {
+      if (k == p.knobs.size()) {
+        if (!space.why_invalid(c)) brute.push_back(c);
+        return;
+      }
+      for (auto v : p.knobs[k].values) c[p.knobs[k].name] = v, each(k + 1);
+    };
+    each(0);
+    const auto fast = space.enumerate_valid();
+    EXPECT_EQ(fast, brute) << name;
+    EXPECT_GT(fast.size(), 0u) << name;
+    EXPECT_LT(fast.size(), space.size()) << name;
+  }
+}
+
 TEST(KnobSpace, ConstraintsLeavingNoConfigAreDetected) {
   auto j = gemm_json();
   j["constraints"].push_back("BLOCK_M > 1000");
