@@ -16,20 +16,20 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <sstream>
 #include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <sstream>
 #include <thread>
 
 #include "engine/buffers.h"  // defines: store_fills_ahead
-#include "engine/trace.h"
 #include "engine/compiler.h"
 #include "engine/error.h"
 #include "engine/reference.h"  // defines: ReferenceError
 #include "engine/space.h"      // defines: set_device_sms, uses_device_sms
+#include "engine/trace.h"
 #include "engine/trial_store.h"
 #include "engine/worker.h"
 #include "gates/metrics.h"
