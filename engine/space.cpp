@@ -143,7 +143,7 @@ Config KnobSpace::config_at(std::uint64_t index) const {
   return c;
 }
 
-const std::vector<Config>& KnobSpace::enumerate_valid() const {
+const std::vector<Config>& KnobSpace::enumerate_valid() const& {
   if (!valid_cache_) {
     // why_invalid's verdict on each index, without its map building: every configuration of the
     // space is well formed, so only the constraints can say no. Each problem's variables keep a

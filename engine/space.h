@@ -31,7 +31,10 @@ class KnobSpace {
   std::optional<std::string> why_invalid(const Config& c) const;
   bool valid(const Config& c) const { return !why_invalid(c); }
 
-  const std::vector<Config>& enumerate_valid() const;            // in lexicographic knob order
+  // In lexicographic knob order, computed once and kept. A temporary space hands out a copy, so
+  // `for (auto& c : KnobSpace(p).enumerate_valid())` does not outlive what it iterates.
+  const std::vector<Config>& enumerate_valid() const&;
+  std::vector<Config> enumerate_valid() const&& { return enumerate_valid(); }
   std::optional<Config> sample(std::mt19937_64& rng) const;  // uniform among valid configs
   std::vector<Config> neighbours(const Config& c) const;    // valid configs one knob one step away
 
