@@ -305,10 +305,14 @@ class Loop {
     else
       spdlog::warn("baseline could not be re-timed on {} ({}): speedups use its recorded median", ev_.lane_device(i),
                    t.reason);
-    if (i == 0 || s_.baseline_p50_us <= 0) {
-      if (lane.baseline_p50_us > 0) s_.baseline_p50_us = lane.baseline_p50_us;
-      if (s_.baseline_p50_us > 0) store_.set_run_baseline(s_.run_id, s_.baseline_p50_us);
-    }
+    run_baseline_from(i);
+  }
+
+  // The run's baseline (its summary's and the store's) is lane 0's timing, else the first lane's.
+  void run_baseline_from(std::size_t i) {
+    if (i != 0 && s_.baseline_p50_us > 0) return;
+    if (lanes_[i].baseline_p50_us > 0) s_.baseline_p50_us = lanes_[i].baseline_p50_us;
+    if (s_.baseline_p50_us > 0) store_.set_run_baseline(s_.run_id, s_.baseline_p50_us);
   }
 
   // A new evaluation's result (measured on `lane`): into the summary's phase times, then recorded.
@@ -350,10 +354,7 @@ class Loop {
       if (!reused && e.measured() && e.fast.p50_us > 0) {
         lanes_[lane].retimed = true;
         lanes_[lane].baseline_p50_us = e.fast.p50_us;
-        if (lane == 0 || s_.baseline_p50_us <= 0) {
-          s_.baseline_p50_us = e.fast.p50_us;
-          store_.set_run_baseline(s_.run_id, s_.baseline_p50_us);
-        }
+        run_baseline_from(lane);
       }
       baseline_recorded();
     }
