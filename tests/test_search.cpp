@@ -20,6 +20,7 @@
 #include "engine/profile.h"
 #include "engine/replay.h"
 #include "engine/run.h"
+#include "engine/search/gaussian_process.h"
 #include "engine/search/insights.h"
 #include "engine/search/strategy.h"
 #include "population/landscape.h"
@@ -48,8 +49,8 @@ std::vector<fs::path> landscapes() {
 
 // Drives a strategy without the store: propose, evaluate on the landscape, observe.
 std::vector<Candidate> drive(const std::string& strategy, std::uint64_t seed, std::size_t total,
-                             std::map<std::string, std::string> options = {}) {
-  ReplayEvaluator ev(kSynthetic);
+                             std::map<std::string, std::string> options = {}, const fs::path& landscape = kSynthetic) {
+  ReplayEvaluator ev(landscape);
   KnobSpace space(ev.profile());
   StrategyContext ctx{ev.profile(), space, 0, {}, "", ""};
   ctx.seed = seed;
@@ -229,6 +230,43 @@ TEST(Strategies, NearInitialDrawsMoveTheBestByOneOrTwoKnobs) {
 
 // initial_design=spread: each initial draw is the farthest of 32 from what was proposed, so the
 // first draws lie farther apart than uniform ones (mean distance to the nearest other, over seeds).
+TEST(GaussianProcess, InterpolatesWhatItSawAndDoubtsWhatItDidNot) {
+  // y = x0 + 2 x1 on five points of the unit square.
+  const std::vector<double> x = {0, 0, 1, 0, 0, 1, 1, 1, 0.5, 0.5};
+  std::vector<double> y;
+  for (std::size_t i = 0; i < x.size(); i += 2) y.push_back(x[i] + 2 * x[i + 1]);
+  GaussianProcess gp;
+  gp.fit(x, 2, y);
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    const auto p = gp.predict(&x[2 * i]);
+    EXPECT_NEAR(p.mean, y[i], 0.15) << "point " << i;
+  }
+  const double between[2] = {0.75, 0.25}, far[2] = {3, 3};
+  EXPECT_GT(gp.predict(between).mean, gp.predict(&x[0]).mean);  // between (0,0) and (1,0), above the first
+  EXPECT_LT(gp.predict(between).mean, gp.predict(&x[6]).mean);  // and below the top corner
+  EXPECT_GT(gp.predict(far).spread, 3 * gp.predict(&x[8]).spread);  // unsure far from what it saw
+
+  GaussianProcess one;
+  one.fit({0.5, 0.5}, 2, {4.0});  // a single point: its value, spread 1
+  EXPECT_DOUBLE_EQ(one.predict(far).mean, 4.0);
+  EXPECT_DOUBLE_EQ(one.predict(far).spread, 1.0);
+}
+
+TEST(Strategies, GaussianProcessLeadsOnlyOnceSomethingFailed) {
+  auto texts = [](const std::vector<Candidate>& v) {
+    std::vector<std::string> t;
+    for (const auto& c : v) t.push_back(config_text(c.config));
+    return t;
+  };
+  // sdpa_fp8: every configuration passes, so the default is the forest from the first draw.
+  const fs::path all_pass = kData / "landscape_sdpa_fp8_h100.json";
+  EXPECT_EQ(texts(drive("evo", 5, 40, {}, all_pass)), texts(drive("evo", 5, 40, {{"gp", "never"}}, all_pass)));
+  EXPECT_NE(texts(drive("evo", 5, 40, {{"gp", "always"}}, all_pass)), texts(drive("evo", 5, 40, {{"gp", "never"}}, all_pass)));
+  // kt_matmul: three in four fail, and the process leads the first climb.
+  const fs::path failing = kData / "landscape_kt_matmul_h100.json";
+  EXPECT_NE(texts(drive("evo", 5, 40, {}, failing)), texts(drive("evo", 5, 40, {{"gp", "never"}}, failing)));
+}
+
 TEST(Strategies, SpreadInitialDrawsLieFartherApartThanUniformOnes) {
   ReplayEvaluator ev(kSynthetic);
   KnobSpace space(ev.profile());
@@ -280,6 +318,7 @@ TEST(Strategies, BadOptionsAreOneLineUserErrors) {
   EXPECT_THROW(make("evo", {{"initial_design", "latin"}}), UserError);
   EXPECT_THROW(make("evo", {{"initial_near", "2"}}), UserError);
   EXPECT_THROW(make("evo", {{"initial_near", "most"}}), UserError);
+  EXPECT_THROW(make("evo", {{"gp", "sometimes"}}), UserError);
   EXPECT_NO_THROW(make("evo", {{"initial_near", "auto"}, {"near_steps", "0"}, {"initial_design", "spread"}}));
   try {
     make("random", {{"x", "1"}});

@@ -5,7 +5,9 @@
 //   1. after the baseline, `initial` uniform draws;
 //   2. then, each time enough new results have come back, both forests are fitted again: a
 //      regression of log median time over the measured configurations, and the chance to pass
-//      (compile, static gate, GREEN, FAST) over every evaluated one;
+//      (compile, static gate, GREEN, FAST) over every evaluated one; while few configurations have
+//      been measured in a space where some fail, a Gaussian process predicts the times instead
+//      (a forest of a handful of samples cannot split, a Matern kernel already interpolates);
 //   3. every unseen valid configuration (or, in a space too large to score whole, a pool of
 //      uniform draws and of moves of the best configurations by 1, 2, 3 ... steps along one or two
 //      value lists) is scored by expected improvement over the best time, times the chance to
@@ -32,6 +34,7 @@
 #include "engine/error.h"
 #include "engine/expr.h"
 #include "engine/search/forest.h"
+#include "engine/search/gaussian_process.h"
 #include "engine/search/strategy.h"
 
 namespace evo {
@@ -43,6 +46,8 @@ const std::vector<StrategyOption> kOptions = {
     {"near_steps", "initial_near: the most places a moved knob goes along its value list (0: to any of its values)", "2"},
     {"initial_near", "share of the initial draws that move the best so far (the baseline at first) by one or two knobs; auto: the share of the draws so far that failed", "0"},
     {"trees", "trees in each forest", "64"},
+    {"gp", "when a Gaussian process, not the forest, predicts times while fewer than gp_until configurations are measured: failing (once a result has failed), always, never", "failing"},
+    {"gp_until", "measured configurations from which the forest predicts times", "16"},
     {"explore", "share of proposals drawn uniformly at random once the model leads", "0.05"},
     {"score_all", "score every unseen valid configuration when the space has at most this many", "50000"},
     {"pool", "configurations scored per fit when the space is larger than score_all", "4000"},
@@ -73,6 +78,10 @@ class ModelSearch : public Strategy {
     initial_ = o.integer("initial", 0, 100000);
     trees_ = static_cast<std::size_t>(o.integer("trees", 1, 1000));
     explore_ = o.number("explore", 0, 1);
+    gp_when_ = o.text("gp");
+    if (gp_when_ != "failing" && gp_when_ != "always" && gp_when_ != "never")
+      throw UserError("strategy evo: option gp='" + gp_when_ + "': choose failing, always or never");
+    gp_until_ = static_cast<std::size_t>(o.integer("gp_until", 0, 100000));
     score_all_ = static_cast<std::size_t>(o.integer("score_all", 0, 10000000));
     pool_ = static_cast<std::size_t>(o.integer("pool", 16, 10000000));
     design_ = o.text("initial_design");
@@ -369,8 +378,12 @@ class ModelSearch : public Strategy {
       passed.push_back(o.passed ? 1.0 : 0.0);
       if (o.passed) time_rows.insert(time_rows.end(), o.row.begin(), o.row.end()), log_time.push_back(o.log_time);
     }
-    time_model_.fit(time_rows, features_, log_time, trees_, rng_);
     const bool any_failed = std::any_of(passed.begin(), passed.end(), [](double p) { return p == 0.0; });
+    // The Gaussian process while the forest is starved: where configurations fail, the measured
+    // ones come slowly, and the first climb decides the smallest budgets. Where none has failed the
+    // forest leads from the first (on the all-passing landscapes it was the better of the two).
+    const bool gp = measured_ < gp_until_ && (gp_when_ == "always" || (gp_when_ == "failing" && any_failed));
+    if (!gp) time_model_.fit(time_rows, features_, log_time, trees_, rng_);
     if (any_failed) pass_model_.fit(all_rows, features_, passed, trees_, rng_);
 
     std::vector<Config> pool;
@@ -386,6 +399,25 @@ class ModelSearch : public Strategy {
       rows = &pool_rows;
       hashes = &pool_hashes;
     }
+    // The process's inputs: every feature of the forests, each scaled to [0, 1] over the
+    // configurations scored and those observed (the knobs' places alone did worse on kt_stencil).
+    std::vector<float> lo, hi;
+    std::vector<double> at(features_);
+    auto scaled = [&](const float* r, double* out) {
+      for (std::size_t f = 0; f < features_; ++f) out[f] = hi[f] > lo[f] ? (r[f] - lo[f]) / double(hi[f] - lo[f]) : 0.0;
+    };
+    if (gp) {
+      lo.assign(features_, INFINITY), hi.assign(features_, -INFINITY);
+      auto widen = [&](const float* r) {
+        for (std::size_t f = 0; f < features_; ++f) lo[f] = std::min(lo[f], r[f]), hi[f] = std::max(hi[f], r[f]);
+      };
+      for (std::size_t i = 0; i < cands->size(); ++i) widen(rows->data() + i * features_);
+      for (const auto& o : observed_) widen(o.row.data());
+      std::vector<double> x;
+      for (const auto& o : observed_)
+        if (o.passed) x.resize(x.size() + features_), scaled(o.row.data(), x.data() + x.size() - features_);
+      gp_model_.fit(x, features_, log_time);
+    }
     // The incumbent's place in each value list: "near" is at most two knobs away from it.
     std::vector<float> incumbent;
     for (const auto& o : observed_)
@@ -396,7 +428,13 @@ class ModelSearch : public Strategy {
       const float* r = rows->data() + i * features_;
       int away = 0;
       for (std::size_t k = 0; k < incumbent.size(); ++k) away += r[k] != incumbent[k];
-      const ForestPrediction t = time_model_.predict(r);
+      ForestPrediction t;
+      if (gp) {
+        scaled(r, at.data());
+        t = gp_model_.predict(at.data());
+      } else {
+        t = time_model_.predict(r);
+      }
       const double s = std::max(t.spread, 1e-3);
       // A configuration the pass model has not seen fail nearby keeps its promise whole.
       const double pass = any_failed ? std::pow(std::max(0.02, pass_model_.predict(r).mean), pass_power_) : 1.0;
@@ -481,6 +519,8 @@ class ModelSearch : public Strategy {
   std::int64_t initial_ = 0;
   std::size_t trees_ = 64, score_all_ = 50000, pool_ = 4000, features_ = 0;
   double explore_ = 0.05, kappa_ = 0, xi_ = 0, pass_power_ = 1;
+  std::string gp_when_ = "failing";
+  std::size_t gp_until_ = 16;
   std::vector<std::vector<Expr>> geometry_;
   std::vector<Expr> dims_;  // the block and grid dimensions knobs decide
   std::vector<std::size_t> single_dims_;  // those of two or more knobs: a feature each
@@ -502,6 +542,7 @@ class ModelSearch : public Strategy {
   double best_log_ = INFINITY;
   std::string best_hash_;
   Forest time_model_, pass_model_;
+  GaussianProcess gp_model_;
   Queue queues_[3] = {{"expected improvement", {}, 0}, {"lower confidence bound", {}, 0}, {"near the best", {}, 0}};
   double share_[3] = {0.75, 0.25, 0}, credit_[3] = {0, 0, 0};  // turns earned minus turns taken
 };
