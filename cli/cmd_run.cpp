@@ -17,7 +17,7 @@
 #include "engine/data_dir.h"         // defines: executable_path
 #include "engine/default_profile.h"  // defines: choose_default_profile
 #include "engine/error.h"
-#include "engine/gpu_evaluator.h"   // defines: make_gpu_evaluator
+#include "engine/gpu_evaluator.h"   // defines: make_gpu_evaluator, visible_entry
 #include "engine/trace.h"
 #include "engine/profile.h"
 #include "engine/replay.h"          // defines: ReplayEvaluator
@@ -233,7 +233,9 @@ int cmd_run(const Globals& g, const RunArgs& given) {
     if (a.profile.empty()) {
       // No --profile: the shipped one for this device (engine/default_profile.h), asked of a
       // worker, as the coordinator never initialises CUDA. No device fails here as below.
-      DeviceInfo d = WorkerClient(executable_path().string(), std::max(devices.front(), 0)).probe();
+      const int first = std::max(devices.front(), 0);
+      DeviceInfo d = WorkerClient(executable_path().string(), first, visible_entry(first)).probe();
+      if (!d.present && !visible_entry(first).empty()) d = WorkerClient(executable_path().string(), first).probe();
       if (!d.present) throw UserError("no CUDA device is present: " + d.error);
       const ProfileChoice c = choose_default_profile(d.cc, shipped_profile_candidates());
       spdlog::info("profile {} for {} ({}): {}", c.name, d.name, d.cc, c.reason);

@@ -93,6 +93,25 @@ int visible_gpus_guess() {
   return n;
 }
 
+}  // namespace
+
+// CUDA_VISIBLE_DEVICES's entry, else the device's index where the host's listing has it
+// (CUDA_VISIBLE_DEVICES indices follow the same CUDA_DEVICE_ORDER as ordinals).
+std::string visible_entry(int device) {
+  const char* see_all = std::getenv("EVO_WORKERS_SEE_ALL");
+  if (device < 0 || (see_all && std::string(see_all) == "1")) return "";
+  if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) {
+    std::vector<std::string> items;
+    std::stringstream in(v);
+    for (std::string item; std::getline(in, item, ',');)
+      if (!item.empty()) items.push_back(item);
+    return device < static_cast<int>(items.size()) ? items[static_cast<std::size_t>(device)] : "";
+  }
+  return device < visible_gpus_guess() ? std::to_string(device) : "";
+}
+
+namespace {
+
 // The run's end profiles its best on one GPU per this many candidates (collect_metrics_of).
 constexpr std::size_t kEndMetricsPerGpu = 16;
 
@@ -119,10 +138,11 @@ class GpuEvaluator : public Evaluator {
         }
       });
     // One worker process per device, each probed before anything is compiled or stored.
-    // -1 alone means every device the first worker sees. All are probed at once: a probe is a
-    // process start and the driver's initialisation (0.76 s for the first on 4 x H200, 0.25 s for
-    // those beside it: call Q). How many there are is the driver's to say; the guess from the
-    // host's listing starts that many, and the first worker's count then drops or adds some.
+    // -1 alone means every device the host lists. All are probed at once: a probe is a process
+    // start and the driver's initialisation, which each worker does for its own device alone
+    // (visible_entry). How many there are: CUDA_VISIBLE_DEVICES's entries or the host's listing;
+    // where neither says, a worker that sees every device drops or adds some. A worker whose
+    // device does not answer when seen alone is asked again seeing them all.
     const bool all = options.devices == std::vector<int>{-1};
     std::vector<int> devices = options.devices.empty() || all ? std::vector<int>{0} : options.devices;
     if (all)
@@ -131,11 +151,16 @@ class GpuEvaluator : public Evaluator {
     auto probe_all = [&](std::size_t from) {
       std::vector<std::exception_ptr> errors(devices.size());
       std::vector<std::thread> threads;
-      for (std::size_t k = from; k < devices.size(); ++k) probed.push_back(std::make_unique<Lane>(binary_, devices[k]));
+      for (std::size_t k = from; k < devices.size(); ++k)
+        probed.push_back(std::make_unique<Lane>(binary_, devices[k], visible_entry(devices[k])));
       for (std::size_t k = from; k < devices.size(); ++k)
         threads.emplace_back([&, k] {
           try {
             probed[k]->info = probed[k]->worker.probe(120, /*warm=*/true);
+            if (!probed[k]->info.present && !probed[k]->visible.empty()) {
+              probed[k] = std::make_unique<Lane>(binary_, devices[k], "");
+              probed[k]->info = probed[k]->worker.probe(120, /*warm=*/true);
+            }
           } catch (...) {
             errors[k] = std::current_exception();
           }
@@ -146,10 +171,14 @@ class GpuEvaluator : public Evaluator {
     };
     const auto start_t = std::chrono::steady_clock::now();
     probe_all(0);
-    if (all) {  // no device 0: its probe alone says why
+    if (all && probed.front()->visible.empty()) {  // it sees every device: its count; no device 0: its probe says why
       const int count = probed.front()->info.present ? probed.front()->info.device_count : 1;
       while (static_cast<int>(devices.size()) > count) devices.pop_back(), probed.pop_back();  // guessed too many
       for (int more = static_cast<int>(devices.size()); more < count; ++more) devices.push_back(more);
+    } else if (all) {  // the host listed a device the driver does not have (its worker, seeing all, counted fewer)
+      while (devices.size() > 1 && !probed.back()->info.present && probed.back()->info.device_count > 0 &&
+             devices.back() >= probed.back()->info.device_count)
+        devices.pop_back(), probed.pop_back();
     }
     if (devices.size() > probed.size()) probe_all(probed.size());
     for (std::size_t k = 0; k < devices.size(); ++k) {
@@ -605,8 +634,10 @@ class GpuEvaluator : public Evaluator {
   // One device: its worker process (crash and hang isolation, restarted on its own device) and
   // the baseline as last timed there, which its candidates' speedups divide.
   struct Lane {
-    Lane(const std::string& binary, int d) : device(d), worker(binary, d) {}
+    Lane(const std::string& binary, int d, std::string visible_as)
+        : device(d), visible(visible_as), worker(binary, d, std::move(visible_as)) {}
     int device;
+    std::string visible;  // its worker's CUDA_VISIBLE_DEVICES ("": it sees every device)
     WorkerClient worker;
     DeviceInfo info;
     std::atomic<double> baseline_p50_us{0};

@@ -24,6 +24,11 @@ struct GpuEvaluatorOptions {
   std::string evo_binary;            // path of `evo` for the worker; "" = /proc/self/exe
 };
 
+// The CUDA_VISIBLE_DEVICES entry that is CUDA device `device` of this process, for a worker that is
+// to see that device alone (engine/worker.h, WorkerClient's `visible`); "" where it is not known, or
+// with EVO_WORKERS_SEE_ALL=1 (every worker sees every device, as before 2026-11-27).
+std::string visible_entry(int device);
+
 // Starts a worker per device and probes each. Throws UserError("no CUDA device: <why>") when there
 // is none, or "GPU N: <why>" for a device that is not there, before anything is compiled or stored.
 std::unique_ptr<Evaluator> make_gpu_evaluator(const Profile& profile, const GpuEvaluatorOptions& options);

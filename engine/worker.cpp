@@ -171,6 +171,9 @@ struct WorkerState {
   std::optional<DeviceInfo> info;
   cudaStream_t stream = nullptr;
   std::map<std::string, std::unique_ptr<Profile>> profiles;
+  // The GPU as the coordinator numbers it, for the trace: a worker that sees its GPU alone has it
+  // as its device 0 (EVO_WORKER_GPU, set by WorkerClient).
+  int gpu_label = 0;
 
   const DeviceInfo& probe() {
     if (!info) {
@@ -266,7 +269,7 @@ WorkerAnswer run_job(WorkerState& st, const WorkerJob& job, const Heartbeat& sen
   const bool metrics_only = job.metrics && !job.green && !job.fast;
   if (!metrics_only) end_metrics_session();
   if (!job.builtin_cache.empty()) set_builtin_cache(job.builtin_cache);
-  const std::string track = "gpu " + std::to_string(st.device);
+  const std::string track = "gpu " + std::to_string(st.gpu_label);
   const auto job_start = std::chrono::steady_clock::now();
   try {
     st.ready();
@@ -488,6 +491,8 @@ int worker_main(int device, int in_fd, int out_fd) {
   JoinMetricsAhead join_at_return;
   WorkerState st;
   st.device = device;
+  st.gpu_label = device;
+  if (const char* g = std::getenv("EVO_WORKER_GPU")) st.gpu_label = std::atoi(g);
   FrameReader reader;
   char buf[65536];
   for (;;) {
@@ -508,14 +513,14 @@ int worker_main(int device, int in_fd, int out_fd) {
     if (type == "quit") return 0;
     if (type == "probe") {
       {
-        TraceSpan span("probe the device", "gpu " + std::to_string(device));
+        TraceSpan span("probe the device", "gpu " + std::to_string(st.gpu_label));
         if (!send_frame(out_fd, device_to_json(st.probe()))) return 0;
       }
       // A worker that will measure makes its CUDA context and stream now, while the coordinator
       // starts its compile pool and compiles, instead of inside the first candidate's job (0.12 s
       // on one H200, 0.38 s when four start at once: call Q). A failure here is the first job's to say.
       if (msg.value("warm", false) && st.probe().present) {
-        TraceSpan span("context and stream made ahead", "gpu " + std::to_string(device));
+        TraceSpan span("context and stream made ahead", "gpu " + std::to_string(st.gpu_label));
         try {
           st.ready();
         } catch (const std::exception&) {
@@ -526,7 +531,7 @@ int worker_main(int device, int in_fd, int out_fd) {
     if (type != "job") return 2;
     bool fatal = false;
     WorkerAnswer a;
-    TraceSpan span("job", "gpu " + std::to_string(device),
+    TraceSpan span("job", "gpu " + std::to_string(st.gpu_label),
                    tracing() ? msg.value("config", Json::object()).dump() : std::string());
     try {
       a = run_job(st, job_from_json(*frame),
@@ -554,6 +559,8 @@ int worker_one_shot(int device, const std::string& job_file) {
   JoinMetricsAhead join_at_return;
   WorkerState st;
   st.device = device;
+  st.gpu_label = device;
+  if (const char* g = std::getenv("EVO_WORKER_GPU")) st.gpu_label = std::atoi(g);
   bool fatal = false;
   WorkerAnswer a = run_job(st, job_from_json(s.str()), nullptr, &fatal);
   std::cout << answer_to_json(a) << std::endl;
@@ -562,7 +569,8 @@ int worker_one_shot(int device, const std::string& job_file) {
 
 // ---- the coordinator's side ----
 
-WorkerClient::WorkerClient(std::string evo_binary, int device) : binary_(std::move(evo_binary)), device_(device) {
+WorkerClient::WorkerClient(std::string evo_binary, int device, std::string visible)
+    : binary_(std::move(evo_binary)), device_(device), visible_(std::move(visible)) {
   // A write to a worker that just died must be an error we handle, not a signal that ends evo.
   ::signal(SIGPIPE, SIG_IGN);
 }
@@ -576,7 +584,20 @@ void WorkerClient::start() {
     ::close(to[0]), ::close(to[1]);
     throw UserError(std::string("worker: pipe: ") + std::strerror(errno));
   }
-  const std::string dev = std::to_string(device_);
+  const std::string dev = visible_.empty() ? std::to_string(device_) : "0";
+  // The child's environment, made here: between fork and exec only async-signal-safe calls (this
+  // process has threads, one of which may hold malloc's lock).
+  std::vector<std::string> env_text;
+  for (char** e = environ; *e; ++e)
+    if ((visible_.empty() || std::strncmp(*e, "CUDA_VISIBLE_DEVICES=", 21) != 0) && std::strncmp(*e, "EVO_WORKER_GPU=", 15) != 0)
+      env_text.emplace_back(*e);
+  if (!visible_.empty()) env_text.push_back("CUDA_VISIBLE_DEVICES=" + visible_);
+  env_text.push_back("EVO_WORKER_GPU=" + std::to_string(device_));
+  std::vector<char*> envp;
+  for (auto& e : env_text) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::string b = binary_, w = "worker", d = "--device", dv = dev;
+  char* argv[] = {b.data(), w.data(), d.data(), dv.data(), nullptr};
   pid_t pid = ::fork();
   if (pid < 0) {
     ::close(to[0]), ::close(to[1]), ::close(from[0]), ::close(from[1]);
@@ -588,13 +609,10 @@ void WorkerClient::start() {
     // Nothing else of the coordinator's (compile-pool sockets, the database) stays open in the worker.
     if (::close_range(3, ~0U, 0) != 0)
       for (int fd = 3; fd < 65536; ++fd) ::close(fd);
-    std::string b = binary_, w = "worker", d = "--device";
-    std::string dv = dev;
-    char* argv[] = {b.data(), w.data(), d.data(), dv.data(), nullptr};
     // Ctrl-C goes to the whole process group: the coordinator decides what an interrupt means
     // (finish the candidate in flight), so the worker must not die of it mid-measurement.
     ::signal(SIGINT, SIG_IGN);
-    ::execv(argv[0], argv);
+    ::execve(argv[0], argv, envp.data());
     std::fprintf(stderr, "evo worker: cannot run %s: %s\n", binary_.c_str(), std::strerror(errno));
     ::_exit(127);
   }

@@ -123,7 +123,11 @@ int worker_one_shot(int device, const std::string& job_file);
 class WorkerClient {
  public:
   // Nothing starts until the first call. evo_binary: the `evo` executable to run as the worker.
-  WorkerClient(std::string evo_binary, int device);
+  // visible: the CUDA_VISIBLE_DEVICES entry that is `device` ("": the worker sees every device and
+  // selects `device`). With one, the worker sees that device alone, as its device 0: the driver
+  // then initialises one GPU, not every GPU of the host (0.19-0.28 s against 0.77-1.05 s on
+  // 4 x H200, docs/results/scale9), in each worker and each restart.
+  WorkerClient(std::string evo_binary, int device, std::string visible = "");
   ~WorkerClient();  // asks the worker to quit, kills it if it does not
   // Asks the worker to quit and returns at once: several workers tear their contexts down side by
   // side (0.1 s each), and the destructor then only waits.
@@ -155,6 +159,7 @@ class WorkerClient {
 
   std::string binary_;
   int device_;
+  std::string visible_;
   pid_t pid_ = -1;
   int to_fd_ = -1, from_fd_ = -1;
   int starts_ = 0, restarts_ = 0;

@@ -1338,6 +1338,38 @@ TEST(MetricsTurn, FarFromTheBestNeverAFreeLockAlwaysAWaitOnlyForANewBest) {
   EXPECT_TRUE(all.lock.has_value());
 }
 
+// A stand-in worker that answers the probe with what it was started with: its CUDA_VISIBLE_DEVICES
+// and its arguments. No GPU: the coordinator's side of the device each worker sees.
+TEST(WorkerProtocol, AWorkerGivenItsDeviceSeesItAloneAsItsDeviceZero) {
+  test::TempDir dir;
+  const auto script = dir.path / "fake-worker";
+  std::ofstream(script) << R"PY(#!/usr/bin/env python3
+import json, os, struct, sys
+n = struct.unpack("<I", sys.stdin.buffer.read(4))[0]
+sys.stdin.buffer.read(n)
+seen = os.environ.get("CUDA_VISIBLE_DEVICES", "(unset)") + "|" + " ".join(sys.argv[1:]) + "|" + os.environ.get("EVO_WORKER_GPU", "")
+reply = json.dumps({"type": "device", "present": False, "error": seen}).encode()
+sys.stdout.buffer.write(struct.pack("<I", len(reply)) + reply)
+sys.stdout.buffer.flush()
+)PY";
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  const char* before = std::getenv("CUDA_VISIBLE_DEVICES");
+  const std::string kept = before ? before : "";
+  setenv("CUDA_VISIBLE_DEVICES", "GPU-aaaa,GPU-bbbb,7", 1);
+  unsetenv("EVO_WORKERS_SEE_ALL");
+  EXPECT_EQ(visible_entry(0), "GPU-aaaa");
+  EXPECT_EQ(visible_entry(2), "7");
+  EXPECT_EQ(visible_entry(3), "") << "past the list: the worker sees every device and says it is not there";
+  EXPECT_EQ(WorkerClient(script.string(), 1, visible_entry(1)).probe(10).error, "GPU-bbbb|worker --device 0|1")
+      << "its trace still names it GPU 1";
+  EXPECT_EQ(WorkerClient(script.string(), 2).probe(10).error, "GPU-aaaa,GPU-bbbb,7|worker --device 2|2");
+  setenv("EVO_WORKERS_SEE_ALL", "1", 1);
+  EXPECT_EQ(visible_entry(1), "");
+  unsetenv("EVO_WORKERS_SEE_ALL");
+  if (before) setenv("CUDA_VISIBLE_DEVICES", kept.c_str(), 1);
+  else unsetenv("CUDA_VISIBLE_DEVICES");
+}
+
 TEST(WorkerProtocol, JobsAnswersAndDevicesRoundTrip) {
   WorkerJob j;
   j.profile_path = "/p/x.json";
