@@ -238,12 +238,20 @@ class Loop {
       auto result = std::make_shared<std::promise<Evaluation>>();
       lane.busy = result->get_future();
       lane.thread = std::async(std::launch::async, [this, i, result] {
-        TraceSpan span("measure", "lane " + std::to_string(i));
-        try {
-          result->set_value(ev_.measure(lanes_[i].measuring, i));
-        } catch (...) {
-          result->set_exception(std::current_exception());
+        // The span ends before the result is handed over: the loop may start this lane's next
+        // measurement as soon as it is, and the trace must not show the two overlapping.
+        Evaluation e;
+        std::exception_ptr failed;
+        {
+          TraceSpan span("measure", "lane " + std::to_string(i));
+          try {
+            e = ev_.measure(lanes_[i].measuring, i);
+          } catch (...) {
+            failed = std::current_exception();
+          }
         }
+        if (failed) result->set_exception(failed);
+        else result->set_value(std::move(e));
         gpu_finished();
       });
     }
