@@ -235,7 +235,6 @@ int cmd_run(const Globals& g, const RunArgs& given) {
       // worker, as the coordinator never initialises CUDA. No device fails here as below.
       const int first = std::max(devices.front(), 0);
       DeviceInfo d = WorkerClient(executable_path().string(), first, visible_entry(first)).probe();
-      if (!d.present && !visible_entry(first).empty()) d = WorkerClient(executable_path().string(), first).probe();
       if (!d.present) throw UserError("no CUDA device is present: " + d.error);
       const ProfileChoice c = choose_default_profile(d.cc, shipped_profile_candidates());
       spdlog::info("profile {} for {} ({}): {}", c.name, d.name, d.cc, c.reason);

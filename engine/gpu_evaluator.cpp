@@ -157,10 +157,6 @@ class GpuEvaluator : public Evaluator {
         threads.emplace_back([&, k] {
           try {
             probed[k]->info = probed[k]->worker.probe(120, /*warm=*/true);
-            if (!probed[k]->info.present && !probed[k]->visible.empty()) {
-              probed[k] = std::make_unique<Lane>(binary_, devices[k], "");
-              probed[k]->info = probed[k]->worker.probe(120, /*warm=*/true);
-            }
           } catch (...) {
             errors[k] = std::current_exception();
           }
@@ -171,7 +167,7 @@ class GpuEvaluator : public Evaluator {
     };
     const auto start_t = std::chrono::steady_clock::now();
     probe_all(0);
-    if (all && probed.front()->visible.empty()) {  // it sees every device: its count; no device 0: its probe says why
+    if (all && probed.front()->worker.visible().empty()) {  // it sees every device: its count; no device 0: its probe says why
       const int count = probed.front()->info.present ? probed.front()->info.device_count : 1;
       while (static_cast<int>(devices.size()) > count) devices.pop_back(), probed.pop_back();  // guessed too many
       for (int more = static_cast<int>(devices.size()); more < count; ++more) devices.push_back(more);
@@ -634,10 +630,8 @@ class GpuEvaluator : public Evaluator {
   // One device: its worker process (crash and hang isolation, restarted on its own device) and
   // the baseline as last timed there, which its candidates' speedups divide.
   struct Lane {
-    Lane(const std::string& binary, int d, std::string visible_as)
-        : device(d), visible(visible_as), worker(binary, d, std::move(visible_as)) {}
+    Lane(const std::string& binary, int d, std::string visible) : device(d), worker(binary, d, std::move(visible)) {}
     int device;
-    std::string visible;  // its worker's CUDA_VISIBLE_DEVICES ("": it sees every device)
     WorkerClient worker;
     DeviceInfo info;
     std::atomic<double> baseline_p50_us{0};

@@ -741,7 +741,12 @@ DeviceInfo WorkerClient::probe(double timeout_s, bool warm) {
   std::string why, step;
   auto frame = exchange(warm ? R"({"type":"probe","warm":true})" : R"({"type":"probe"})", timeout_s, &failure, &why, &step);
   if (!frame) throw UserError("the GPU worker (" + binary_ + " worker) did not answer the device probe: " + why);
-  return device_from_json(*frame);
+  DeviceInfo d = device_from_json(*frame);
+  if (d.present || visible_.empty()) return d;
+  stop(false);  // not a restart after a fault: the same first worker, seeing every device
+  visible_.clear();
+  starts_ = 0;
+  return probe(timeout_s, warm);
 }
 
 WorkerAnswer WorkerClient::run(const WorkerJob& job, double timeout_s) {

@@ -137,11 +137,14 @@ class WorkerClient {
 
   // Starts the worker if needed and asks it what the device is. Never initialises CUDA here.
   // warm: the worker then makes its context and stream at once, ready for the jobs to come.
+  // A worker given its device alone (`visible`) that finds none there is started again seeing
+  // every device, and that answer stands (visible() is then "").
   DeviceInfo probe(double timeout_s = 120, bool warm = false);
   // Runs a job; crash and hang become the answer's outcome. `timeout_s` is the budget of a step
   // the worker has not announced yet (start-up, loading cubins).
   WorkerAnswer run(const WorkerJob& job, double timeout_s);
   int restarts() const { return restarts_; }  // workers started after the first
+  const std::string& visible() const { return visible_; }  // its CUDA_VISIBLE_DEVICES ("": every device)
   pid_t pid() const { return pid_; }
   // run(), and once more on a fresh worker when the first dies without answering (worker_lost):
   // a worker killed from outside (kill -9, the OOM killer, SIGTERM) or whose pipe broke has not

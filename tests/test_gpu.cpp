@@ -1338,8 +1338,9 @@ TEST(MetricsTurn, FarFromTheBestNeverAFreeLockAlwaysAWaitOnlyForANewBest) {
   EXPECT_TRUE(all.lock.has_value());
 }
 
-// A stand-in worker that answers the probe with what it was started with: its CUDA_VISIBLE_DEVICES
-// and its arguments. No GPU: the coordinator's side of the device each worker sees.
+// A stand-in worker that answers the probe with what it was started with: its CUDA_VISIBLE_DEVICES,
+// its arguments and EVO_WORKER_GPU (no device where it is shown "GPU-gone"). No GPU: the
+// coordinator's side of the device each worker sees.
 TEST(WorkerProtocol, AWorkerGivenItsDeviceSeesItAloneAsItsDeviceZero) {
   test::TempDir dir;
   const auto script = dir.path / "fake-worker";
@@ -1348,7 +1349,8 @@ import json, os, struct, sys
 n = struct.unpack("<I", sys.stdin.buffer.read(4))[0]
 sys.stdin.buffer.read(n)
 seen = os.environ.get("CUDA_VISIBLE_DEVICES", "(unset)") + "|" + " ".join(sys.argv[1:]) + "|" + os.environ.get("EVO_WORKER_GPU", "")
-reply = json.dumps({"type": "device", "present": False, "error": seen}).encode()
+present = os.environ.get("CUDA_VISIBLE_DEVICES") != "GPU-gone"
+reply = json.dumps({"type": "device", "present": present, "error": seen}).encode()
 sys.stdout.buffer.write(struct.pack("<I", len(reply)) + reply)
 sys.stdout.buffer.flush()
 )PY";
@@ -1363,6 +1365,13 @@ sys.stdout.buffer.flush()
   EXPECT_EQ(WorkerClient(script.string(), 1, visible_entry(1)).probe(10).error, "GPU-bbbb|worker --device 0|1")
       << "its trace still names it GPU 1";
   EXPECT_EQ(WorkerClient(script.string(), 2).probe(10).error, "GPU-aaaa,GPU-bbbb,7|worker --device 2|2");
+  // A device that does not answer when seen alone: the worker is started again seeing them all.
+  WorkerClient gone(script.string(), 0, "GPU-gone");
+  const DeviceInfo again = gone.probe(10);
+  EXPECT_TRUE(again.present);
+  EXPECT_EQ(again.error, "GPU-aaaa,GPU-bbbb,7|worker --device 0|0");
+  EXPECT_EQ(gone.visible(), "");
+  EXPECT_EQ(gone.restarts(), 0) << "a second look, not a restart after a fault";
   setenv("EVO_WORKERS_SEE_ALL", "1", 1);
   EXPECT_EQ(visible_entry(1), "");
   unsetenv("EVO_WORKERS_SEE_ALL");
