@@ -366,6 +366,14 @@ std::optional<std::string> torch_dtype(DType t) {
     case DType::FP8_E4M3: return "float8_e4m3fn";
     case DType::FP8_E5M2: return "float8_e5m2";
     case DType::I32: return "int32";
+    case DType::U8: return "uint8";
+    case DType::I8: return "int8";
+    case DType::U16: return "uint16";
+    case DType::I16: return "int16";
+    case DType::U32: return "uint32";
+    case DType::I64: return "int64";
+    case DType::U64: return "uint64";
+    case DType::F64: return "float64";
   }
   return std::nullopt;
 }

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <random>
 #include <set>
@@ -40,6 +41,20 @@ std::uint64_t fnv1a(const std::string& s) {
 
 __nv_fp8_interpretation_t fp8_kind(DType t) { return t == DType::FP8_E4M3 ? __NV_E4M3 : __NV_E5M2; }
 
+// Rounded to nearest and held to the type's range, as a saturating conversion would (a uniform
+// draw on [0, 256) into a u8 gives 0..255, never a wrapped 0); NaN stores 0.
+template <typename T>
+void store_int(double v, std::uint8_t* out) {
+  T x = 0;
+  if (!std::isnan(v)) {
+    const double r = std::nearbyint(v);
+    if (r <= static_cast<double>(std::numeric_limits<T>::lowest())) x = std::numeric_limits<T>::lowest();
+    else if (r >= static_cast<double>(std::numeric_limits<T>::max())) x = std::numeric_limits<T>::max();
+    else x = static_cast<T>(r);
+  }
+  std::memcpy(out, &x, sizeof x);
+}
+
 void store_one(DType t, double v, std::uint8_t* out) {
   switch (t) {
     case DType::F32: {
@@ -61,11 +76,15 @@ void store_one(DType t, double v, std::uint8_t* out) {
     case DType::FP8_E5M2:
       *out = __nv_cvt_float_to_fp8(static_cast<float>(v), __NV_SATFINITE, fp8_kind(t));
       break;
-    case DType::I32: {
-      std::int32_t i = static_cast<std::int32_t>(std::llround(v));
-      std::memcpy(out, &i, 4);
-      break;
-    }
+    case DType::I32: store_int<std::int32_t>(v, out); break;
+    case DType::U8: store_int<std::uint8_t>(v, out); break;
+    case DType::I8: store_int<std::int8_t>(v, out); break;
+    case DType::U16: store_int<std::uint16_t>(v, out); break;
+    case DType::I16: store_int<std::int16_t>(v, out); break;
+    case DType::U32: store_int<std::uint32_t>(v, out); break;
+    case DType::I64: store_int<std::int64_t>(v, out); break;
+    case DType::U64: store_int<std::uint64_t>(v, out); break;
+    case DType::F64: std::memcpy(out, &v, 8); break;
   }
 }
 
@@ -158,6 +177,15 @@ std::vector<std::uint8_t> encode(DType t, const std::vector<double>& values, boo
   return out;
 }
 
+namespace {
+template <typename T>
+double load_int(const std::uint8_t* p) {
+  T x;
+  std::memcpy(&x, p, sizeof x);
+  return static_cast<double>(x);
+}
+}  // namespace
+
 double decode_one(DType t, const std::uint8_t* p) {
   switch (t) {
     case DType::F32: {
@@ -180,10 +208,18 @@ double decode_one(DType t, const std::uint8_t* p) {
       __half_raw r = __nv_cvt_fp8_to_halfraw(*p, fp8_kind(t));
       return __half2float(__half(r));
     }
-    case DType::I32: {
-      std::int32_t i;
-      std::memcpy(&i, p, 4);
-      return i;
+    case DType::I32: return load_int<std::int32_t>(p);
+    case DType::U8: return load_int<std::uint8_t>(p);
+    case DType::I8: return load_int<std::int8_t>(p);
+    case DType::U16: return load_int<std::uint16_t>(p);
+    case DType::I16: return load_int<std::int16_t>(p);
+    case DType::U32: return load_int<std::uint32_t>(p);
+    case DType::I64: return load_int<std::int64_t>(p);
+    case DType::U64: return load_int<std::uint64_t>(p);
+    case DType::F64: {
+      double d;
+      std::memcpy(&d, p, 8);
+      return d;
     }
   }
   return 0;
@@ -196,9 +232,10 @@ std::vector<double> decode(const HostTensor& t) {
   return v;
 }
 
-std::uint8_t poison_byte(DType t) { return t == DType::I32 ? 0x80 : 0xFF; }
+std::uint8_t poison_byte(DType t) { return is_integer(t) ? 0x80 : 0xFF; }
 
 bool is_poison(DType t, const std::uint8_t* p) {
+  if (!has_poison(t)) return false;
   const std::uint8_t b = poison_byte(t);
   for (std::size_t i = 0; i < dtype_bytes(t); ++i)
     if (p[i] != b) return false;
@@ -618,7 +655,7 @@ PackedArgs BufferSet::pack(const KernelSpec& k) const {
       for (const auto& sc : profile_.scalars)
         if (sc.name == name) {
           double v = scalars_.at(name);
-          sc.dtype == DType::I32 ? put_i32(v) : put_f32(v);
+          store_one(sc.dtype, v, static_cast<std::uint8_t*>(slot));
           found = true;
           break;
         }

@@ -53,7 +53,13 @@ TensorMapDataType tensor_map_data_type(DType t) {
     case DType::BF16: return EVO_MAP_TYPE(CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
     case DType::F32: return EVO_MAP_TYPE(CU_TENSOR_MAP_DATA_TYPE_FLOAT32);
     case DType::I32: return EVO_MAP_TYPE(CU_TENSOR_MAP_DATA_TYPE_INT32);
-    case DType::FP8_E4M3: case DType::FP8_E5M2: return EVO_MAP_TYPE(CU_TENSOR_MAP_DATA_TYPE_UINT8);
+    case DType::FP8_E4M3: case DType::FP8_E5M2: case DType::U8: return EVO_MAP_TYPE(CU_TENSOR_MAP_DATA_TYPE_UINT8);
+    case DType::U16: return EVO_MAP_TYPE(CU_TENSOR_MAP_DATA_TYPE_UINT16);
+    case DType::U32: return EVO_MAP_TYPE(CU_TENSOR_MAP_DATA_TYPE_UINT32);
+    case DType::I64: return EVO_MAP_TYPE(CU_TENSOR_MAP_DATA_TYPE_INT64);
+    case DType::U64: return EVO_MAP_TYPE(CU_TENSOR_MAP_DATA_TYPE_UINT64);
+    case DType::F64: return EVO_MAP_TYPE(CU_TENSOR_MAP_DATA_TYPE_FLOAT64);
+    case DType::I8: case DType::I16: break;  // TMA has no signed 8- or 16-bit type: the caller says so
   }
   return EVO_MAP_TYPE(CU_TENSOR_MAP_DATA_TYPE_UINT8);
 #undef EVO_MAP_TYPE
@@ -68,6 +74,8 @@ TensorMapLayout tensor_map_layout(const TensorMapSpec& m, const Profile& p, cons
   };
   const BufferSpec* b = p.find_buffer(m.buffer);
   if (!b) fail("buffer", "no buffer '" + m.buffer + "'");
+  if (b->dtype == DType::I8 || b->dtype == DType::I16)
+    fail("buffer", "buffer " + b->name + " is " + dtype_name(b->dtype) + ": a tensor map has no signed 8- or 16-bit type");
   const int rank = static_cast<int>(m.dims.size());
   if (rank < 1 || rank > 5) fail("dims", std::to_string(rank) + " dims: a tensor map has 1 to 5");
   if (m.box.size() != m.dims.size()) fail("box", std::to_string(m.box.size()) + " entries for " + std::to_string(rank) + " dims");

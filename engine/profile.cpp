@@ -27,9 +27,10 @@ using Json = nlohmann::ordered_json;  // knob order in the file is the order use
 
 std::size_t dtype_bytes(DType t) {
   switch (t) {
-    case DType::F32: case DType::I32: return 4;
-    case DType::F16: case DType::BF16: return 2;
-    case DType::FP8_E4M3: case DType::FP8_E5M2: return 1;
+    case DType::F32: case DType::I32: case DType::U32: return 4;
+    case DType::F16: case DType::BF16: case DType::U16: case DType::I16: return 2;
+    case DType::FP8_E4M3: case DType::FP8_E5M2: case DType::U8: case DType::I8: return 1;
+    case DType::I64: case DType::U64: case DType::F64: return 8;
   }
   return 0;
 }
@@ -42,16 +43,49 @@ const char* dtype_name(DType t) {
     case DType::FP8_E4M3: return "fp8_e4m3";
     case DType::FP8_E5M2: return "fp8_e5m2";
     case DType::I32: return "i32";
+    case DType::U8: return "u8";
+    case DType::I8: return "i8";
+    case DType::U16: return "u16";
+    case DType::I16: return "i16";
+    case DType::U32: return "u32";
+    case DType::I64: return "i64";
+    case DType::U64: return "u64";
+    case DType::F64: return "f64";
   }
   return "?";
 }
 
-bool is_integer(DType t) { return t == DType::I32; }
+const std::vector<DType>& all_dtypes() {
+  static const std::vector<DType> all = {DType::F32, DType::F16, DType::BF16, DType::FP8_E4M3, DType::FP8_E5M2,
+                                         DType::I32, DType::U8,  DType::I8,   DType::U16,      DType::I16,
+                                         DType::U32, DType::I64, DType::U64,  DType::F64};
+  return all;
+}
+
+bool is_integer(DType t) {
+  switch (t) {
+    case DType::I32: case DType::U8: case DType::I8: case DType::U16: case DType::I16: case DType::U32:
+    case DType::I64: case DType::U64: return true;
+    default: return false;
+  }
+}
+
+bool has_poison(DType t) { return !(is_integer(t) && dtype_bytes(t) < 4); }
+
+bool npy_exact(DType t) { return t != DType::BF16 && t != DType::FP8_E4M3 && t != DType::FP8_E5M2; }
 
 const char* npy_descr(DType t) {
   switch (t) {
     case DType::F16: return "<f2";
     case DType::I32: return "<i4";
+    case DType::U8: return "|u1";
+    case DType::I8: return "|i1";
+    case DType::U16: return "<u2";
+    case DType::I16: return "<i2";
+    case DType::U32: return "<u4";
+    case DType::I64: return "<i8";
+    case DType::U64: return "<u8";
+    case DType::F64: return "<f8";
     default: return "<f4";  // f32, and the values of formats NumPy lacks (bf16, fp8)
   }
 }
@@ -76,9 +110,15 @@ GreenThresholds green_thresholds(const GreenThresholds& profile, const BufferSpe
 }
 
 std::optional<DType> parse_dtype(const std::string& s) {
-  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::FP8_E4M3, DType::FP8_E5M2, DType::I32})
+  for (DType t : all_dtypes())
     if (s == dtype_name(t)) return t;
   return std::nullopt;
+}
+
+static std::string dtype_list() {
+  std::string l;
+  for (DType t : all_dtypes()) l += (l.empty() ? "" : ", ") + std::string(dtype_name(t));
+  return l;
 }
 
 std::vector<const KernelSpec*> Profile::launches() const {
@@ -507,7 +547,7 @@ Profile load_profile(const std::filesystem::path& path) {
       b.name = br.str("name", "", true);
       std::string dt = br.str("dtype", "", true);
       auto t = parse_dtype(dt);
-      if (!t) br.fail("dtype", "unknown dtype '" + dt + "' (choose f32, f16, bf16, fp8_e4m3, fp8_e5m2, i32)");
+      if (!t) br.fail("dtype", "unknown dtype '" + dt + "' (choose " + dtype_list() + ")");
       b.dtype = *t;
       const Json& sh = br.get("shape");
       if (!sh.is_array() || sh.empty()) br.fail("shape", "must be a non-empty list of expressions");
@@ -578,7 +618,7 @@ Profile load_profile(const std::filesystem::path& path) {
       s.name = sr.str("name", "", true);
       std::string dt = sr.str("dtype", "f32");
       auto t = parse_dtype(dt);
-      if (!t || (*t != DType::F32 && *t != DType::I32)) sr.fail("dtype", "scalar dtype must be f32 or i32, got '" + dt + "'");
+      if (!t) sr.fail("dtype", "'" + dt + "' is not a dtype (" + dtype_list() + ")");
       s.dtype = *t;
       s.value = expr_text(sr, "value", sr.get("value"));
       check_expr(sr, "value", s.value, with_defines(p.kernel));

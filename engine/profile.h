@@ -13,9 +13,12 @@
 
 namespace evo {
 
-enum class DType { F32, F16, BF16, FP8_E4M3, FP8_E5M2, I32 };
+// The integer and f64 types after I32 serve kernels users bring (a T1 file's uint8 input, a
+// double accumulator); the numbers are part of GREEN's comparison kernel (DT_*), so new ones go last.
+enum class DType { F32, F16, BF16, FP8_E4M3, FP8_E5M2, I32, U8, I8, U16, I16, U32, I64, U64, F64 };
 std::size_t dtype_bytes(DType t);
-const char* dtype_name(DType t);                   // "f32", "f16", "bf16", "fp8_e4m3", "fp8_e5m2", "i32"
+const char* dtype_name(DType t);  // "f32", "f16", "bf16", "fp8_e4m3", "fp8_e5m2", "i32", "u8", "i8", "u16", "i16", "u32", "i64", "u64", "f64"
+const std::vector<DType>& all_dtypes();
 std::optional<DType> parse_dtype(const std::string& s);
 
 // Outputs are poisoned, then compared in GREEN. An inout buffer is filled from its init like an
@@ -24,8 +27,14 @@ std::optional<DType> parse_dtype(const std::string& s);
 // kernel failed to write unless the reference changes it.
 enum class BufferRole { Input, Output, Scratch, InOut };
 bool is_integer(DType t);  // compared exactly in GREEN
+// Every bit pattern of a 1- or 2-byte integer is a value a kernel may write: no poison is told
+// apart from a value there (an unwritten element shows only where the reference differs).
+bool has_poison(DType t);
+// NumPy has this type: a .npy of npy_descr(t) holds the same bits (not bf16, not fp8).
+bool npy_exact(DType t);
 // The .npy dtype a buffer is exchanged as with a command or data reference: "<f4" (f32), "<f2"
-// (f16), "<i4" (i32); bf16 and fp8, which NumPy lacks, as float32 values ("<f4").
+// (f16), "<i4" (i32), "|u1" (u8) ... "<f8" (f64); bf16 and fp8, which NumPy lacks, as float32
+// values ("<f4").
 const char* npy_descr(DType t);
 
 struct InitSpec {

@@ -40,7 +40,7 @@ NpyArray to_npy(const HostTensor& t, float descale) {
   NpyArray a;
   a.descr = npy_descr(t.dtype);
   a.shape = t.shape;
-  if (t.dtype == DType::F32 || t.dtype == DType::F16 || t.dtype == DType::I32) {
+  if (npy_exact(t.dtype)) {
     a.bytes = t.bytes;  // NumPy has these: the same bits
     return a;
   }
@@ -79,7 +79,7 @@ HostTensor expected_output(const BufferSpec& b, const std::vector<std::int64_t>&
   t.name = b.name;
   t.dtype = b.dtype;
   t.shape = shape;
-  if (b.dtype == DType::F32 || b.dtype == DType::F16 || b.dtype == DType::I32) t.bytes = std::move(a.bytes);
+  if (npy_exact(b.dtype)) t.bytes = std::move(a.bytes);
   else t.bytes = encode(b.dtype, npy_values(a), false, nullptr);  // rounded as a kernel's store would
   return t;
 }
@@ -244,7 +244,7 @@ std::vector<std::uint8_t> data_input_bytes(const BufferSpec& b, const fs::path& 
     throw ReferenceError("reference.data.inputs." + b.name + ": " + file.string() + " is " + npy_type_name(a.descr) + " " +
                          npy_shape_text(a.shape) + ", the buffer needs " + npy_type_name(npy_descr(b.dtype)) + " of " +
                          std::to_string(elements) + " elements");
-  if (b.dtype == DType::F32 || b.dtype == DType::F16 || b.dtype == DType::I32) {
+  if (npy_exact(b.dtype)) {
     if (descale) *descale = 1;
     return std::move(a.bytes);
   }

@@ -223,7 +223,27 @@ struct Argument {
   Json buffer;  // a device buffer, or null
   Json scalar;  // a scalar argument, or null
   std::string name;
+  bool passed = true;  // false: a Symbol, which the kernel reads by name, not as a parameter (as KTT does)
 };
+
+// A T1 Type as an evo dtype and how many of them one element holds (float4: f32, 4). bool is a
+// byte, as CUDA stores it.
+struct ElementType {
+  DType dtype = DType::F32;
+  int lanes = 1;
+};
+std::optional<ElementType> element_type(const std::string& type) {
+  static const std::map<std::string, DType> kBase = {
+      {"bool", DType::U8},     {"int8", DType::I8},   {"uint8", DType::U8},   {"int16", DType::I16},
+      {"uint16", DType::U16},  {"int32", DType::I32}, {"uint32", DType::U32}, {"int64", DType::I64},
+      {"uint64", DType::U64},  {"half", DType::F16},  {"float", DType::F32},  {"double", DType::F64}};
+  if (auto it = kBase.find(type); it != kBase.end()) return ElementType{it->second, 1};
+  for (const char* base : {"half", "float", "double"})
+    for (int lanes : {2, 4, 8, 16})
+      if (type == base + std::to_string(lanes)) return ElementType{kBase.at(base), lanes};
+  return std::nullopt;
+}
+const char* const kTypeList = "bool, int8..int64, uint8..uint64, half, float, double, and half/float/double 2, 4, 8, 16";
 
 Argument read_argument(Fields& f, std::size_t i, const py::Env& size_env, bool outputs_marked) {
   Argument a;
@@ -237,17 +257,21 @@ Argument read_argument(Fields& f, std::size_t i, const py::Env& size_env, bool o
   if (has_value && !f.get("FillValue").is_number()) f.fail("FillValue", "must be a number");
   const double value = has_value ? f.get("FillValue").get<double>() : 0;
   if (f.has("TypeSize") && !f.get("TypeSize").is_number_integer()) f.fail("TypeSize", "must be an integer");
+  if (type == "custom") f.fail("Type", "'custom' is not supported (evo needs the element type to fill and compare: " + std::string(kTypeList) + ")");
+  const std::optional<ElementType> et = element_type(type);
+  if (!et) f.fail("Type", "'" + type + "' is not a T1 type (" + kTypeList + ")");
+  if (f.has("TypeSize") && f.get("TypeSize").get<std::int64_t>() != static_cast<std::int64_t>(dtype_bytes(et->dtype)) * et->lanes)
+    f.fail("TypeSize", std::to_string(f.get("TypeSize").get<std::int64_t>()) + " bytes, but a " + type + " is " +
+                           std::to_string(dtype_bytes(et->dtype) * et->lanes));
 
   if (memory == "Scalar") {
     if (!has_value) f.fail("FillValue", "missing: a scalar argument's value");
-    if (type == "float") {
-      a.scalar = {{"name", a.name}, {"dtype", "f32"}, {"value", shortest(value)}};
-    } else if (type == "int32") {
-      if (value != std::trunc(value)) f.fail("FillValue", shortest(value) + " is not an integer (Type int32)");
-      a.scalar = {{"name", a.name}, {"dtype", "i32"}, {"value", shortest(value)}};
-    } else {
-      f.fail("Type", "'" + type + "' is not supported for a scalar (float, int32)");
-    }
+    if (et->lanes != 1) f.fail("Type", "'" + type + "': a vector type is not supported for a scalar (pass its parts as scalars)");
+    if (is_integer(et->dtype) && value != std::trunc(value))
+      f.fail("FillValue", shortest(value) + " is not an integer (Type " + type + ")");
+    const Json& fv = f.get("FillValue");  // an integer as written (5000000000, not 5e+09)
+    a.scalar = {{"name", a.name}, {"dtype", dtype_name(et->dtype)},
+                {"value", fv.is_number_integer() ? fv.dump() : shortest(value)}};
     if (f.has("FillType") && f.str("FillType") != "Constant")
       f.fail("FillType", "'" + f.str("FillType") + "': a scalar argument is its FillValue (Constant)");
     for (const char* k : {"MemType", "Output"})
@@ -255,15 +279,10 @@ Argument read_argument(Fields& f, std::size_t i, const py::Env& size_env, bool o
     f.has("Size");  // a scalar's Size says nothing evo needs
     return a;
   }
-  if (memory != "Vector") f.fail("MemoryType", "'" + memory + "' is not supported (Vector, Scalar)");
-
-  static const std::map<std::string, std::pair<std::string, int>> kTypes = {
-      {"float", {"f32", 4}}, {"half", {"f16", 2}}, {"int32", {"i32", 4}}};
-  auto t = kTypes.find(type);
-  if (t == kTypes.end()) f.fail("Type", "'" + type + "' is not supported for a vector (float, half, int32)");
-  if (f.has("TypeSize") && f.get("TypeSize").get<int>() != t->second.second)
-    f.fail("TypeSize", std::to_string(f.get("TypeSize").get<int>()) + " bytes, but a " + type + " is " +
-                           std::to_string(t->second.second));
+  if (memory == "Local")
+    f.fail("MemoryType", "'Local' is not supported (give the kernel's dynamic shared memory as KernelSpecification.SharedMemory)");
+  if (memory != "Vector" && memory != "Symbol")
+    f.fail("MemoryType", "'" + memory + "' is not supported (Vector, Scalar, Symbol)");
 
   // Size: an integer, or Python over ProblemSize and the parameters bound to their lists (as
   // Kernel Tuner evaluates it, then int()).
@@ -285,6 +304,7 @@ Argument read_argument(Fields& f, std::size_t i, const py::Env& size_env, bool o
     f.fail("Size", "must be an integer or an expression");
   }
   if (n <= 0) f.fail("Size", std::to_string(n) + " elements (must be positive)");
+  n *= et->lanes;  // a float4 of Size n is 4n floats
 
   const std::string fill = f.has("FillType") ? f.str("FillType") : "";
   Json init;
@@ -309,16 +329,20 @@ Argument read_argument(Fields& f, std::size_t i, const py::Env& size_env, bool o
     output = access != "ReadOnly";  // no argument says Output: what the kernel may write is compared
   }
   std::string symbol;
+  if (memory == "Symbol") symbol = a.name, a.passed = false;  // copied into the kernel's symbol of that name
   if (f.has("MemType")) {
     const std::string mem = f.str("MemType");
     if (mem == "Constant") symbol = a.name;
     else if (mem != "Global") f.fail("MemType", "'" + mem + "' is not supported (Global, Constant)");
   }
-  if (!symbol.empty() && (output || access != "ReadOnly"))
+  if (!symbol.empty() && (output || access != "ReadOnly")) {
+    if (memory == "Symbol")
+      f.fail("MemoryType", "a Symbol argument is read-only (it is copied into the kernel's symbol '" + symbol + "')");
     f.fail("MemType", "a Constant argument is read-only (it is copied into the __constant__ symbol '" + symbol + "')");
+  }
 
   const std::string role = output ? (access == "ReadWrite" ? "inout" : "output") : access == "ReadOnly" ? "input" : "scratch";
-  a.buffer = {{"name", a.name}, {"dtype", t->second.first}, {"shape", Json::array({n})}, {"role", role}};
+  a.buffer = {{"name", a.name}, {"dtype", dtype_name(et->dtype)}, {"shape", Json::array({n})}, {"role", role}};
   if (role != "output") a.buffer["init"] = init;
   if (!symbol.empty()) a.buffer["symbol"] = symbol;
   return a;
@@ -539,7 +563,7 @@ T1Spec read_t1(const std::filesystem::path& path, const Json& doc, bool need_ker
       if (tr.tunables.count(a.name)) af.fail("Name", "'" + a.name + "' is also a tuning parameter");
       if (!a.buffer.is_null()) buffers.push_back(a.buffer);
       if (!a.scalar.is_null()) scalars.push_back(a.scalar);
-      args.push_back(a.name);
+      if (a.passed) args.push_back(a.name);
     }
     bool compared = false;
     for (const auto& b : buffers) compared |= b["role"] == "output" || b["role"] == "inout";

@@ -118,7 +118,7 @@ const std::string& generator_fingerprint() {
     // too: their bytes and descales change when anything that makes a fill does.
     const InitSpec inits[] = {{InitSpec::Kind::Normal, 0, 1}, {InitSpec::Kind::Uniform, -2, 3},
                               {InitSpec::Kind::Constant, 0.7, 0}};
-    const DType dtypes[] = {DType::F32, DType::F16, DType::BF16, DType::FP8_E4M3, DType::FP8_E5M2, DType::I32};
+    const std::vector<DType>& dtypes = all_dtypes();
     std::string all;
     for (const auto& init : inits)
       for (DType t : dtypes)
@@ -174,7 +174,7 @@ std::string args_recipe(const Profile& p, const KernelSpec& k, const Problem& pr
       else
         r += "input:" + shape_text(*b) + ":" + fill_text(*b);
     } else if (scalar) {
-      r += std::string(scalar->dtype == DType::I32 ? "i32:" : "f32:") + key_number(eval_expr(scalar->value, vars));
+      r += std::string(dtype_name(scalar->dtype)) + ":" + key_number(eval_expr(scalar->value, vars));
     } else if (scaled) {
       r += "descale:" + fill_text(*scaled);
     } else if (const TensorMapSpec* m = p.find_tensor_map(name)) {

@@ -139,11 +139,22 @@ __device__ double decode(int dt, const unsigned char* p) {
     case DT_BF16: return (double)__int_as_float((int)((unsigned)(*(const unsigned short*)p) << 16));
     case DT_E4M3: return e4m3_bits(*p);
     case DT_E5M2: return half_bits((unsigned)(*p) << 8);  // e5m2 is the top byte of binary16
+    case DT_U8: return (double)*p;
+    case DT_I8: return (double)*(const signed char*)p;
+    case DT_U16: return (double)*(const unsigned short*)p;
+    case DT_I16: return (double)*(const short*)p;
+    case DT_U32: return (double)*(const unsigned*)p;
+    case DT_I64: return (double)*(const long long*)p;
+    case DT_U64: return (double)*(const unsigned long long*)p;
+    case DT_F64: return *(const double*)p;
     default: return (double)(*(const int*)p);             // i32
   }
 }
+__device__ bool is_int(int dt) { return dt == DT_I32 || (dt >= DT_U8 && dt <= DT_U64); }
+// As the host's is_poison: a 1- or 2-byte integer has no pattern that is not a value.
 __device__ bool poisoned(int dt, const unsigned char* p, int w) {
-  const unsigned char b = dt == DT_I32 ? 0x80 : 0xFF;
+  if (is_int(dt) && w < 4) return false;
+  const unsigned char b = is_int(dt) ? 0x80 : 0xFF;
   for (int i = 0; i < w; ++i)
     if (p[i] != b) return false;
   return true;
@@ -197,10 +208,14 @@ extern "C" __global__ void __launch_bounds__(256) green_compare(const unsigned c
 }
 )";
 
+static_assert(static_cast<int>(DType::U64) - static_cast<int>(DType::U8) == 6 && static_cast<int>(DType::U8) == static_cast<int>(DType::I32) + 1,
+              "the comparison kernel's is_int takes DT_I32 and DT_U8..DT_U64 as the integers");
 std::string dtype_defines() {
   auto d = [](const char* name, DType t) { return "#define " + std::string(name) + " " + std::to_string(static_cast<int>(t)) + "\n"; };
   return d("DT_F32", DType::F32) + d("DT_F16", DType::F16) + d("DT_BF16", DType::BF16) + d("DT_E4M3", DType::FP8_E4M3) +
-         d("DT_E5M2", DType::FP8_E5M2) + d("DT_I32", DType::I32);
+         d("DT_E5M2", DType::FP8_E5M2) + d("DT_I32", DType::I32) + d("DT_U8", DType::U8) + d("DT_I8", DType::I8) +
+         d("DT_U16", DType::U16) + d("DT_I16", DType::I16) + d("DT_U32", DType::U32) + d("DT_I64", DType::I64) +
+         d("DT_U64", DType::U64) + d("DT_F64", DType::F64);
 }
 
 }  // namespace

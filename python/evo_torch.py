@@ -280,7 +280,11 @@ _MAP_TYPES = {"CU_TENSOR_MAP_DATA_TYPE_UINT8": 0, "CU_TENSOR_MAP_DATA_TYPE_UINT1
               "CU_TENSOR_MAP_DATA_TYPE_FLOAT64": 8, "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16": 9}
 _SWIZZLE = {0: 0, 32: 1, 64: 2, 128: 3}
 _L2_PROMOTION = {0: 0, 64: 1, 128: 2, 256: 3}
-_ELEMENT_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "fp8_e4m3": 1, "fp8_e5m2": 1, "i32": 4}
+_ELEMENT_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "fp8_e4m3": 1, "fp8_e5m2": 1, "i32": 4, "u8": 1, "i8": 1, "u16": 2,
+                  "i16": 2, "u32": 4, "i64": 8, "u64": 8, "f64": 8}
+# A scalar argument's C type (an evo scalar may be any dtype; bf16 and fp8 ones are passed as their bits).
+_SCALAR_CTYPES = {"f32": "c_float", "f64": "c_double", "i32": "c_int32", "u32": "c_uint32", "i64": "c_int64",
+                  "u64": "c_uint64", "i16": "c_int16", "u16": "c_uint16", "i8": "c_int8", "u8": "c_uint8"}
 
 
 class _Driver:
@@ -530,9 +534,11 @@ class Kernel:
                     args.append(("tensor", name, None))
                 elif name in self.scalars:
                     s = self.scalars[name]
-                    ctype = ctypes.c_int32 if s["dtype"] == "i32" else ctypes.c_float
+                    if s["dtype"] not in _SCALAR_CTYPES:
+                        raise EvoTorchError(f"{self.path}: scalar {name} is {s['dtype']}, which evo_torch does not pass")
+                    ctype = getattr(ctypes, _SCALAR_CTYPES[s["dtype"]])
                     x = evaluate(s["value"], v)
-                    args.append(("scalar", name, (ctype, ctype(int(x) if ctype is ctypes.c_int32 else x))))
+                    args.append(("scalar", name, (ctype, ctype(x if s["dtype"] in ("f32", "f64") else int(round(x))))))
                 elif name in self.descales:
                     args.append(("scalar", name, (ctypes.c_float, ctypes.c_float(1.0))))
                 elif name in self.maps:

@@ -119,6 +119,67 @@ TEST(GreenCompareOnDevice, AgreesWithTheHostForEveryDtypeAndFailure) {
 }
 
 
+// The integer types and f64 a T1 file brings (uint8 signals, int16 counts, double sums): the device
+// decodes each as the host does. A 1- or 2-byte integer has no poison (0x80 bytes are a value
+// there), a 4- or 8-byte one keeps it.
+TEST(GreenCompareOnDevice, AgreesWithTheHostForIntegerAndDoubleOutputs) {
+  if (const std::string why = test::no_cuda_device_reason(); !why.empty()) GTEST_SKIP() << why;
+  const std::int64_t n = (std::int64_t(1) << 20) + 33;
+  std::mt19937_64 rng(11);
+  for (DType t : {DType::U8, DType::I8, DType::U16, DType::I16, DType::U32, DType::I64, DType::U64, DType::F64}) {
+    std::uniform_int_distribution<int> small(0, 100);
+    std::normal_distribution<double> normal(0, 1e6);
+    std::vector<double> ref(static_cast<std::size_t>(n));
+    for (auto& x : ref) x = t == DType::F64 ? normal(rng) : small(rng);
+    GreenThresholds th;
+    th.atol = th.rtol = 0;
+    th.max_bad_pct = 0;
+    const HostTensor r = host_tensor(t, ref);
+    std::vector<DeviceBuffer> keep;
+    const DeviceTensor rd = on_device(r, keep);
+    const std::size_t w = dtype_bytes(t);
+    HostTensor bad = r, unwritten = r;
+    const auto e = encode(t, {ref[4000] + 3}, false, nullptr);
+    std::copy(e.begin(), e.end(), bad.bytes.begin() + 4000 * w);
+    std::fill(unwritten.bytes.begin() + 9 * w, unwritten.bytes.begin() + 10 * w, poison_byte(t));
+    for (const auto& [what, cand] : {std::pair<std::string, const HostTensor&>{"identical", r}, {"one off by 3", bad},
+                                     {"poison bytes at [9]", unwritten}}) {
+      const std::string tag = std::string(dtype_name(t)) + ": " + what;
+      const OutputCompare host = compare_output(cand, r, th);
+      const OutputCompare dev = compare_output_on_device(on_device(cand, keep), rd, th, nullptr);
+      expect_same(host, dev, tag);
+      if (what == "identical") {
+        EXPECT_TRUE(dev.failure.empty()) << tag << ": " << dev.failure;
+      } else {
+        EXPECT_FALSE(dev.failure.empty()) << tag;
+      }
+      if (what == "poison bytes at [9]") {
+        EXPECT_EQ(dev.unwritten, has_poison(t) ? 1 : 0) << tag;
+      }
+    }
+  }
+}
+
+// A u8 output may hold 128 (0x80, the integer poison byte) as a value: it is compared as one, not
+// taken for an element the kernel skipped; an i32 holding 0x80808080 is still reported unwritten.
+TEST(GreenCompare, NarrowIntegersHaveNoPoisonWiderOnesKeepIt) {
+  GreenThresholds exact;
+  exact.atol = exact.rtol = 0;
+  exact.max_bad_pct = 0;
+  const HostTensor ref = host_tensor(DType::U8, {0, 128, 255, 7});
+  EXPECT_TRUE(compare_output(ref, ref, exact).failure.empty());
+  const HostTensor off = host_tensor(DType::U8, {0, 128, 254, 7});
+  const OutputCompare o = compare_output(off, ref, exact);
+  EXPECT_EQ(o.unwritten, 0);
+  EXPECT_EQ(o.bad, 1);
+  EXPECT_NE(o.failure.find("O[2] = 254, ref 255"), std::string::npos) << o.failure;
+  HostTensor skipped = host_tensor(DType::I32, {1, 2, 3});
+  std::fill(skipped.bytes.begin() + 4, skipped.bytes.begin() + 8, poison_byte(DType::I32));
+  EXPECT_EQ(compare_output(skipped, host_tensor(DType::I32, {1, 2, 3}), exact).unwritten, 1);
+  for (DType t : {DType::U8, DType::I8, DType::U16, DType::I16}) EXPECT_FALSE(has_poison(t)) << dtype_name(t);
+  for (DType t : {DType::I32, DType::U32, DType::I64, DType::U64, DType::F64, DType::F32}) EXPECT_TRUE(has_poison(t)) << dtype_name(t);
+}
+
 // An integer buffer may allow a share of elements to differ (its own max_bad_pct, never the
 // profile's), each element still compared exactly: 1 of 6 off passes at 20%, fails at 10%.
 TEST(GreenCompare, IntegerBufferOwnBadShareIsTheOnlyTolerance) {

@@ -497,6 +497,24 @@ TEST(GpuGates, IntegerOutputOffByOneFailsGreenExactly) {
   std::cout << "[i32 off by one] " << e.message << "\n";
 }
 
+// A T1 file with uint8, int16, bool, double and float4 buffers, a __device__ symbol and int64 and
+// uint32 scalars: another configuration than the default passes GREEN against it, every output
+// compared (a wrong scalar's width or a misplaced symbol would change sum, diff or high).
+TEST(GpuGates, T1FileOfEveryArgumentTypePassesGreenAgainstItsDefault) {
+  REQUIRE_GPU();
+  const std::string t1 = data("t1/small_types.json").string();
+  const Evaluation e = evaluator(t1).evaluate(Candidate{Config{{"block_size_x", 64}, {"items", 4}}, Origin{"test", "", {}}});
+  ASSERT_EQ(e.status, Status::Measured) << e.message;
+  ASSERT_FALSE(e.green.problems.empty());
+  for (const auto& r : e.green.problems) {
+    EXPECT_EQ(r.outcome, Outcome::Passed) << r.problem << ": " << r.reason;
+    EXPECT_EQ(r.nan_count + r.inf_count + r.unwritten, 0) << r.problem;
+    EXPECT_EQ(r.max_abs, 0.0) << r.problem;  // the same arithmetic in both: bit for bit
+  }
+  EXPECT_EQ(e.fast.outcome, Outcome::Passed);
+  std::cout << "[t1 types] " << e.message << "\n";
+}
+
 TEST(GpuGates, PerBufferThresholdOverridesTheProfiles) {
   REQUIRE_GPU();
   // H errs by 1e-3: far outside the profile's atol 1e-6, inside H's own atol 0.01.
@@ -1187,6 +1205,29 @@ TEST(Buffers, PoisonIsNaNInEveryFloatFormatAndDetectedBitExactly) {
   EXPECT_TRUE(is_poison(DType::I32, i.data()));
   EXPECT_EQ(decode_one(DType::I32, i.data()), static_cast<double>(static_cast<std::int32_t>(0x80808080u)));
   EXPECT_EQ(index_text({2, 3, 4}, 23), "[1,2,3]");
+}
+
+// Fills of the integer types are rounded to nearest and held to the type's range (a uniform draw on
+// [0, 256) into u8 is 0..255, never a wrapped 0), and read back exactly; f64 keeps every bit.
+TEST(Buffers, IntegerFillsRoundAndSaturateToTheirRange) {
+  const std::vector<double> v = {-1e30, -129.4, -1.5, 0.49, 127.5, 255.6, 300, 70000, 5e9, 1e30};
+  const std::map<DType, std::vector<double>> want = {
+      {DType::U8, {0, 0, 0, 0, 128, 255, 255, 255, 255, 255}},
+      {DType::I8, {-128, -128, -2, 0, 127, 127, 127, 127, 127, 127}},
+      {DType::U16, {0, 0, 0, 0, 128, 256, 300, 65535, 65535, 65535}},
+      {DType::I16, {-32768, -129, -2, 0, 128, 256, 300, 32767, 32767, 32767}},
+      {DType::U32, {0, 0, 0, 0, 128, 256, 300, 70000, 4294967295.0, 4294967295.0}},
+      {DType::I64, {-9223372036854775808.0, -129, -2, 0, 128, 256, 300, 70000, 5e9, 9223372036854775807.0}},
+  };
+  for (const auto& [t, expect] : want) {
+    const auto bytes = encode(t, v, false, nullptr);
+    ASSERT_EQ(bytes.size(), v.size() * dtype_bytes(t)) << dtype_name(t);
+    for (std::size_t i = 0; i < v.size(); ++i)
+      EXPECT_EQ(decode_one(t, bytes.data() + i * dtype_bytes(t)), expect[i]) << dtype_name(t) << " " << v[i];
+  }
+  const double third = 1.0 / 3.0;
+  EXPECT_EQ(decode_one(DType::F64, encode(DType::F64, {third}, false, nullptr).data()), third);
+  for (DType t : all_dtypes()) EXPECT_EQ(parse_dtype(dtype_name(t)), t) << dtype_name(t);
 }
 
 HostTensor tensor(const std::string& name, std::vector<std::int64_t> shape, const std::vector<double>& v) {

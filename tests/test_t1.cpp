@@ -145,6 +145,35 @@ TEST(T1, DefaultsOutsideTheSpaceGiveTheNearestValidConfigurationAndSayWhy) {
 
 // The hub's hotspot T1, beside a stand-in for its kernel (the hub's hotspot_milo.cu is not in
 // tests/data: tests/data/SOURCES.md).
+// small_types.json: every argument type beyond float and int32 (uint8, int16, bool, double, float4,
+// int64 and uint32 scalars) and a Symbol argument, each as the evo dtype and shape its bytes need.
+TEST(T1, EveryArgumentTypeMapsToTheDtypeOfItsBytes) {
+  const Profile p = load_profile(kT1 / "small_types.json");
+  const std::int64_t n = 100000;
+  auto expect = [&](const std::string& name, DType t, std::int64_t elements, BufferRole role) {
+    const BufferSpec& b = buffer(p, name);
+    EXPECT_EQ(b.dtype, t) << name << " is " << dtype_name(b.dtype);
+    ASSERT_EQ(b.shape.size(), 1u) << name;
+    EXPECT_EQ(b.shape[0], std::to_string(elements)) << name;
+    EXPECT_EQ(b.role, role) << name;
+  };
+  expect("sum", DType::F64, n, BufferRole::Output);
+  expect("diff", DType::I16, n, BufferRole::Output);
+  expect("high", DType::U8, n, BufferRole::Output);  // bool: one byte, as CUDA stores it
+  expect("signal", DType::U8, n, BufferRole::Input);
+  expect("w", DType::F32, 4 * n, BufferRole::Input);  // float4: four floats an element
+  expect("bias", DType::F32, 4, BufferRole::Input);
+  EXPECT_EQ(buffer(p, "signal").init.kind, InitSpec::Kind::Uniform);
+  EXPECT_EQ(buffer(p, "signal").init.b, 256.0);
+  // A Symbol fills the kernel's global of its name and is not a parameter (KTT's meaning).
+  EXPECT_EQ(buffer(p, "bias").symbol, "bias");
+  EXPECT_EQ(p.kernel.args, (std::vector<std::string>{"sum", "diff", "high", "signal", "w", "offset", "n"}));
+  ASSERT_EQ(p.scalars.size(), 2u);
+  EXPECT_EQ(p.scalars[0].dtype, DType::I64);
+  EXPECT_EQ(p.scalars[0].value, "5000000000");  // every digit: an int64 past 2^32
+  EXPECT_EQ(p.scalars[1].dtype, DType::U32);
+}
+
 TEST(T1, HubHotspotMiloLoadsBesideItsKernel) {
   test::TempDir d;
   fs::copy_file(kT1 / "hotspot_milo.json", d.path / "hotspot_milo.json");
@@ -231,10 +260,23 @@ INSTANTIATE_TEST_SUITE_P(
               "ConfigurationSpace.TuningParameters[1].Values: value 0 is not an integer (evo's knobs are integers)"},
         BadT1{"MisspeltField", [](Json& j) { j["ConfigurationSpace"]["Condition"] = j["ConfigurationSpace"]["Conditions"]; },
               "ConfigurationSpace.Condition: unknown field (evo reads Conditions, TuningParameters)"},
-        BadT1{"DoubleVector", [](Json& j) { arg(j, 1)["Type"] = "double"; },
-              "KernelSpecification.Arguments[1].Type: 'double' is not supported for a vector (float, half, int32)"},
+        BadT1{"CustomType", [](Json& j) { arg(j, 1)["Type"] = "custom"; },
+              "KernelSpecification.Arguments[1].Type: 'custom' is not supported (evo needs the element type to fill and "
+              "compare: bool, int8..int64, uint8..uint64, half, float, double, and half/float/double 2, 4, 8, 16)"},
+        BadT1{"NotAType", [](Json& j) { arg(j, 1)["Type"] = "float3"; },
+              "KernelSpecification.Arguments[1].Type: 'float3' is not a T1 type (bool, int8..int64"},
+        BadT1{"VectorTypeScalar", [](Json& j) { arg(j, 3)["Type"] = "float2"; },
+              "KernelSpecification.Arguments[3].Type: 'float2': a vector type is not supported for a scalar"},
+        BadT1{"FractionalIntegerScalar", [](Json& j) { arg(j, 4)["FillValue"] = 2.5; },
+              "KernelSpecification.Arguments[4].FillValue: 2.5 is not an integer (Type int32)"},
+        BadT1{"TypeSizeDisagrees", [](Json& j) { arg(j, 1)["Type"] = "double2"; arg(j, 1)["TypeSize"] = 8; },
+              "KernelSpecification.Arguments[1].TypeSize: 8 bytes, but a double2 is 16"},
         BadT1{"LocalMemory", [](Json& j) { arg(j, 1)["MemoryType"] = "Local"; },
-              "KernelSpecification.Arguments[1].MemoryType: 'Local' is not supported (Vector, Scalar)"},
+              "KernelSpecification.Arguments[1].MemoryType: 'Local' is not supported (give the kernel's dynamic shared "
+              "memory as KernelSpecification.SharedMemory)"},
+        BadT1{"SymbolOutput", [](Json& j) { arg(j, 0)["MemoryType"] = "Symbol"; },
+              "KernelSpecification.Arguments[0].MemoryType: a Symbol argument is read-only (it is copied into the "
+              "kernel's symbol 'y')"},
         BadT1{"SizeOfATunable", [](Json& j) { arg(j, 1)["Size"] = "tile * 16"; },
               "KernelSpecification.Arguments[1].Size: 'tile * 16' is a list, not a number (in a Size a tuning parameter "
               "is its list of values: max() takes the largest)"},
