@@ -32,6 +32,23 @@ double fn_pymod(double a, double b) {
   return r;
 }
 
+// Python's bitwise operators on integers, for T1 conditions (`block_size_x & (block_size_x - 1)`).
+long long whole(double a, const char* op) {
+  if (a != std::floor(a) || std::fabs(a) > 9007199254740992.0) throw mu::ParserError(std::string(op) + " of a non-integer");
+  return static_cast<long long>(a);
+}
+double fn_bitor(double a, double b) { return static_cast<double>(whole(a, "bitor") | whole(b, "bitor")); }
+double fn_bitxor(double a, double b) { return static_cast<double>(whole(a, "bitxor") ^ whole(b, "bitxor")); }
+double fn_bitand(double a, double b) { return static_cast<double>(whole(a, "bitand") & whole(b, "bitand")); }
+double fn_shift(double a, double b, bool left) {
+  const long long n = whole(b, "shift");
+  if (n < 0 || n > 62) throw mu::ParserError("shift count out of range");
+  const long long x = whole(a, "shift");
+  return static_cast<double>(left ? x << n : x >> n);
+}
+double fn_shiftl(double a, double b) { return fn_shift(a, b, true); }
+double fn_shiftr(double a, double b) { return fn_shift(a, b, false); }
+
 void define_extras(mu::Parser& p) {
   p.DefineOprt("%", op_mod, mu::prMUL_DIV);
   p.DefineFun("ceil", fn_ceil);
@@ -39,6 +56,11 @@ void define_extras(mu::Parser& p) {
   p.DefineFun("cdiv", fn_cdiv);
   p.DefineFun("log2i", fn_log2i);
   p.DefineFun("pymod", fn_pymod);
+  p.DefineFun("bitor", fn_bitor);
+  p.DefineFun("bitxor", fn_bitxor);
+  p.DefineFun("bitand", fn_bitand);
+  p.DefineFun("shiftl", fn_shiftl);
+  p.DefineFun("shiftr", fn_shiftr);
 }
 
 }  // namespace
@@ -251,6 +273,11 @@ class CppWriter {
       if (name == "pymod")  // a - b * floor(a / b): Python's remainder, the divisor's sign
         return want(2), "((" + args[0] + ") - (" + args[1] + ") * std::floor((" + args[0] + ") / (" + args[1] + ")))";
       if (name == "abs") return want(1), "std::fabs(" + args[0] + ")";
+      for (const auto& [fn, op] : {std::pair<const char*, const char*>{"bitor", "|"}, {"bitxor", "^"}, {"bitand", "&"},
+                                   {"shiftl", "<<"}, {"shiftr", ">>"}})
+        if (name == fn)
+          return want(2), "static_cast<double>(static_cast<long long>(" + args[0] + ") " + op + " static_cast<long long>(" +
+                              args[1] + "))";
       for (const char* f : {"ceil", "floor", "sqrt", "exp", "log2", "log10", "sin", "cos", "tan"})
         if (name == f) return want(1), "std::" + name + "(" + args[0] + ")";
       if (name == "ln") return want(1), "std::log(" + args[0] + ")";

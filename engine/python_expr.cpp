@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cctype>
 #include <cmath>
+#include <optional>
 #include <set>
 
 namespace evo::py {
@@ -190,12 +191,21 @@ class Parser {
     std::const_pointer_cast<Node>(n)->ops = ops;
     return n;
   }
-  // | ^ & << >> sit between comparisons and arithmetic in Python; muParser has no bitwise operators.
-  Tree bitwise() {
-    Tree l = arith();
-    for (const char* o : {"|", "^", "&", "<<", ">>"})
-      if (is_op(o)) fail(std::string("operator '") + o + "' is not supported");
-    return l;
+  // | ^ & << >> sit between comparisons and arithmetic in Python, | loosest, shifts tightest (a
+  // power-of-two condition `b & (b - 1) == 0` is `(b & (b - 1)) == 0`, as in Python).
+  Tree bitwise() { return bit_level(0); }
+  Tree bit_level(int level) {
+    static const std::vector<std::vector<const char*>> kLevels = {{"|"}, {"^"}, {"&"}, {"<<", ">>"}};
+    if (level == static_cast<int>(kLevels.size())) return arith();
+    Tree l = bit_level(level + 1);
+    for (;;) {
+      std::string op;
+      for (const char* o : kLevels[static_cast<std::size_t>(level)])
+        if (is_op(o)) op = o;
+      if (op.empty()) return l;
+      ++i_;
+      l = make(Kind::Binary, {l, bit_level(level + 1)}, {}, op);
+    }
   }
   Tree arith() {
     Tree l = term();
@@ -220,7 +230,7 @@ class Parser {
   Tree factor() {
     if (eat_op("-")) return make(Kind::Unary, {factor()}, {}, "-");
     if (eat_op("+")) return make(Kind::Unary, {factor()}, {}, "+");
-    if (is_op("~")) fail("operator '~' is not supported");
+    if (eat_op("~")) return make(Kind::Unary, {factor()}, {}, "~");
     return power();
   }
   // power: primary ['**' factor]: right-associative, and -2**2 is -(2**2).
@@ -278,9 +288,18 @@ class Parser {
     }
     if (eat_op("(")) {
       Tree e = test();
-      if (is_op(",")) fail("tuples are not supported (use a list)");
+      if (!eat_op(",")) {
+        expect(")");
+        return e;
+      }
+      // A tuple, (32, 64) or (1,): to a condition or a Values list it is the list of its items.
+      std::vector<Tree> items{e};
+      while (!is_op(")")) {
+        items.push_back(test());
+        if (!eat_op(",")) break;
+      }
       expect(")");
-      return e;
+      return make(Kind::List, std::move(items));
     }
     if (eat_op("[")) {
       std::vector<Tree> items;
@@ -351,6 +370,13 @@ Value arithmetic(const std::string& op, const Value& a, const Value& b) {
   }
   const double x = num(a, op.c_str()), y = num(b, op.c_str());
   const bool ints = a.is_int && b.is_int;
+  if (op == "|" || op == "^" || op == "&" || op == "<<" || op == ">>") {
+    if (!ints) throw PyError("operator '" + op + "' takes integers");
+    const auto i = static_cast<long long>(x), j = static_cast<long long>(y);
+    if ((op == "<<" || op == ">>") && (j < 0 || j > 62)) throw PyError("shift count " + std::to_string(j) + " out of range");
+    const long long r = op == "|" ? (i | j) : op == "^" ? (i ^ j) : op == "&" ? (i & j) : op == "<<" ? (i << j) : (i >> j);
+    return Value::integer(static_cast<double>(r));
+  }
   if (op == "+") return {false, ints, x + y, {}};
   if (op == "-") return {false, ints, x - y, {}};
   if (op == "*") return {false, ints, x * y, {}};
@@ -465,8 +491,14 @@ Value eval(const Node& n, const Env& env) {
     }
     case Kind::Unary: {
       Value v = eval(*n.kids[0], env);
-      if (n.op == "-") v.number = -num(v, "unary -");
-      else num(v, "unary +");
+      if (n.op == "-") {
+        v.number = -num(v, "unary -");
+      } else if (n.op == "~") {
+        if (!v.is_int || v.is_list) throw PyError("operator '~' takes an integer");
+        v.number = -v.number - 1;
+      } else {
+        num(v, "unary +");
+      }
       return v;
     }
     case Kind::Binary: return arithmetic(n.op, eval(*n.kids[0], env), eval(*n.kids[1], env));
@@ -533,6 +565,7 @@ class Writer {
       }
       case Kind::Unary: {
         const Written x = write(*n.kids[0]);
+        if (n.op == "~") return {"(-" + x.text + " - 1)", false};
         return n.op == "-" ? Written{"(-" + x.text + ")", false} : x;
       }
       case Kind::Binary: {
@@ -540,6 +573,9 @@ class Writer {
         if (n.op == "//") return {"floor(" + a + " / " + b + ")", false};
         if (n.op == "%") return {"pymod(" + a + ", " + b + ")", false};
         if (n.op == "**") return {"(" + a + " ^ " + b + ")", false};
+        for (const auto& [py_op, fn] : {std::pair<const char*, const char*>{"|", "bitor"}, {"^", "bitxor"}, {"&", "bitand"},
+                                        {"<<", "shiftl"}, {">>", "shiftr"}})
+          if (n.op == py_op) return {std::string(fn) + "(" + a + ", " + b + ")", false};
         return {"(" + a + " " + n.op + " " + b + ")", false};
       }
       case Kind::Compare: {
@@ -574,9 +610,19 @@ class Writer {
   std::string comparison(const std::string& op, const Node& l, const Node& r) const {
     const std::string a = write(l).text;
     if (op == "in" || op == "not in") {
-      if (r.kind != Kind::List) throw PyError("'" + op + "' needs a list of values written out ([1, 2, 4])");
+      std::vector<std::string> items;
+      if (r.kind == Kind::List) {
+        for (const Tree& e : r.kids) items.push_back(write(*e).text);
+      } else if (const std::optional<Value> v = constant(r); v && v->is_list) {  // range(1, 9), [2**i for i in ...]
+        for (const Value& e : v->items) {
+          if (e.is_list) throw PyError("'" + op + "' of a list of lists");
+          items.push_back(literal(e.number));
+        }
+      } else {
+        throw PyError("'" + op + "' needs a list: written out ([1, 2, 4]) or made of constants (range(1, 9))");
+      }
       std::string any;
-      for (const Tree& e : r.kids) any += (any.empty() ? "" : " || ") + ("(" + a + " == " + write(*e).text + ")");
+      for (const std::string& e : items) any += (any.empty() ? "" : " || ") + ("(" + a + " == " + e + ")");
       if (any.empty()) any = "0";
       return op == "in" ? "(" + any + ")" : "((" + any + ") == 0)";
     }
@@ -612,7 +658,17 @@ class Writer {
       const std::string x = write(one()).text;
       return {"(" + x + " < 0 ? ceil(" + x + ") : floor(" + x + "))", false};
     }
-    throw PyError("function '" + f + "' is not supported here (abs, float, int, max, min)");
+    // Anything else of constants alone (len([1, 2]), sum(range(4))) is its value.
+    if (const std::optional<Value> v = constant(n); v && !v->is_list) return {literal(v->number), false};
+    throw PyError("function '" + f + "' is not supported here (abs, float, int, max, min; others of constants alone)");
+  }
+  // The value of an expression that names no tuning parameter or size, else nullopt.
+  static std::optional<Value> constant(const Node& n) {
+    try {
+      return eval(n, {});
+    } catch (const PyError&) {
+      return std::nullopt;
+    }
   }
   Written call_of(const std::string& f, const std::vector<Tree>& args) const {
     if (args.size() == 1) return write(*args[0]);

@@ -243,8 +243,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadT1{"ConditionThatDoesNotParse",
               [](Json& j) { j["ConfigurationSpace"]["Conditions"][1]["Expression"] = "tile %% unroll == 0"; },
               "ConfigurationSpace.Conditions[1].Expression: 'tile %% unroll == 0': unexpected '%' at column 7"},
-        BadT1{"BitwiseCondition", [](Json& j) { j["ConfigurationSpace"]["Conditions"][1]["Expression"] = "tile & 1 == 0"; },
-              "ConfigurationSpace.Conditions[1].Expression: 'tile & 1 == 0': operator '&' is not supported at column 6"},
+        BadT1{"MatrixProductCondition", [](Json& j) { j["ConfigurationSpace"]["Conditions"][1]["Expression"] = "tile @ 1 == 0"; },
+              "ConfigurationSpace.Conditions[1].Expression: 'tile @ 1 == 0': operator '@' is not supported at column 6"},
         BadT1{"ConditionNamingNoParameter",
               [](Json& j) { j["ConfigurationSpace"]["Conditions"][0]["Expression"] = "block_size_y > 1"; },
               "ConfigurationSpace.Conditions[0].Expression: 'block_size_y > 1': unknown name 'block_size_y' (not a "
