@@ -408,8 +408,20 @@ T1Spec read_t1(const std::filesystem::path& path, const Json& doc, bool need_ker
     std::vector<Json> dims = ps.is_array() ? std::vector<Json>(ps.begin(), ps.end()) : std::vector<Json>{ps};
     if (dims.empty() || dims.size() > 3) ks.fail("ProblemSize", "must be an integer or a list of 1 to 3 integers");
     for (const auto& d : dims) {
+      if (d.is_string()) {  // "1024 * 1024": Python of constants
+        py::Value v;
+        try {
+          v = py::evaluate(parse_py(ks, "ProblemSize", d.get<std::string>()), {});
+        } catch (const py::PyError& e) {
+          ks.fail("ProblemSize", "'" + d.get<std::string>() + "': " + e.what());
+        }
+        if (v.is_list || !v.is_int || v.number < 0)
+          ks.fail("ProblemSize", "'" + d.get<std::string>() + "' is not a non-negative integer");
+        problem.push_back(static_cast<std::int64_t>(v.number));
+        continue;
+      }
       if (!d.is_number_integer() || d.get<std::int64_t>() < 0)
-        ks.fail("ProblemSize", "must be non-negative integers, got " + d.dump());
+        ks.fail("ProblemSize", "must be non-negative integers or Python of constants, got " + d.dump());
       problem.push_back(d.get<std::int64_t>());
     }
   }

@@ -294,9 +294,22 @@ INSTANTIATE_TEST_SUITE_P(
         BadT1{"VulkanSizes", [](Json& j) { j["KernelSpecification"]["GlobalSizeType"] = "Vulkan"; },
               "KernelSpecification.GlobalSizeType: 'Vulkan' is not supported (OpenCL: GlobalSize counts threads; CUDA: "
               "blocks)"},
+        BadT1{"ProblemSizeOfAParameter", [](Json& j) { j["KernelSpecification"]["ProblemSize"] = Json::array({"tile * 2"}); },
+              "KernelSpecification.ProblemSize: 'tile * 2': unknown name 'tile'"},
         BadT1{"NoValidConfiguration", [](Json& j) { j["ConfigurationSpace"]["Conditions"][0]["Expression"] = "tile > 8"; },
               "ConfigurationSpace.Conditions: no configuration satisfies them"}),
     [](const ::testing::TestParamInfo<BadT1>& i) { return i.param.name; });
+
+// A ProblemSize written as Python of constants, as a generated T1 file may give it, is its value.
+TEST(T1, ProblemSizeMayBePythonOfConstants) {
+  test::TempDir d;
+  fs::copy_file(kT1 / "small_saxpy.cu", d.path / "small_saxpy.cu");
+  Json j = Json::parse(read_text(kT1 / "small_saxpy.json"));
+  j["KernelSpecification"]["ProblemSize"] = Json::array({"2 ** 11 * 2"});
+  std::ofstream(d.path / "small_saxpy.json") << j.dump();
+  const T1Spec t = read_t1(d.path / "small_saxpy.json");
+  EXPECT_EQ(t.problem.sizes.at("ProblemSize_0"), 4096.0);
+}
 
 TEST(T1, MissingKernelFileIsNamedWithWhereItWasLookedFor) {
   test::TempDir d;
