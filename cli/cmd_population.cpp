@@ -353,6 +353,7 @@ nlohmann::ordered_json init_json(const InitSpec& i) {
     case InitSpec::Kind::Uniform: return {{"dist", "uniform"}, {"low", i.a}, {"high", i.b}};
     case InitSpec::Kind::Zeros: return {{"dist", "zeros"}};
     case InitSpec::Kind::Constant: return {{"dist", "constant"}, {"value", i.a}};
+    case InitSpec::Kind::Raw: return {{"dist", "raw"}, {"file", i.file.string()}};
   }
   return {};
 }

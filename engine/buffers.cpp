@@ -18,6 +18,7 @@
 
 #include "engine/error.h"
 #include "engine/expr.h"
+#include "engine/files.h"        // defines: read_file
 #include "engine/hash.h"         // defines: xxh64
 #include "engine/launch.h"       // defines: tensor_map_layout
 #include "engine/reference.h"    // defines: data_input_bytes
@@ -159,6 +160,20 @@ std::vector<double> draw_values(const InitSpec& init, std::int64_t n, std::uint6
 }
 
 double fp8_max_finite(DType t) { return t == DType::FP8_E4M3 ? 448.0 : 57344.0; }
+
+std::vector<std::uint8_t> initial_bytes(const BufferSpec& b, std::int64_t n, std::uint64_t seed, int trial, float* descale) {
+  if (b.init.kind != InitSpec::Kind::Raw)
+    return encode(b.dtype, draw_values(b.init, n, seed, trial, b.name), !b.scale_arg.empty(), descale);
+  if (descale) *descale = 1;
+  std::optional<std::string> bytes = read_file(b.init.file);
+  if (!bytes) throw UserError("buffers." + b.name + ".init.file: cannot read " + b.init.file.string());
+  const std::size_t want = static_cast<std::size_t>(n) * dtype_bytes(b.dtype);
+  if (bytes->size() != want)
+    throw UserError("buffers." + b.name + ".init.file: " + b.init.file.string() + " holds " + std::to_string(bytes->size()) +
+                    " bytes, the buffer needs " + std::to_string(n) + " " + dtype_name(b.dtype) + " (" +
+                    std::to_string(want) + " bytes)");
+  return std::vector<std::uint8_t>(bytes->begin(), bytes->end());
+}
 
 std::vector<std::uint8_t> encode(DType t, const std::vector<double>& values, bool scaled, float* descale) {
   const std::size_t w = dtype_bytes(t);
@@ -329,7 +344,7 @@ std::shared_ptr<EncodedFill> make_fill(const std::string& key, const BufferSpec&
     f->descale = stored->descale;
     f->digest = stored->digest;
   } else {
-    f->bytes = encode(spec.dtype, draw_values(spec.init, n, seed, trial, spec.name), !spec.scale_arg.empty(), &f->descale);
+    f->bytes = initial_bytes(spec, n, seed, trial, &f->descale);
     f->digest = fill_digest(f->bytes);
     if (store) store->write_fill(key, spec.dtype, StoredFill{f->bytes, f->descale, f->digest});
   }

@@ -58,6 +58,9 @@ double fp8_max_finite(DType t);  // 448 (e4m3), 57344 (e5m2)
 // Values to the dtype's bytes. With `scaled` (fp8 only) each value is stored as x / scale with
 // scale = amax / fp8_max_finite; `descale` receives scale (1 otherwise).
 std::vector<std::uint8_t> encode(DType t, const std::vector<double>& values, bool scaled, float* descale);
+// A buffer's bytes for one (seed, trial) from its init: drawn and encoded, or a raw file's bytes as
+// they are (which must be exactly n elements of its dtype).
+std::vector<std::uint8_t> initial_bytes(const BufferSpec& b, std::int64_t n, std::uint64_t seed, int trial, float* descale);
 double decode_one(DType t, const std::uint8_t* element);
 std::vector<double> decode(const HostTensor& t);
 

@@ -17,6 +17,8 @@
 #include "engine/data_dir.h"
 #include "engine/error.h"
 #include "engine/expr.h"
+#include "engine/files.h"
+#include "engine/hash.h"
 #include "engine/npy.h"
 #include "engine/space.h"
 #include "engine/t1.h"
@@ -593,13 +595,22 @@ Profile load_profile(const std::filesystem::path& path) {
         else if (dist == "uniform") { b.init.kind = InitSpec::Kind::Uniform; b.init.a = ir.num("low", -1); b.init.b = ir.num("high", 1); }
         else if (dist == "zeros") b.init.kind = InitSpec::Kind::Zeros;
         else if (dist == "constant") { b.init.kind = InitSpec::Kind::Constant; b.init.a = ir.num("value", 0); }
-        else ir.fail("dist", "unknown distribution '" + dist + "' (choose normal, uniform, zeros, constant)");
+        else if (dist == "raw") {
+          b.init.kind = InitSpec::Kind::Raw;
+          const std::string f = ir.str("file", "", true);
+          b.init.file = std::filesystem::absolute(std::filesystem::path(f).is_absolute() ? std::filesystem::path(f) : p.path.parent_path() / f).lexically_normal();
+          const std::optional<std::string> bytes = read_file(b.init.file);
+          if (!bytes) ir.fail("file", "cannot read " + b.init.file.string());
+          b.init.file_hash = xxh64_hex(*bytes);
+        }
+        else ir.fail("dist", "unknown distribution '" + dist + "' (choose normal, uniform, zeros, constant, raw)");
       } else if (b.role == BufferRole::Output || b.role == BufferRole::Scratch) {
         b.init.kind = InitSpec::Kind::Zeros;
       }
       b.scale_arg = br.str("scale_arg");
       if (!b.scale_arg.empty()) {
         if (b.dtype != DType::FP8_E4M3 && b.dtype != DType::FP8_E5M2) br.fail("scale_arg", "only fp8 buffers have a descale");
+        if (b.init.kind == InitSpec::Kind::Raw) br.fail("scale_arg", "a raw file's bytes are the values: no descale is drawn for them");
         if (!arg_names.insert(b.scale_arg).second) br.fail("scale_arg", "name '" + b.scale_arg + "' already used");
       }
       b.symbol = br.str("symbol");

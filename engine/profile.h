@@ -38,9 +38,13 @@ bool npy_exact(DType t);
 const char* npy_descr(DType t);
 
 struct InitSpec {
-  enum class Kind { Normal, Uniform, Zeros, Constant } kind = Kind::Normal;
+  enum class Kind { Normal, Uniform, Zeros, Constant, Raw } kind = Kind::Normal;
   double a = 0.0;  // normal: mean; uniform: low; constant: value
   double b = 1.0;  // normal: std;  uniform: high
+  // raw: the buffer's bytes as the file holds them (a T1 BinaryRaw DataSource), the same for
+  // every seed and trial; the hash of its content keys the stored fills.
+  std::filesystem::path file;
+  std::string file_hash;
 };
 
 // A buffer's own GREEN thresholds; each one given overrides the profile's gates.green.

@@ -225,7 +225,7 @@ HostInputs host_inputs(const Profile& p, const Problem& prob, std::uint64_t seed
     if (p.reference_data && p.reference_data->inputs.count(b.name))
       t.bytes = data_input_bytes(b, p.reference_data->inputs.at(b.name), n, &descale);
     else
-      t.bytes = encode(b.dtype, draw_values(b.init, n, seed, trial, b.name), !b.scale_arg.empty(), &descale);
+      t.bytes = initial_bytes(b, n, seed, trial, &descale);
     if (!b.scale_arg.empty()) in.descales[b.scale_arg] = descale;
     in.buffers.push_back(std::move(t));
   }

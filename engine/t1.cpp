@@ -245,7 +245,8 @@ std::optional<ElementType> element_type(const std::string& type) {
 }
 const char* const kTypeList = "bool, int8..int64, uint8..uint64, half, float, double, and half/float/double 2, 4, 8, 16";
 
-Argument read_argument(Fields& f, std::size_t i, const py::Env& size_env, bool outputs_marked) {
+Argument read_argument(Fields& f, std::size_t i, const py::Env& size_env, bool outputs_marked,
+                       const std::filesystem::path& t1_dir) {
   Argument a;
   a.name = f.has("Name") ? f.str("Name") : "arg" + std::to_string(i);
   const std::string memory = f.str("MemoryType");
@@ -307,6 +308,7 @@ Argument read_argument(Fields& f, std::size_t i, const py::Env& size_env, bool o
   n *= et->lanes;  // a float4 of Size n is 4n floats
 
   const std::string fill = f.has("FillType") ? f.str("FillType") : "";
+  const bool has_source = f.has("DataSource");  // read by BinaryRaw; another fill has no use for it
   Json init;
   if (fill == "Constant") {
     if (!has_value) f.fail("FillValue", "missing: the constant to fill with");
@@ -314,10 +316,22 @@ Argument read_argument(Fields& f, std::size_t i, const py::Env& size_env, bool o
   } else if (fill == "Random") {  // KTT: uniform on [0, FillValue)
     const double top = has_value ? value : 1.0;
     init = {{"dist", "uniform"}, {"low", std::min(0.0, top)}, {"high", std::max(0.0, top)}};
+  } else if (fill == "BinaryRaw") {  // the file's bytes as they are: Size elements of the Type
+    if (!has_source) f.fail("DataSource", "missing: the raw file a BinaryRaw argument is read from");
+    const std::string source = f.str("DataSource");
+    const auto path = std::filesystem::weakly_canonical(t1_dir / source);
+    std::error_code ec;
+    const auto bytes = std::filesystem::file_size(path, ec);
+    if (ec) f.fail("DataSource", "cannot read " + path.string());
+    const std::uint64_t want = static_cast<std::uint64_t>(n) * dtype_bytes(et->dtype);
+    if (bytes != want)
+      f.fail("DataSource", path.string() + " holds " + std::to_string(bytes) + " bytes; Size " + std::to_string(n / et->lanes) +
+                               " of " + type + " is " + std::to_string(want));
+    init = {{"dist", "raw"}, {"file", path.string()}};
   } else if (fill.empty()) {
-    f.fail("FillType", "missing (Constant, Random)");
+    f.fail("FillType", "missing (Constant, Random, BinaryRaw)");
   } else {
-    f.fail("FillType", "'" + fill + "' is not supported (Constant, Random)");
+    f.fail("FillType", "'" + fill + "' is not supported (Constant, Random, BinaryRaw)");
   }
 
   bool output = false;
@@ -567,9 +581,9 @@ T1Spec read_t1(const std::filesystem::path& path, const Json& doc, bool need_ker
     for (const auto& a : as) outputs_marked |= a.is_object() && a.contains("Output");
     std::set<std::string> names;
     for (std::size_t i = 0; i < as.size(); ++i) {
-      // RandomSeed and DataSource belong to fills evo draws itself, from its own seeds.
-      Fields af(file, ks.field("Arguments[" + std::to_string(i) + "]"), as[i], {"RandomSeed", "DataSource"});
-      Argument a = read_argument(af, i, size_env, outputs_marked);
+      // RandomSeed belongs to fills evo draws itself, from its own seeds.
+      Fields af(file, ks.field("Arguments[" + std::to_string(i) + "]"), as[i], {"RandomSeed"});
+      Argument a = read_argument(af, i, size_env, outputs_marked, t.path.parent_path());
       af.done();
       if (!names.insert(a.name).second) af.fail("Name", "'" + a.name + "' given twice");
       if (tr.tunables.count(a.name)) af.fail("Name", "'" + a.name + "' is also a tuning parameter");

@@ -30,6 +30,7 @@ const char* init_name(InitSpec::Kind k) {
     case InitSpec::Kind::Uniform: return "uniform";
     case InitSpec::Kind::Zeros: return "zeros";
     case InitSpec::Kind::Constant: return "constant";
+    case InitSpec::Kind::Raw: return "raw";
   }
   return "?";
 }
@@ -116,8 +117,13 @@ const std::string& generator_fingerprint() {
   static const std::string fp = [] {
     // Values drawn exactly as a trial draws them, through every init kind and dtype, scaled fp8
     // too: their bytes and descales change when anything that makes a fill does.
-    const InitSpec inits[] = {{InitSpec::Kind::Normal, 0, 1}, {InitSpec::Kind::Uniform, -2, 3},
-                              {InitSpec::Kind::Constant, 0.7, 0}};
+    auto spec = [](InitSpec::Kind k, double a, double b) {
+      InitSpec i;
+      i.kind = k, i.a = a, i.b = b;
+      return i;
+    };
+    const InitSpec inits[] = {spec(InitSpec::Kind::Normal, 0, 1), spec(InitSpec::Kind::Uniform, -2, 3),
+                              spec(InitSpec::Kind::Constant, 0.7, 0)};
     const std::vector<DType>& dtypes = all_dtypes();
     std::string all;
     for (const auto& init : inits)
@@ -140,6 +146,7 @@ const std::string& generator_fingerprint() {
 std::string fill_key(const BufferSpec& b, std::int64_t n, std::uint64_t seed, int trial) {
   return std::string("evo-fill/1|generator=") + generator_fingerprint() + "|buffer=" + b.name + "|" +
          dtype_name(b.dtype) + "|init=" + init_name(b.init.kind) + "," + key_number(b.init.a) + "," + key_number(b.init.b) +
+         (b.init.kind == InitSpec::Kind::Raw ? "," + b.init.file_hash : std::string()) +
          "|n=" + std::to_string(n) + "|seed=" + std::to_string(seed) + "|trial=" + std::to_string(trial) +
          (b.scale_arg.empty() ? "|plain" : "|scaled");
 }

@@ -1176,7 +1176,7 @@ TEST(Buffers, Fp8RoundTripsRepresentableValuesExactly) {
 }
 
 TEST(Buffers, ScaledFp8UsesTheWholeRangeAndDescalesBack) {
-  std::vector<double> v = draw_values(InitSpec{InitSpec::Kind::Normal, 0, 3}, 1000, 7, 0, "Q");
+  std::vector<double> v = draw_values(InitSpec{InitSpec::Kind::Normal, 0, 3, {}, {}}, 1000, 7, 0, "Q");
   float descale = 0;
   auto b = encode(DType::FP8_E4M3, v, true, &descale);
   double amax = 0, back_max = 0;

@@ -12,12 +12,14 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "engine/buffers.h"
 #include "engine/error.h"
 #include "engine/landscape_import.h"
 #include "engine/profile.h"
 #include "engine/replay.h"
 #include "engine/space.h"
 #include "engine/t1.h"
+#include "engine/trial_store.h"
 #include "tests/support.h"
 
 namespace evo {
@@ -238,8 +240,10 @@ Json& arg(Json& j, int i) { return j["KernelSpecification"]["Arguments"][i]; }
 INSTANTIATE_TEST_SUITE_P(
     T1, T1Malformed,
     ::testing::Values(
-        BadT1{"UnknownFillType", [](Json& j) { arg(j, 1)["FillType"] = "BinaryRaw"; },
-              "KernelSpecification.Arguments[1].FillType: 'BinaryRaw' is not supported (Constant, Random)"},
+        BadT1{"UnknownFillType", [](Json& j) { arg(j, 1)["FillType"] = "BinaryHDF"; },
+              "KernelSpecification.Arguments[1].FillType: 'BinaryHDF' is not supported (Constant, Random, BinaryRaw)"},
+        BadT1{"BinaryRawWithoutItsFile", [](Json& j) { arg(j, 1)["FillType"] = "BinaryRaw"; },
+              "KernelSpecification.Arguments[1].DataSource: missing: the raw file a BinaryRaw argument is read from"},
         BadT1{"ConditionThatDoesNotParse",
               [](Json& j) { j["ConfigurationSpace"]["Conditions"][1]["Expression"] = "tile %% unroll == 0"; },
               "ConfigurationSpace.Conditions[1].Expression: 'tile %% unroll == 0': unexpected '%' at column 7"},
@@ -309,6 +313,47 @@ TEST(T1, ProblemSizeMayBePythonOfConstants) {
   std::ofstream(d.path / "small_saxpy.json") << j.dump();
   const T1Spec t = read_t1(d.path / "small_saxpy.json");
   EXPECT_EQ(t.problem.sizes.at("ProblemSize_0"), 4096.0);
+}
+
+// FillType BinaryRaw: the DataSource file's bytes are the buffer's, for every seed and trial; a
+// file of the wrong size is named with both sizes.
+TEST(T1, BinaryRawFillsTheBufferWithTheFilesBytes) {
+  test::TempDir d;
+  fs::copy_file(kT1 / "small_types.cu", d.path / "small_types.cu");
+  Json j = Json::parse(read_text(kT1 / "small_types.json"));
+  Json& signal = j["KernelSpecification"]["Arguments"][3];
+  signal["FillType"] = "BinaryRaw";
+  signal["DataSource"] = "data/signal.bin";
+  signal.erase("FillValue");
+  fs::create_directories(d.path / "data");
+  std::string bytes(100000, '\0');
+  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>((i * 37) % 251);
+  std::ofstream(d.path / "data/signal.bin", std::ios::binary) << bytes;
+  std::ofstream(d.path / "small_types.json") << j.dump();
+  const Profile p = load_profile(d.path / "small_types.json");
+  const BufferSpec& b = buffer(p, "signal");
+  EXPECT_EQ(b.init.kind, InitSpec::Kind::Raw);
+  EXPECT_EQ(b.init.file, fs::weakly_canonical(d.path / "data/signal.bin"));
+  for (int trial : {0, 1}) {
+    const std::vector<std::uint8_t> got = initial_bytes(b, 100000, 7, trial, nullptr);
+    EXPECT_EQ(std::string(got.begin(), got.end()), bytes) << "trial " << trial;
+  }
+  // The store keys a raw fill by the file's content: another file, another key.
+  const std::string key = fill_key(b, 100000, 7, 0);
+  bytes[5] ^= 1;
+  std::ofstream(d.path / "data/signal.bin", std::ios::binary) << bytes;
+  EXPECT_NE(fill_key(buffer(load_profile(d.path / "small_types.json"), "signal"), 100000, 7, 0), key);
+
+  std::ofstream(d.path / "data/signal.bin", std::ios::binary) << bytes.substr(0, 99999);
+  try {
+    read_t1(d.path / "small_types.json");
+    ADD_FAILURE() << "a short DataSource was taken";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("Arguments[3].DataSource: " + fs::weakly_canonical(d.path / "data/signal.bin").string() +
+                                         " holds 99999 bytes; Size 100000 of uint8 is 100000"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(T1, MissingKernelFileIsNamedWithWhereItWasLookedFor) {

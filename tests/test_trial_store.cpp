@@ -244,7 +244,7 @@ TEST(TrialStore, FillKeyChangesWithEachFieldThatDeterminesTheBytes) {
   BufferSpec b;
   b.name = "Q";
   b.dtype = DType::FP8_E4M3;
-  b.init = {InitSpec::Kind::Normal, 0, 1};
+  b.init = {InitSpec::Kind::Normal, 0, 1, {}, {}};
   const std::string base = fill_key(b, 1000, 2, 1);
   EXPECT_EQ(base, fill_key(b, 1000, 2, 1));
   std::set<std::string> keys{base};
@@ -581,7 +581,7 @@ TEST(TrialStore, FillsAheadAreEveryTrialsInputsAsAWorkerDrawsThem) {
 // holds what an mt19937_64 seeded with evo::draw_chunk_seed(..., c) draws, whatever the thread count,
 // and two draws of the same trial are the same bytes.
 TEST(TrialStore, ALargeFillIsDrawnChunkByChunkFromEachChunksOwnGenerator) {
-  const evo::InitSpec normal{evo::InitSpec::Kind::Normal, 0, 1};
+  const evo::InitSpec normal{evo::InitSpec::Kind::Normal, 0, 1, {}, {}};
   const std::int64_t n = static_cast<std::int64_t>(evo::kDrawChunk) + 10;
   const std::vector<double> a = evo::draw_values(normal, n, 3, 1, "Q");
   EXPECT_EQ(a, evo::draw_values(normal, n, 3, 1, "Q"));
