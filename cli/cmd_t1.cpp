@@ -44,13 +44,20 @@ void write_checked(const fs::path& to, const std::string& text, const std::funct
   }
 }
 
-// The profile's kernel paths, relative to `dir` (where the profile will be read from).
+// The profile's paths (its kernel, the raw files its buffers are filled from), relative to `dir`
+// (where the profile will be read from).
 void relocate(nlohmann::ordered_json& profile, const T1Spec& t, const fs::path& dir) {
-  const fs::path source = fs::weakly_canonical(t.path.parent_path() / profile["template"].get<std::string>());
-  const fs::path rel = source.lexically_relative(fs::weakly_canonical(fs::absolute(dir)));
-  const std::string text = rel.empty() ? source.string() : rel.string();
+  const fs::path base = fs::weakly_canonical(fs::absolute(dir));
+  auto moved = [&](const std::string& as_written) {
+    const fs::path source = fs::weakly_canonical(t.path.parent_path() / as_written);
+    const fs::path rel = source.lexically_relative(base);
+    return rel.empty() ? source.string() : rel.string();
+  };
+  const std::string text = moved(profile["template"].get<std::string>());
   profile["template"] = text;
   if (profile["reference"].contains("template")) profile["reference"]["template"] = text;
+  for (auto& b : profile["buffers"])
+    if (b.contains("init") && b["init"].value("dist", "") == "raw") b["init"]["file"] = moved(b["init"]["file"].get<std::string>());
 }
 
 }  // namespace

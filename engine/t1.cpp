@@ -327,7 +327,7 @@ Argument read_argument(Fields& f, std::size_t i, const py::Env& size_env, bool o
     if (bytes != want)
       f.fail("DataSource", path.string() + " holds " + std::to_string(bytes) + " bytes; Size " + std::to_string(n / et->lanes) +
                                " of " + type + " is " + std::to_string(want));
-    init = {{"dist", "raw"}, {"file", path.string()}};
+    init = {{"dist", "raw"}, {"file", source}};  // as written, relative to the T1 file like KernelFile
   } else if (fill.empty()) {
     f.fail("FillType", "missing (Constant, Random, BinaryRaw)");
   } else {

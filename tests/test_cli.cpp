@@ -1325,6 +1325,28 @@ TEST(CliT1, ImportT1WritesAProfileThatIsTheSameSpaceFromAnotherFolder) {
   EXPECT_NE(printed.err.find("profile convolution_milo"), std::string::npos);
 }
 
+// A BinaryRaw argument's DataSource moves with the profile as its kernel does: the written profile
+// fills the buffer from the same file, named relative to where the profile was written.
+TEST(CliT1, ImportT1WritesARawFilesPathRelativeToTheProfile) {
+  TempDir t;
+  fs::create_directories(t.path / "t1" / "data");
+  fs::copy_file(kT1 / "small_types.cu", t.path / "t1" / "small_types.cu");
+  ordered_json j = ordered_json::parse(read_bytes(kT1 / "small_types.json"));
+  ordered_json& signal = j["KernelSpecification"]["Arguments"][3];
+  signal["FillType"] = "BinaryRaw";
+  signal["DataSource"] = "data/signal.bin";
+  signal.erase("FillValue");
+  std::ofstream(t.path / "t1" / "data" / "signal.bin", std::ios::binary) << std::string(100000, '\x07');
+  std::ofstream(t.path / "t1" / "raw.json") << j.dump();
+  const fs::path out = t.path / "profiles" / "raw.json";
+  fs::create_directories(out.parent_path());
+  const Result r = run_evo({"import-t1", (t.path / "t1" / "raw.json").string(), "--to", out.string()}, t.path);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const ordered_json written = ordered_json::parse(read_bytes(out));
+  EXPECT_EQ(written["buffers"][3]["init"]["file"], "../t1/data/signal.bin");
+  EXPECT_EQ(load_profile(out).find_buffer("signal")->init.file, fs::weakly_canonical(t.path / "t1" / "data" / "signal.bin"));
+}
+
 // A malformed T1 file: one line naming the field, exit 2, nothing written; for check, compile,
 // import-t1 and run alike.
 TEST(CliT1, MalformedT1FilesAreOneLineNamingTheFieldAndWriteNothing) {
@@ -1336,7 +1358,7 @@ TEST(CliT1, MalformedT1FilesAreOneLineNamingTheFieldAndWriteNothing) {
       {[](ordered_json& j) { j["KernelSpecification"]["KernelFile"] = "missing.cu"; },
        "KernelSpecification.KernelFile: file not found: "},
       {[](ordered_json& j) { j["KernelSpecification"]["Arguments"][1]["FillType"] = "Generator"; },
-       "KernelSpecification.Arguments[1].FillType: 'Generator' is not supported (Constant, Random)"},
+       "KernelSpecification.Arguments[1].FillType: 'Generator' is not supported (Constant, Random, BinaryRaw)"},
       {[](ordered_json& j) { j["ConfigurationSpace"]["Conditions"][0]["Expression"] = "use_padding==0 or or block_size_x"; },
        "ConfigurationSpace.Conditions[0].Expression: 'use_padding==0 or or block_size_x': unexpected 'or' at column 19"},
       {[](ordered_json& j) { j["KernelSpecification"]["Language"] = "HIP"; },
