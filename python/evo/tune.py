@@ -43,8 +43,12 @@ _PROBLEM_SIZE_NAMES = ("problem_size_x", "problem_size_y", "problem_size_z")
 _PROBLEM = "main"
 _RESERVED = {"NUM_SMS", "kernel_tuner"} | set(_PROBLEM_SIZE_NAMES) | set(_FORBIDDEN_NAMES)
 
-_DTYPES = {np.dtype(np.float32): "f32", np.dtype(np.float16): "f16", np.dtype(np.int32): "i32"}
-_SCALAR_DTYPES = {np.dtype(np.float32): "f32", np.dtype(np.int32): "i32"}
+# numpy's types as evo's dtypes (a bool is a byte, as CUDA stores it).
+_DTYPES = {np.dtype(t): d for t, d in [(np.float32, "f32"), (np.float16, "f16"), (np.float64, "f64"), (np.int32, "i32"),
+                                       (np.uint32, "u32"), (np.int64, "i64"), (np.uint64, "u64"), (np.int16, "i16"),
+                                       (np.uint16, "u16"), (np.int8, "i8"), (np.uint8, "u8"), (np.bool_, "u8")]}
+_SCALAR_DTYPES = dict(_DTYPES)
+_DTYPE_LIST = "float16/32/64, int8..int64, uint8..uint64, bool"
 _KT_STRATEGIES = {"brute_force": "exhaustive", "random_sample": "random"}
 _EVO_STRATEGIES = ("evo", "elites", "random", "exhaustive")
 _CUDA_LANGS = (None, "cuda", "cupy", "nvcuda")
@@ -227,13 +231,15 @@ def _init_of(array):
     if finite.size == 0 or not finite.any():
         return {"dist": "zeros"}
     if np.all(finite == finite[0]):
-        return {"dist": "constant", "value": int(finite[0]) if array.dtype.kind == "i" else float(finite[0])}
-    if array.dtype.kind == "i":
+        return {"dist": "constant", "value": int(finite[0]) if array.dtype.kind in "iub" else float(finite[0])}
+    if array.dtype.kind in "iub":
         return {"dist": "uniform", "low": int(finite.min()), "high": int(finite.max())}
     return {"dist": "normal", "mean": float(finite.mean()), "std": float(finite.std())}
 
 
 def _little_endian(array):
+    if array.dtype == np.bool_:  # evo's u8: the same bytes, numpy's uint8
+        return np.ascontiguousarray(array, dtype=np.uint8)
     return np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<"))
 
 
@@ -427,7 +433,7 @@ class _Call:
     @staticmethod
     def _check_dtype(array, where):
         if array.dtype not in _DTYPES:
-            raise TypeError(f"{where}: dtype {array.dtype} is not supported (evo's buffers: float32, float16, int32)")
+            raise TypeError(f"{where}: dtype {array.dtype} is not supported (evo's buffers: {_DTYPE_LIST})")
         if array.size == 0:
             raise ValueError(f"{where}: an empty array")
 
@@ -446,8 +452,7 @@ class _Call:
                 args.append((name, a))
             elif isinstance(a, np.generic):
                 if a.dtype not in _SCALAR_DTYPES:
-                    raise TypeError(f"{where}: a numpy {a.dtype} scalar is not supported (evo's scalars: numpy.float32, "
-                                    "numpy.int32)")
+                    raise TypeError(f"{where}: a numpy {a.dtype} scalar is not supported (evo's scalars: {_DTYPE_LIST})")
                 if not np.isfinite(a):
                     raise ValueError(f"{where}: {a} is not a finite number")
                 args.append((name, a))
@@ -479,7 +484,7 @@ class _Call:
             if expected.dtype != arg.dtype and not np.can_cast(arg.dtype, expected.dtype):
                 raise TypeError(f"{where}: dtype {expected.dtype} cannot hold the argument's {arg.dtype} values "
                                 "(Kernel Tuner's rule, numpy.can_cast)")
-            if expected.dtype.kind not in "fiu":
+            if expected.dtype.kind not in "fiub":
                 raise TypeError(f"{where}: dtype {expected.dtype} is not a number type")
             cast = np.asarray(expected).astype(arg.dtype).reshape(arg.shape)
             bad = np.flatnonzero(~np.isfinite(cast.astype(np.float64)))
@@ -527,7 +532,7 @@ def _profile(call, name, template, data):
     for name_, a in call.args:
         args.append(name_)
         if isinstance(a, np.generic):
-            value = str(int(a)) if a.dtype.kind == "i" else repr(float(a))
+            value = str(int(a)) if a.dtype.kind in "iub" else repr(float(a))
             scalars.append({"name": name_, "dtype": _SCALAR_DTYPES[a.dtype], "value": value})
             continue
         b = {"name": name_, "dtype": _DTYPES[a.dtype], "shape": list(a.shape)}

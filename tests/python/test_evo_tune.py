@@ -293,6 +293,26 @@ class TheProfile(Folder):
         self.assertEqual(len(verdicts), 6)
         self.assertTrue(all(v["build"]["ok"] and v["static"]["outcome"] == "passed" for v in verdicts), built.stdout)
 
+    def test_every_numeric_numpy_type_is_a_buffer_or_scalar_of_its_own(self):
+        # Kernel Tuner's dedispersion-like calls: a uint8 signal, a float64 sum, a bool mask, an int64
+        # offset and a uint32 count; an answer in uint8 is stored as uint8 (evo reads |u1).
+        size = 256
+        sig = (np.arange(size) % 251).astype(np.uint8)
+        out = np.zeros(size, dtype=np.float64)
+        mask = np.zeros(size, dtype=np.bool_)
+        src = VECTOR_ADD.replace("float *c, float *a, float *b, int n",
+                                 "double *c, unsigned char *a, bool *b, long long off, unsigned int n")
+        p = evo.write_profile("vector_add", src, size, [out, sig, mask, np.int64(5_000_000_000), np.uint32(size)],
+                              {"block_size_x": [32, 64]}, answer=[out + 1, None, mask, None, None], workdir=self.tmp / "w")
+        profile = json.loads(Path(p).read_text())
+        b = {x["name"]: x for x in profile["buffers"]}
+        self.assertEqual([b[n]["dtype"] for n in ("c", "a", "b")], ["f64", "u8", "u8"])
+        self.assertEqual([(s["dtype"], s["value"]) for s in profile["scalars"]], [("i64", "5000000000"), ("u32", "256")])
+        stored = np.load(Path(p).parent / "data" / "b.npy")
+        self.assertEqual(stored.dtype, np.dtype(np.uint8))
+        check = subprocess.run([EVO, "check", str(p), "--json"], capture_output=True, text=True)
+        self.assertEqual(check.returncode, 0, check.stderr)
+
     def test_an_answer_is_compared_in_the_arguments_type_and_shape(self):
         c = np.zeros(1000, dtype=np.float32)
         expected = np.arange(1000, dtype=np.float64).reshape(10, 100)  # float64 holds float32: Kernel Tuner's rule
@@ -366,9 +386,9 @@ class UserErrors(Folder):
     def test_each_mistake(self):
         args = lambda i, x: [x if j == i else v for j, v in enumerate([self.c, self.a, self.a, np.int32(100)])]
         cases = [
-            (TypeError, ["arguments[1] (a)", "float64"], dict(arguments=args(1, self.a.astype(np.float64)))),
-            (TypeError, ["arguments[2] (b)", "uint8"], dict(arguments=args(2, self.a.astype(np.uint8)))),
-            (TypeError, ["arguments[3] (n)", "int64"], dict(arguments=args(3, np.int64(100)))),
+            (TypeError, ["arguments[1] (a)", "complex64"], dict(arguments=args(1, self.a.astype(np.complex64)))),
+            (TypeError, ["arguments[2] (b)", "complex128"], dict(arguments=args(2, self.a.astype(np.complex128)))),
+            (TypeError, ["arguments[3] (n)", "complex64"], dict(arguments=args(3, np.complex64(100)))),
             (TypeError, ["arguments[3] (n)", "int"], dict(arguments=args(3, 100))),
             (TypeError, ["arguments[1] (a)", "list"], dict(arguments=args(1, [1.0, 2.0]))),
             (ValueError, ["answer", "2 entries", "4"], dict(answer=[self.a, None])),
