@@ -42,13 +42,14 @@ std::uint64_t fnv1a(const std::string& s) {
 
 __nv_fp8_interpretation_t fp8_kind(DType t) { return t == DType::FP8_E4M3 ? __NV_E4M3 : __NV_E5M2; }
 
-// Rounded to nearest and held to the type's range, as a saturating conversion would (a uniform
-// draw on [0, 256) into a u8 gives 0..255, never a wrapped 0); NaN stores 0.
+// Rounded to nearest (half away from zero) and held to the type's range, as a saturating
+// conversion would (a uniform draw on [0, 256) into a u8 gives 0..255, never a wrapped 0); NaN
+// stores 0.
 template <typename T>
 void store_int(double v, std::uint8_t* out) {
   T x = 0;
   if (!std::isnan(v)) {
-    const double r = std::nearbyint(v);
+    const double r = std::round(v);  // half away from zero, as i32 always was (llround)
     if (r <= static_cast<double>(std::numeric_limits<T>::lowest())) x = std::numeric_limits<T>::lowest();
     else if (r >= static_cast<double>(std::numeric_limits<T>::max())) x = std::numeric_limits<T>::max();
     else x = static_cast<T>(r);
