@@ -9,6 +9,12 @@ within 2 % of the landscape's best and the mean best. Budgets: 25, 50, 100 and 2
 5, 10, 20 and 30 % of the configurations that pass the constraints when there are fewer than 2 000
 (--budgets or --shares to choose others).
 
+Kernel Tuner's strategies run with their own defaults, which at the pinned commit (96a6abc) are the
+hyperparameters tuned in "Tuning the tuner" (Kernel Tuner commits 7f3a4a3d "Updated hyperparameters
+to newly tuned defaults" and 2097092c "Set new hyperparameter values for various strategies after
+more extensive training"; docs/results/search-small-budgets-kt.md says which values and how they
+compare with the benchmark hub's brute-forced hyperparameter caches).
+
 Beside them, the autotuning methodology's aggregate performance score (Willemsen, van Nieuwpoort,
 van Werkhoven, "A methodology for comparing optimization algorithms for auto-tuning", FGCS 2024;
 its software, autotuning_methodology/baseline.py and visualize_experiments.py): at each budget M
