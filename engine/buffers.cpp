@@ -340,6 +340,8 @@ std::shared_ptr<EncodedFill> make_fill(const std::string& key, const BufferSpec&
                                        std::uint64_t seed, int trial, const TrialStore* store) {
   auto f = std::make_shared<EncodedFill>();
   f->label = "evo's fill of " + spec.name + " (seed " + std::to_string(seed) + ", trial " + std::to_string(trial) + ")";
+  // A raw file is read where it is, as a data reference's input is: no copy of it in the store.
+  if (spec.init.kind == InitSpec::Kind::Raw) store = nullptr;
   if (auto stored = store ? store->read_fill(key, spec.dtype, n) : std::nullopt) {
     f->bytes = std::move(stored->bytes);
     f->descale = stored->descale;

@@ -144,9 +144,11 @@ const std::string& generator_fingerprint() {
 }
 
 std::string fill_key(const BufferSpec& b, std::int64_t n, std::uint64_t seed, int trial) {
+  // A raw file's bytes are the same for every seed and trial: one key, the file's content.
+  if (b.init.kind == InitSpec::Kind::Raw)
+    return "evo-fill/1|raw=" + b.init.file_hash + "|buffer=" + b.name + "|" + dtype_name(b.dtype) + "|n=" + std::to_string(n);
   return std::string("evo-fill/1|generator=") + generator_fingerprint() + "|buffer=" + b.name + "|" +
          dtype_name(b.dtype) + "|init=" + init_name(b.init.kind) + "," + key_number(b.init.a) + "," + key_number(b.init.b) +
-         (b.init.kind == InitSpec::Kind::Raw ? "," + b.init.file_hash : std::string()) +
          "|n=" + std::to_string(n) + "|seed=" + std::to_string(seed) + "|trial=" + std::to_string(trial) +
          (b.scale_arg.empty() ? "|plain" : "|scaled");
 }

@@ -484,6 +484,12 @@ void install_fatal_signal_handlers() {
   for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) ::signal(sig, on_fatal_signal);
 }
 
+// The GPU as the coordinator numbers it (EVO_WORKER_GPU, set by WorkerClient), else the device.
+int gpu_label(int device) {
+  const char* g = std::getenv("EVO_WORKER_GPU");
+  return g ? std::atoi(g) : device;
+}
+
 }  // namespace
 
 int worker_main(int device, int in_fd, int out_fd) {
@@ -491,8 +497,7 @@ int worker_main(int device, int in_fd, int out_fd) {
   JoinMetricsAhead join_at_return;
   WorkerState st;
   st.device = device;
-  st.gpu_label = device;
-  if (const char* g = std::getenv("EVO_WORKER_GPU")) st.gpu_label = std::atoi(g);
+  st.gpu_label = gpu_label(device);
   FrameReader reader;
   char buf[65536];
   for (;;) {
@@ -559,8 +564,7 @@ int worker_one_shot(int device, const std::string& job_file) {
   JoinMetricsAhead join_at_return;
   WorkerState st;
   st.device = device;
-  st.gpu_label = device;
-  if (const char* g = std::getenv("EVO_WORKER_GPU")) st.gpu_label = std::atoi(g);
+  st.gpu_label = gpu_label(device);
   bool fatal = false;
   WorkerAnswer a = run_job(st, job_from_json(s.str()), nullptr, &fatal);
   std::cout << answer_to_json(a) << std::endl;

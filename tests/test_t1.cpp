@@ -338,8 +338,9 @@ TEST(T1, BinaryRawFillsTheBufferWithTheFilesBytes) {
     const std::vector<std::uint8_t> got = initial_bytes(b, 100000, 7, trial, nullptr);
     EXPECT_EQ(std::string(got.begin(), got.end()), bytes) << "trial " << trial;
   }
-  // The store keys a raw fill by the file's content: another file, another key.
+  // The store keys a raw fill by the file's content alone: every trial the same, another file another key.
   const std::string key = fill_key(b, 100000, 7, 0);
+  EXPECT_EQ(fill_key(b, 100000, 8, 1), key);
   bytes[5] ^= 1;
   std::ofstream(d.path / "data/signal.bin", std::ios::binary) << bytes;
   EXPECT_NE(fill_key(buffer(load_profile(d.path / "small_types.json"), "signal"), 100000, 7, 0), key);

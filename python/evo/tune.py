@@ -47,7 +47,6 @@ _RESERVED = {"NUM_SMS", "kernel_tuner"} | set(_PROBLEM_SIZE_NAMES) | set(_FORBID
 _DTYPES = {np.dtype(t): d for t, d in [(np.float32, "f32"), (np.float16, "f16"), (np.float64, "f64"), (np.int32, "i32"),
                                        (np.uint32, "u32"), (np.int64, "i64"), (np.uint64, "u64"), (np.int16, "i16"),
                                        (np.uint16, "u16"), (np.int8, "i8"), (np.uint8, "u8"), (np.bool_, "u8")]}
-_SCALAR_DTYPES = dict(_DTYPES)
 _DTYPE_LIST = "float16/32/64, int8..int64, uint8..uint64, bool"
 _KT_STRATEGIES = {"brute_force": "exhaustive", "random_sample": "random"}
 _EVO_STRATEGIES = ("evo", "elites", "random", "exhaustive")
@@ -451,7 +450,7 @@ class _Call:
                 self._check_dtype(a, where)
                 args.append((name, a))
             elif isinstance(a, np.generic):
-                if a.dtype not in _SCALAR_DTYPES:
+                if a.dtype not in _DTYPES:
                     raise TypeError(f"{where}: a numpy {a.dtype} scalar is not supported (evo's scalars: {_DTYPE_LIST})")
                 if not np.isfinite(a):
                     raise ValueError(f"{where}: {a} is not a finite number")
@@ -533,7 +532,7 @@ def _profile(call, name, template, data):
         args.append(name_)
         if isinstance(a, np.generic):
             value = str(int(a)) if a.dtype.kind in "iub" else repr(float(a))
-            scalars.append({"name": name_, "dtype": _SCALAR_DTYPES[a.dtype], "value": value})
+            scalars.append({"name": name_, "dtype": _DTYPES[a.dtype], "value": value})
             continue
         b = {"name": name_, "dtype": _DTYPES[a.dtype], "shape": list(a.shape)}
         if call.answer is None:
