@@ -208,7 +208,8 @@ def run_evo(evo, landscape, strategy, budget, seed, names):
         cmd = [evo, "--db", db, "run", "--replay", str(landscape), "--budget", str(budget), "--seed", str(seed),
                "--strategy", name, "-q", "--no-sanitize"]
         for o in filter(None, opts.split(":")):
-            cmd += ["-o", o]
+            # from=FILE: the landscape of a related task whose fastest configurations evo proposes first
+            cmd += ["--transfer-from", o[5:]] if o.startswith("from=") else ["-o", o]
         subprocess.run(cmd, check=True, capture_output=True)
         con = sqlite3.connect(db)
         rows = con.execute("SELECT c.config_json FROM evaluations e JOIN candidates c "
@@ -222,7 +223,8 @@ def main():
     ap.add_argument("landscapes", nargs="*")
     ap.add_argument("--evo", default=str(ROOT / "build" / "evo"))
     ap.add_argument("--evo-strategies", default="evo,random",
-                    help="evo's strategies, ','-separated; one with options as NAME:K=V:K=V is run with -o K=V each")
+                    help="evo's strategies, ','-separated; one with options as NAME:K=V:K=V is run with -o K=V each, "
+                         "and from=FILE as --transfer-from FILE")
     ap.add_argument("--kt-src", default=os.environ.get("KT_SRC"))
     ap.add_argument("--kt-stubs", default=os.environ.get("KT_STUBS"))
     ap.add_argument("--strategies", default=",".join(STRATEGIES))

@@ -6,8 +6,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <iostream>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -23,6 +25,7 @@
 #include "engine/replay.h"          // defines: ReplayEvaluator
 #include "engine/run.h"             // defines: run_search, RunOptions
 #include "engine/space.h"
+#include "engine/search/transfer.h"  // defines: TransferSource
 #include "engine/worker.h"          // defines: WorkerClient (the device probe)
 #include "population/postgres.h"
 #include "population/queue.h"
@@ -96,7 +99,59 @@ nlohmann::json options_json(const RunArgs& a, const std::string& objective) {
                    {"replay", a.replay},     {"sanitize_elites", a.sanitize_elites}, {"no_metrics", a.no_metrics},
                    {"metrics_all", a.metrics_all}};
   if (!a.objective.empty()) j["objective"] = objective;
+  if (!a.transfer_from.empty()) j["transfer_from"] = a.transfer_from;
+  if (a.no_transfer) j["no_transfer"] = true;
   return j;
+}
+
+// What evo proposes first (engine/search/transfer.h): the landscapes of --transfer-from, then the
+// database's other problems and devices of this profile, the nearest task first: the problem whose
+// sizes are nearest this one's (problem_distance; the same problem on another device is nearest of
+// all), this device before another.
+// One line says where they come from.
+std::vector<Config> transfer_for(const RunArgs& a, std::vector<TransferSource> sources, const Store& store,
+                                 const Profile& prof, const std::string& device, const KnobSpace& space) {
+  if (!a.no_transfer) {
+    const Problem* here = nullptr;
+    for (const auto& p : prof.problems)
+      if (p.name == prof.objective) here = &p;
+    const auto distance = [&](const std::string& problem) {
+      for (const auto& p : prof.problems)
+        if (p.name == problem && here) return problem_distance(p, *here);
+      return 1e300;  // a problem the profile no longer has: last
+    };
+    std::map<std::pair<std::string, std::string>, TransferSource> by_task;  // (problem, device)
+    for (const auto& e : store.elites(prof.name, "", 0)) {
+      if (e.key.problem == prof.objective && e.key.device == device) continue;  // this task: read back, not transferred
+      auto& s = by_task[{e.key.problem, e.key.device}];
+      if (s.label.empty()) s.label = "problem " + e.key.problem + " on " + e.key.device;
+      s.best_first.push_back(e.eval.config);
+    }
+    std::vector<std::pair<std::pair<double, bool>, TransferSource>> ranked;
+    for (auto& [task, s] : by_task) ranked.push_back({{distance(task.first), task.second != device}, std::move(s)});
+    std::stable_sort(ranked.begin(), ranked.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+    for (auto& r : ranked) sources.push_back(std::move(r.second));
+  }
+  // As many as any setting of the strategy's `transfer` could take, within reason; the line names
+  // the sources of those its setting takes.
+  const auto found = transfer_candidates(sources, space, prof.baseline, 64);
+  std::vector<Config> configs;
+  for (const auto& c : found) configs.push_back(c.config);
+  const auto opts = parse_options(a.options);
+  std::size_t used = 0;
+  if (const auto it = opts.find("transfer"); it != opts.end())
+    used = static_cast<std::size_t>(std::max(0L, std::atol(it->second.c_str())));
+  else
+    for (const auto& o : find_strategy("evo").options)
+      if (o.name == "transfer") used = static_cast<std::size_t>(std::atol(o.default_value.c_str()));
+  std::set<std::size_t> named;
+  std::string from;
+  for (std::size_t i = 0; i < found.size() && i < used; ++i)
+    if (named.insert(found[i].source).second) from += (from.empty() ? "" : "; ") + sources[found[i].source].label;
+  if (!from.empty())
+    spdlog::info("transfer: {} of the fastest on {} proposed first (--no-transfer to start afresh)",
+                 std::min(used, found.size()), from);
+  return configs;
 }
 
 // --resume RUN: the run's own options, except this session's time limit and verbosity.
@@ -119,6 +174,8 @@ RunArgs resumed_args(const Store& store, const RunArgs& given, std::string& prof
     a.no_metrics = j.at("no_metrics").get<bool>();
     a.metrics_all = j.value("metrics_all", false);
     a.objective = j.value("objective", std::string());
+    a.transfer_from = j.value("transfer_from", std::vector<std::string>());
+    a.no_transfer = j.value("no_transfer", false);
   } catch (const nlohmann::json::exception&) {
     throw UserError("--resume " + std::to_string(info->id) + ": run was not started by `evo run` (no options recorded)");
   }
@@ -203,6 +260,12 @@ int cmd_run(const Globals& g, const RunArgs& given) {
     a = resumed_args(*store, given, profile_path);
   }
   if (!a.replay.empty()) a.replay = std::filesystem::absolute(a.replay).string();  // resumable from anywhere
+  // --transfer-from: read first, so a file that is not a landscape writes nothing.
+  std::vector<TransferSource> transfer_files;
+  for (auto& f : a.transfer_from) {
+    f = std::filesystem::absolute(f).string();
+    transfer_files.push_back(transfer_from_landscape(f));
+  }
   std::unique_ptr<Evaluator> evaluator;
   Profile profile;
   Pipeline pipeline = Pipeline::Here;
@@ -320,13 +383,13 @@ int cmd_run(const Globals& g, const RunArgs& given) {
     }
     Evaluator& measure = queued ? *queued : *evaluator;
 
+    if (!store) store = std::make_unique<Store>(g.db);
     KnobSpace space(prof);
-    StrategyContext ctx{prof, space, a.seed, parse_options(a.options), "", ""};
+    StrategyContext ctx{prof, space, a.seed, parse_options(a.options), "", "", {}};
     if (!a.proposer.empty()) ctx.options["proposer"] = a.proposer;
     ctx.device = evaluator->device();
+    if (a.strategy == "evo") ctx.transfer = transfer_for(a, transfer_files, *store, prof, ctx.device, space);
     auto strategy = make_strategy(a.strategy, ctx);
-
-    if (!store) store = std::make_unique<Store>(g.db);
     RunOptions ro;
     ro.strategy = a.strategy;
     ro.budget = a.budget;

@@ -47,6 +47,8 @@ struct RunArgs {
   std::string objective;              // --objective: "all" or "a,b,..." (one run each); "" = the profile's
   double replay_compile_s = 0, replay_gpu_s = 0;  // simulated cost of a replayed candidate
   std::string queue;                  // --queue postgresql://...: workers on any host evaluate, the store stays --db
+  std::vector<std::string> transfer_from;  // landscape files whose fastest configurations evo proposes first
+  bool no_transfer = false;           // not from the database's other problems and devices either
   bool sanitize_elites = true, no_metrics = false, metrics_all = false, quiet = false;
 };
 int cmd_run(const Globals& g, const RunArgs& a);

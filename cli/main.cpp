@@ -97,6 +97,11 @@ int main(int argc, char** argv) {
   run->add_option("--replay-compile-s", ra.replay_compile_s,
                   "replay: simulated compile seconds per configuration on each of --jobs workers (-1: as recorded)");
   run->add_option("--replay-gpu-s", ra.replay_gpu_s, "replay: simulated GPU seconds per measured candidate");
+  run->add_option("--transfer-from", ra.transfer_from,
+                  "a landscape of a related task (another problem, device or head size): evo proposes its fastest "
+                  "configurations first (repeatable)");
+  run->add_flag("--no-transfer", ra.no_transfer,
+                "evo does not propose first what was fastest on this profile's other problems and devices in the database");
   run->add_flag("--no-metrics", ra.no_metrics, "skip CUPTI hardware metrics");
   run->add_flag("--metrics-all", ra.metrics_all,
                 "metrics for every timed candidate (default: those within 1.1x of the best so far; "

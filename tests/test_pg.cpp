@@ -292,7 +292,7 @@ std::multiset<std::string> verdicts_of(const Store& store, std::int64_t run) {
 
 RunSummary search(Evaluator& ev, const Profile& profile, Store& store, std::int64_t budget) {
   KnobSpace space(profile);
-  StrategyContext ctx{profile, space, 11, {}, "", ""};
+  StrategyContext ctx{profile, space, 11, {}, "", "", {}};
   auto strategy = make_strategy("random", ctx);
   RunOptions o;
   o.strategy = "random";

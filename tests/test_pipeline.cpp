@@ -53,7 +53,7 @@ PipelineRun run_with_cost(ReplayCost cost, std::int64_t budget, const std::strin
   test::TempDir dir;
   ReplayEvaluator ev(kLandscape, cost);
   KnobSpace space(ev.profile());
-  StrategyContext ctx{ev.profile(), space, 7, {}, "", ""};
+  StrategyContext ctx{ev.profile(), space, 7, {}, "", "", {}};
   Watching strategy(make_strategy(strategy_name, ctx));
   Store store(dir.path / "evo.db");
   RunOptions o;
@@ -126,7 +126,7 @@ TEST(Pipeline, OneLongCompileIsAFloorTheSummaryNames) {
   const fs::path path = dir.path / "landscape_long_compile.json";
   std::ofstream(path) << landscape_text(land);
   ReplayEvaluator ev(path, ReplayCost{-1, 0.001, 4});
-  StrategyContext ctx{ev.profile(), space, 7, {}, "", ""};
+  StrategyContext ctx{ev.profile(), space, 7, {}, "", "", {}};
   auto strategy = make_strategy("exhaustive", ctx);
   Store store(dir.path / "evo.db");
   RunOptions o;
@@ -161,7 +161,7 @@ TEST(Pipeline, RepeatOfAFinishedPipelinedRunReadsItAllBackWithoutMeasuring) {
   o.strategy = "evo";
   o.budget = 60;
   o.sanitize_elites = false;
-  StrategyContext ctx{ev.profile(), space, 11, {}, "", ""};
+  StrategyContext ctx{ev.profile(), space, 11, {}, "", "", {}};
   auto first = make_strategy("evo", ctx);
   const RunSummary a = run_search(ev.profile(), *first, ev, store, o);
   ASSERT_EQ(a.new_evaluations, 60);

@@ -52,7 +52,7 @@ std::vector<Candidate> drive(const std::string& strategy, std::uint64_t seed, st
                              std::map<std::string, std::string> options = {}, const fs::path& landscape = kSynthetic) {
   ReplayEvaluator ev(landscape);
   KnobSpace space(ev.profile());
-  StrategyContext ctx{ev.profile(), space, 0, {}, "", ""};
+  StrategyContext ctx{ev.profile(), space, 0, {}, "", "", {}};
   ctx.seed = seed;
   ctx.options = std::move(options);
   ctx.device = ev.device();
@@ -200,7 +200,7 @@ TEST(Strategies, NearInitialDrawsMoveTheBestByOneOrTwoKnobs) {
   KnobSpace space(ev.profile());
   std::size_t near = 0;
   for (std::uint64_t seed = 1; seed <= 10; ++seed) {
-    StrategyContext ctx{ev.profile(), space, seed, {{"initial_near", "1"}, {"near_steps", "1"}, {"initial", "5"}}, "", ""};
+    StrategyContext ctx{ev.profile(), space, seed, {{"initial_near", "1"}, {"near_steps", "1"}, {"initial", "5"}}, "", "", {}};
     auto s = make_strategy("evo", ctx);
     std::optional<Evaluation> best;
     for (int i = 0; i < 5; ++i) {
@@ -274,7 +274,7 @@ TEST(Strategies, SpreadInitialDrawsLieFartherApartThanUniformOnes) {
     double sum = 0;
     std::size_t n = 0;
     for (std::uint64_t seed = 1; seed <= 20; ++seed) {
-      StrategyContext ctx{ev.profile(), space, seed, {{"initial_design", design}, {"initial", "6"}}, "", ""};
+      StrategyContext ctx{ev.profile(), space, seed, {{"initial_design", design}, {"initial", "6"}}, "", "", {}};
       auto s = make_strategy("evo", ctx);
       std::vector<std::vector<double>> at;
       for (const auto& c : s->propose(6)) {
@@ -305,7 +305,7 @@ TEST(Strategies, BadOptionsAreOneLineUserErrors) {
   ReplayEvaluator ev(kSynthetic);
   KnobSpace space(ev.profile());
   auto make = [&](const std::string& name, std::map<std::string, std::string> o) {
-    StrategyContext ctx{ev.profile(), space, 0, {}, "", ""};
+    StrategyContext ctx{ev.profile(), space, 0, {}, "", "", {}};
     ctx.options = std::move(o);
     return make_strategy(name, ctx);
   };
@@ -383,7 +383,7 @@ TEST(Run, ReadBackDoesNotCountAgainstTheBudget) {
   ReplayEvaluator ev(kSynthetic);
   KnobSpace space(ev.profile());
   auto run = [&](std::int64_t budget) {
-    StrategyContext ctx{ev.profile(), space, 0, {}, "", ""};
+    StrategyContext ctx{ev.profile(), space, 0, {}, "", "", {}};
     ctx.seed = 4;
     auto s = make_strategy("random", ctx);
     RunOptions o;
@@ -499,7 +499,7 @@ TEST(SearchQuality, EvoFindsNearBestAndBeatsRandomOnEveryLandscape) {
       for (int seed = 0; seed < kSeeds; ++seed) {
         TempDir d;
         Store store(d.path / "evo.db");
-        StrategyContext ctx{ev.profile(), space, 0, {}, "", ""};
+        StrategyContext ctx{ev.profile(), space, 0, {}, "", "", {}};
         ctx.seed = seed;
         if (name == "evo") ctx.options = evo_options;
         auto s = make_strategy(name, ctx);

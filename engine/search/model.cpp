@@ -2,7 +2,9 @@
 // configurations, in the manner of Bayesian optimisation for GPU kernels (Willemsen et al. 2021)
 // with a random forest as the surrogate (as SMAC and BaCO do) and a second forest that learns
 // which configurations fail (BaCO's feasibility model):
-//   1. after the baseline, `initial` uniform draws;
+//   1. after the baseline, up to `transfer` configurations that were fast on a related task
+//      (another problem or device of the profile, engine/search/transfer.h), then uniform draws,
+//      `initial` proposals in all;
 //   2. then, each time enough new results have come back, both forests are fitted again: a
 //      regression of log median time over the measured configurations, and the chance to pass
 //      (compile, static gate, GREEN, FAST) over every evaluated one; while few configurations have
@@ -42,6 +44,7 @@ namespace {
 
 const std::vector<StrategyOption> kOptions = {
     {"initial", "draws after the baseline before the model leads (0: 3% of the valid space, 5 to 20, the default until 2026-11-27)", "5"},
+    {"transfer", "configurations fast on a related task (another problem or device of this profile in the database, or --transfer-from) proposed after the baseline (the nearest task's fastest, the next task's fastest, ...), in place of as many initial draws", "2"},
     {"initial_design", "how the initial draws not near the best are made: uniform, or spread (each the farthest, in the knobs' orders, of 32 uniform draws from every configuration proposed so far)", "uniform"},
     {"near_steps", "initial_near: the most places a moved knob goes along its value list (0: to any of its values)", "2"},
     {"initial_near", "share of the initial draws that move the best so far (the baseline at first) by one or two knobs; auto: the share of the draws so far that failed", "0"},
@@ -76,6 +79,8 @@ class ModelSearch : public Strategy {
   explicit ModelSearch(const StrategyContext& ctx) : profile_(ctx.profile), space_(ctx.space), rng_(ctx.seed) {
     OptionValues o("evo", kOptions, ctx.options);
     initial_ = o.integer("initial", 0, 100000);
+    const auto transfer = static_cast<std::size_t>(o.integer("transfer", 0, 100000));
+    transfer_.assign(ctx.transfer.begin(), ctx.transfer.begin() + std::min(transfer, ctx.transfer.size()));
     trees_ = static_cast<std::size_t>(o.integer("trees", 1, 1000));
     explore_ = o.number("explore", 0, 1);
     gp_when_ = o.text("gp");
@@ -134,6 +139,12 @@ class ModelSearch : public Strategy {
       std::optional<Candidate> c;
       const bool model_leads = measured_ >= 2 && static_cast<std::int64_t>(observed_.size() + pending_) > initial_;
       if (model_leads && !rng_.chance(explore_)) c = from_model();
+      // transfer: what was fast on a related task, before any draw (one the run read back or
+      // already proposed is skipped).
+      while (!c && !model_leads && next_transfer_ < transfer_.size()) {
+        const Config& t = transfer_[next_transfer_++];
+        if (!seen_.count(config_hash(t))) c = Candidate{t, Origin{"transfer", "", {}}};
+      }
       if (!c && !model_leads) {
         // The near moves take their share in turn. auto: the share of the results so far (the
         // baseline's aside) that failed, so a space where uniform draws mostly fail is searched
@@ -517,6 +528,8 @@ class ModelSearch : public Strategy {
   const KnobSpace& space_;
   SearchRng rng_;
   std::int64_t initial_ = 0;
+  std::vector<Config> transfer_;  // the first `transfer` of the context's, proposed in order
+  std::size_t next_transfer_ = 0;
   std::size_t trees_ = 64, score_all_ = 50000, pool_ = 4000, features_ = 0;
   double explore_ = 0.05, kappa_ = 0, xi_ = 0, pass_power_ = 1;
   std::string gp_when_ = "failing";

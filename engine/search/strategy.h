@@ -49,6 +49,10 @@ struct StrategyContext {
   // For strategies that describe the task to someone else (external):
   std::string device;         // the evaluator's device
   std::string template_text;  // the template source; "" = read profile.kernel.source if it exists
+  // Configurations that were fast on related tasks, best first, each valid here and not the
+  // baseline (engine/search/transfer.h): evo proposes the first of them after the baseline; random,
+  // exhaustive, elites and external ignore them, so they stay the baselines they are.
+  std::vector<Config> transfer;
 };
 
 // One row of a strategy's options table.

@@ -1,0 +1,205 @@
+// Transfer (engine/search/transfer.h): what was fast on a related task, mapped into this space and
+// proposed first by evo; and `evo run` finding it in the database or in --transfer-from. CPU only.
+#include <gtest/gtest.h>
+
+#include <sqlite3.h>
+
+#include <cmath>
+#include <fstream>
+#include <set>
+
+#include "engine/error.h"
+#include "engine/replay.h"
+#include "engine/search/strategy.h"
+#include "engine/search/transfer.h"
+#include "tests/support.h"
+
+namespace evo {
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path kData = evo::test::source_root() / "tests" / "data";
+const fs::path kSynthetic = kData / "landscape_synthetic.json";
+
+// The synthetic space: TILE_M, TILE_N in {32, 64, 128}, STAGES {1, 2, 3}, USE_CP_ASYNC {0, 1}, with
+// 'USE_CP_ASYNC == 1 || STAGES == 1' among its constraints.
+TEST(Transfer, MapsKnobByKnobToTheNearestAllowedValueAndTheBaselineForAKnobItLacks) {
+  ReplayEvaluator ev(kSynthetic);
+  KnobSpace space(ev.profile());
+  const Config& base = ev.profile().baseline;
+  // TILE_M 96 is not allowed here: 64 is the nearest (the first of two as near); TILE_N 100 -> 128;
+  // a knob the source does not have (SWIZZLE, SPLIT_KV, ...) is the baseline's; one this space does
+  // not have (LAZY) is dropped.
+  Config from = base;
+  from.erase("SWIZZLE");
+  from["TILE_M"] = 96;
+  from["TILE_N"] = 100;
+  from["LAZY"] = 1;
+  const auto c = map_into_space(from, space, base);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->at("TILE_M"), 64);
+  EXPECT_EQ(c->at("TILE_N"), 128);
+  EXPECT_EQ(c->at("SWIZZLE"), base.at("SWIZZLE"));
+  EXPECT_EQ(c->count("LAZY"), 0u);
+  EXPECT_EQ(c->size(), space.knobs().size());
+  // Mapped but not valid here (STAGES 3 without cp.async): nothing.
+  Config bad = base;
+  bad["STAGES"] = 3;
+  bad["USE_CP_ASYNC"] = 0;
+  EXPECT_FALSE(map_into_space(bad, space, base).has_value());
+}
+
+TEST(Transfer, TakesEachSourcesFastestInTurnSkippingTheBaselineRepeatsAndInvalidOnes) {
+  ReplayEvaluator ev(kSynthetic);
+  KnobSpace space(ev.profile());
+  const Config& base = ev.profile().baseline;
+  const auto& valid = space.enumerate_valid();
+  std::vector<Config> others;
+  for (const auto& c : valid)
+    if (c != base && others.size() < 4) others.push_back(c);
+  ASSERT_EQ(others.size(), 4u);
+  Config invalid = base;
+  invalid["STAGES"] = 3;
+  invalid["USE_CP_ASYNC"] = 0;
+  TransferSource a{"a", {base, invalid, others[0], others[1]}};
+  TransferSource b{"b", {others[0], others[2], others[3]}};
+  const auto got = transfer_candidates({a, b}, space, base, 10);
+  // a's first valid new one, b's (others[0] is taken: its next), a's next, b's next.
+  ASSERT_EQ(got.size(), 4u);
+  EXPECT_EQ(got[0].config, others[0]);
+  EXPECT_EQ(got[1].config, others[2]);
+  EXPECT_EQ(got[2].config, others[1]);
+  EXPECT_EQ(got[3].config, others[3]);
+  EXPECT_EQ(got[0].source, 0u);
+  EXPECT_EQ(got[1].source, 1u);
+  EXPECT_EQ(transfer_candidates({a, b}, space, base, 2).size(), 2u);
+  EXPECT_TRUE(transfer_candidates({}, space, base, 10).empty());
+}
+
+TEST(Transfer, ALandscapeGivesItsMeasuredConfigurationsFastestFirst) {
+  const TransferSource s = transfer_from_landscape(kSynthetic);
+  const Landscape l = read_landscape(kSynthetic);
+  std::size_t measured = 0;
+  double fastest = 1e300;
+  std::map<std::string, double> time;
+  for (const auto& p : l.points)
+    if (p.status == Status::Measured) ++measured, fastest = std::min(fastest, p.p50_us), time[config_hash(p.knobs)] = p.p50_us;
+  ASSERT_EQ(s.best_first.size(), measured);
+  ASSERT_LT(measured, l.points.size()) << "the synthetic landscape has failures: they are not transferred";
+  EXPECT_EQ(time.at(config_hash(s.best_first.front())), fastest);
+  for (std::size_t i = 1; i < s.best_first.size(); ++i)
+    EXPECT_LE(time.at(config_hash(s.best_first[i - 1])), time.at(config_hash(s.best_first[i])));
+  EXPECT_NE(s.label.find("landscape_synthetic.json"), std::string::npos) << s.label;
+  EXPECT_THROW(transfer_from_landscape(kData / "no_such_landscape.json"), UserError);
+}
+
+TEST(Transfer, TheNearestProblemIsTheOneOfNearestSizesOnALogScale) {
+  const Problem mission{"mission", {{"B", 4}, {"H", 16}, {"S", 1024}, {"D", 64}}, {}, 0};
+  const Problem longer{"long", {{"B", 4}, {"H", 16}, {"S", 4096}, {"D", 64}}, {}, 0};
+  const Problem longest{"longest", {{"B", 4}, {"H", 16}, {"S", 16384}, {"D", 64}}, {}, 0};
+  const Problem other{"other", {{"M", 1024}}, {}, 0};
+  EXPECT_EQ(problem_distance(mission, mission), 0.0);
+  EXPECT_NEAR(problem_distance(longer, mission), std::log2(4097.0 / 1025.0), 1e-12);
+  EXPECT_LT(problem_distance(longer, mission), problem_distance(longest, mission));
+  EXPECT_GE(problem_distance(other, mission), 4 * 64.0);  // none of mission's sizes
+}
+
+// evo proposes the first `transfer` of them, in order, before any draw; transfer=0 proposes none.
+TEST(Transfer, EvoProposesTheTransferredConfigurationsFirst) {
+  ReplayEvaluator ev(kSynthetic);
+  KnobSpace space(ev.profile());
+  const TransferSource s = transfer_from_landscape(kSynthetic);
+  std::vector<Config> transfer;
+  for (const auto& c : transfer_candidates({s}, space, ev.profile().baseline, 64)) transfer.push_back(c.config);
+  ASSERT_GE(transfer.size(), 5u);
+  for (const std::string n : {"0", "3", "5"}) {
+    StrategyContext ctx{ev.profile(), space, 3, {{"transfer", n}}, "", "", transfer};
+    auto strategy = make_strategy("evo", ctx);
+    strategy->observe(ev.evaluate({ev.profile().baseline, Origin{"baseline", "", {}}}));
+    const auto first = strategy->propose(8);
+    ASSERT_EQ(first.size(), 8u);
+    const std::size_t k = std::stoul(n);
+    for (std::size_t i = 0; i < first.size(); ++i) {
+      if (i < k) {
+        EXPECT_EQ(first[i].config, transfer[i]) << "transfer=" << n << ", proposal " << i;
+        EXPECT_EQ(first[i].origin.kind, "transfer");
+      } else {
+        EXPECT_NE(first[i].origin.kind, "transfer") << "transfer=" << n << ", proposal " << i;
+      }
+    }
+  }
+}
+
+struct Result {
+  int code;
+  std::string out, err;
+};
+
+Result run_evo(const std::vector<std::string>& args, const fs::path& cwd) {
+  std::string cmd = "cd '" + cwd.string() + "' && '" + test::evo_binary() + "'";
+  for (const auto& a : args) cmd += " '" + a + "'";
+  cmd += " > out.txt 2> err.txt";
+  const int rc = std::system(cmd.c_str());
+  auto read = [&](const char* f) {
+    std::ifstream in(cwd / f);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, read("out.txt"), read("err.txt")};
+}
+
+// The origins of a run's evaluations, in order.
+std::vector<std::string> origins(const fs::path& db, int run) {
+  sqlite3* h = nullptr;
+  EXPECT_EQ(sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  const std::string q = "SELECT origin_kind FROM evaluations WHERE run_id = " + std::to_string(run) + " ORDER BY id";
+  EXPECT_EQ(sqlite3_prepare_v2(h, q.c_str(), -1, &st, nullptr), SQLITE_OK) << sqlite3_errmsg(h);
+  std::vector<std::string> out;
+  while (sqlite3_step(st) == SQLITE_ROW) out.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
+  sqlite3_finalize(st);
+  sqlite3_close(h);
+  return out;
+}
+
+// The same profile recorded on another device (here the H200 landscape of sdpa_fp8, replayed into
+// the database) is where a run on the H100 starts: one line says so, the two proposals after the
+// baseline are its fastest, and --no-transfer starts afresh.
+TEST(CliTransfer, ARunStartsFromTheSameProfilesOtherDeviceInTheDatabase) {
+  test::TempDir t;
+  const std::string db = (t.path / "e.db").string();
+  const std::string h200 = (kData / "landscape_sdpa_fp8_h200.json").string();
+  const std::string h100 = (kData / "landscape_sdpa_fp8_h100.json").string();
+  Result r = run_evo({"--db", db, "run", "--replay", h200, "--budget", "20", "--no-sanitize"}, t.path);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.find("transfer"), std::string::npos) << "nothing related in the database yet: " << r.out;
+  r = run_evo({"--db", db, "run", "--replay", h100, "--budget", "8", "--no-sanitize"}, t.path);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("transfer: 2 of the fastest on problem mission on replay:landscape_sdpa_fp8_h200 proposed first"),
+            std::string::npos)
+      << r.out;
+  auto o = origins(db, 2);
+  ASSERT_EQ(o.size(), 8u);
+  EXPECT_EQ(o[0], "baseline");
+  for (int i = 1; i <= 2; ++i) EXPECT_EQ(o[i], "transfer") << i;
+  EXPECT_NE(o[3], "transfer");
+  r = run_evo({"--db", db, "run", "--replay", h100, "--budget", "8", "--seed", "1", "--no-transfer",
+               "--no-sanitize"}, t.path);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.find("transfer"), std::string::npos) << r.out;
+  for (const auto& k : origins(db, 3)) EXPECT_NE(k, "transfer");
+}
+
+TEST(CliTransfer, AFileThatIsNotALandscapeIsOneLineExit2AndNothingWritten) {
+  test::TempDir t;
+  std::ofstream(t.path / "not.json") << "{\"format\": \"something else\"}";
+  const Result r = run_evo({"--db", (t.path / "e.db").string(), "run", "--replay",
+                            (kData / "landscape_sdpa_fp8_h100.json").string(), "--budget", "4", "--transfer-from",
+                            (t.path / "not.json").string(), "-q"}, t.path);
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("not.json"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_FALSE(fs::exists(t.path / "e.db"));
+}
+
+}  // namespace
+}  // namespace evo
