@@ -137,7 +137,7 @@ int cmd_eval(const Globals& g, const EvalArgs& a) {
     store.set_run_status(run, "failed");
     throw;
   }
-  const std::int64_t id = store.record(run, EvalKey{p.name, ev->build_key(c), ev->device(), p.objective}, e, false);
+  const std::int64_t id = store.record(run, EvalKey{p.name, ev->build_key(c), ev->device(), p.objective, measurement_setup(p)}, e, false);
   store.set_run_status(run, "finished");
 
   if (g.json) {

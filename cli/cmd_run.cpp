@@ -403,10 +403,16 @@ int cmd_run(const Globals& g, const RunArgs& given) {
     ro.progress = !a.quiet && ::isatty(STDERR_FILENO);
     ro.profile_path = profile_path;
     ro.options_json = options_json(a, objectives[i]).dump();
+    // The same search, on the same problems, data and gates (a profile edited since is another search).
+    const auto same_setup = [&](std::int64_t run) {
+      const auto rows = store->evaluations_of_run(run);
+      return !rows.empty() && rows.front().key.setup == measurement_setup(prof);
+    };
     if (!a.resume)
       for (const auto& r : store->runs())
         if (r.status == "finished" && r.profile == prof.name && r.device == evaluator->device() &&
-            r.strategy == a.strategy && r.seed == a.seed && r.budget == a.budget && r.options_json == ro.options_json) {
+            r.strategy == a.strategy && r.seed == a.seed && r.budget == a.budget && r.options_json == ro.options_json &&
+            same_setup(r.id)) {
           ro.repeat_of = r.id;
           spdlog::info("run {} was this same search on {}: repeating it from the database", r.id, r.device);
           break;

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
@@ -404,6 +405,45 @@ void read_reference_config(Profile& p, const std::string& file, const Json& v, c
   p.reference_config = std::move(c);
 }
 
+namespace {
+
+// Profile::setup_text and setup_files from the document as read (a T1 file's: its profile).
+void note_setup(Profile& p, Json j) {
+  if (!j.is_object()) return;  // the reader below says what is wrong
+  for (const char* k : {"name", "description", "knobs", "constraints", "baseline", "best_for", "objective"})
+    j.erase(k);
+  p.setup_text = j.dump();
+  const auto dir = p.path.parent_path();
+  std::function<void(const Json&)> walk = [&](const Json& v) {
+    if (v.is_string()) {
+      std::istringstream words(v.get<std::string>());
+      for (std::string w; words >> w;) {
+        if (w.size() > 4096) continue;
+        std::error_code ec;
+        const std::filesystem::path f = std::filesystem::path(w).is_absolute() ? std::filesystem::path(w) : dir / w;
+        if (std::filesystem::is_regular_file(f, ec)) p.setup_files.emplace(w, f.lexically_normal());
+      }
+    } else if (v.is_structured()) {
+      for (const auto& x : v) walk(x);
+    }
+  };
+  walk(j);
+}
+
+}  // namespace
+
+std::string measurement_setup(const Profile& p) {
+  if (p.setup_text.empty()) return "";
+  std::string all = p.setup_text;
+  for (const auto& [name, file] : p.setup_files) {
+    std::ifstream in(file, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (!in && !in.eof()) throw UserError(p.path.string() + ": cannot read " + file.string() + " (a file it names)");
+    all += "\n" + name + "\n" + xxh64_hex(bytes);
+  }
+  return short_hash(all);
+}
+
 Profile load_profile(const std::filesystem::path& path) {
   const std::string file = path.string();
   if (const int err = unreadable_file(path)) {
@@ -422,6 +462,7 @@ Profile load_profile(const std::filesystem::path& path) {
   Profile p;
   p.path = std::filesystem::absolute(path);
   const auto dir = p.path.parent_path();
+  note_setup(p, j);
   Reader r(file, "", j);
   p.name = r.str("name", path.stem().string());
   p.description = r.str("description");

@@ -221,6 +221,11 @@ struct Profile {
   std::vector<TensorMapSpec> tensor_maps;
   Gates gates;
 
+  // What a measurement ran against beyond its build (measurement_setup): the profile's text
+  // without the fields that only shape the search, and the files it names as written there.
+  std::string setup_text;
+  std::map<std::string, std::filesystem::path> setup_files;
+
   std::vector<const KernelSpec*> launches() const;            // kernel, then later_launches
   std::vector<const KernelSpec*> reference_launches() const;  // empty for a command or data reference
   bool reference_is_kernel() const { return !reference_command && !reference_data; }
@@ -235,6 +240,15 @@ struct Profile {
 };
 
 Profile load_profile(const std::filesystem::path& path);
+
+// A measurement's identity beyond its build (16 hex digits): the profile as read, less its name,
+// description, knobs, constraints, baseline, best_for and objective (a knob value added or a
+// constraint relaxed leaves every measurement as it was), and the content of every file a string of
+// it names (data, a raw input, a word of a reference command), each under the name it is given
+// there, so a profile moved with its files keeps it. A problem resized, a threshold changed or a
+// data file rewritten is another setup: nothing measured under the old one is read back
+// (population/store.h). "" for a profile not read from a file (a landscape's).
+std::string measurement_setup(const Profile& p);
 // The default profile of `evo run` and where shipped profiles live.
 std::filesystem::path profiles_dir();                 // $EVO_PROFILES, else data_dir()/profiles
 std::filesystem::path resolve_profile(const std::string& name_or_path);  // "sdpa_fp8" or a path

@@ -48,7 +48,8 @@ constexpr int kSanitizeTries = 5;
 class Loop {
  public:
   Loop(const Profile& profile, Strategy& strategy, Evaluator& evaluator, Store& store, const RunOptions& o)
-      : profile_(profile), strategy_(strategy), ev_(evaluator), store_(store), o_(o), start_(Clock::now()) {
+      : profile_(profile), setup_(measurement_setup(profile)), strategy_(strategy), ev_(evaluator), store_(store), o_(o),
+        start_(Clock::now()) {
     s_.compile_slots = std::max<std::size_t>(1, ev_.compile_slots());
     lanes_.resize(std::max<std::size_t>(1, ev_.lanes()));
     s_.gpus = lanes_.size();
@@ -474,7 +475,7 @@ class Loop {
   }
 
   EvalKey key_of(const Config& c) const {
-    return {profile_.name, ev_.build_key(c), ev_.device(), profile_.objective_problem().name};
+    return {profile_.name, ev_.build_key(c), ev_.device(), profile_.objective_problem().name, setup_};
   }
 
   bool stopping() {
@@ -529,6 +530,7 @@ class Loop {
   };
 
   const Profile& profile_;
+  const std::string setup_;  // measurement_setup(profile_): part of every key, computed once
   Strategy& strategy_;
   Evaluator& ev_;
   Store& store_;

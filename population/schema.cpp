@@ -146,7 +146,20 @@ ALTER TABLE builds ADD COLUMN wgmma_serialized TEXT NOT NULL DEFAULT '';  -- one
 
 )sql";
 
-constexpr std::array<std::string_view, 3> kMigrations = {kV1, kV2, kV3};
+// v3 -> v4: what each measurement ran against beyond its build (engine/profile.h
+// measurement_setup: the profile's problems, buffers, launches, reference and gates, and the files
+// it names), part of a measurement's identity. '' in rows written before v4: their setup is not
+// known, so none is read back into a run of v4 (it is measured again) and elites come from the
+// setup each (profile, problem, device) was last measured under.
+constexpr std::string_view kV4 = R"sql(
+
+ALTER TABLE evaluations ADD COLUMN setup TEXT NOT NULL DEFAULT '';  -- 16 hex digits; '' before v4
+DROP INDEX IF EXISTS evaluations_by_key;
+CREATE INDEX evaluations_by_key ON evaluations(profile, config_hash, build_key, device, problem, setup);
+
+)sql";
+
+constexpr std::array<std::string_view, 4> kMigrations = {kV1, kV2, kV3, kV4};
 
 }  // namespace
 

@@ -113,7 +113,7 @@ constexpr const char* kEvalColumns =
     " e.seconds_green, e.seconds_fast, e.seconds_metrics, e.created_at, c.config_json, b.ok,"
     " b.lowered_name, b.cubin_path, b.registers, b.spill_stores, b.spill_loads, b.stack_bytes,"
     " b.static_smem, b.barriers, b.compile_ms, b.log,"
-    " e.recorded_unix - (SELECT r.started_unix FROM runs r WHERE r.id = e.run_id), b.wgmma_serialized";
+    " e.recorded_unix - (SELECT r.started_unix FROM runs r WHERE r.id = e.run_id), b.wgmma_serialized, e.setup";
 constexpr const char* kEvalJoins =
     " JOIN candidates c ON c.profile = e.profile AND c.config_hash = e.config_hash"
     " JOIN builds b ON b.build_key = e.build_key";
@@ -156,7 +156,7 @@ RunInfo read_run(const Rows& q) {
 const std::string kSelectReusable =
     select_evaluations(std::string("evaluations e") + kEvalJoins +
                        " WHERE e.profile = $1 AND e.config_hash = $2 AND e.build_key = $3"
-                       " AND e.device = $4 AND e.problem = $5"
+                       " AND e.device = $4 AND e.problem = $5 AND e.setup = $6"
                        " AND (e.status <> 'measured' OR e.fast_outcome = 'passed')"
                        " ORDER BY e.status = 'measured' DESC, e.reused, e.id LIMIT 1");
 const std::string kSelectById = select_evaluations(std::string("evaluations e") + kEvalJoins + " WHERE e.id = $1");
@@ -167,9 +167,9 @@ constexpr const char* kInsertEvaluation =
     "INSERT INTO evaluations (run_id, profile, config_hash, build_key, device, problem, status, message, reused,"
     " origin_kind, origin_rule, fast_outcome, p50_us, p90_us, mean_us, std_us, cv, min_us, speedup,"
     " static_json, green_json, fast_json, metrics_json, metric_gate_json, sanitize_json, build_from_cache,"
-    " seconds_compile, seconds_green, seconds_fast, seconds_metrics, recorded_unix)"
+    " seconds_compile, seconds_green, seconds_fast, seconds_metrics, setup, recorded_unix)"
     " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,"
-    " $23, $24, $25, $26, $27, $28, $29, $30, ";  // + now_unix) RETURNING id
+    " $23, $24, $25, $26, $27, $28, $29, $30, $31, ";  // + now_unix) RETURNING id
 
 }  // namespace
 
@@ -306,7 +306,7 @@ std::int64_t Store::record(std::int64_t run, const EvalKey& key, const Evaluatio
        figure(e.fast.mean_us), figure(e.fast.std_us), figure(e.fast.cv), figure(e.fast.min_us),
        positive_or_null(e.speedup), to_json_text(e.static_verdict), to_json_text(e.green), to_json_text(e.fast),
        to_json_text(metrics_rest), to_json_text(e.metric_gate), to_json_text(e.sanitize), b.from_cache,
-       e.seconds_compile, e.seconds_green, e.seconds_fast, e.seconds_metrics},
+       e.seconds_compile, e.seconds_green, e.seconds_fast, e.seconds_metrics, key.setup},
       "cannot record evaluation");
   inserted.next();
   const std::int64_t id = inserted.get_int(0);
@@ -326,7 +326,7 @@ StoredEvaluation Store::Impl::read_row(const Rows& q) {
   StoredEvaluation out;
   out.id = q.get_int(0);
   out.run_id = q.get_int(1);
-  out.key = {q.get_str(2), q.get_str(4), q.get_str(5), q.get_str(6)};
+  out.key = {q.get_str(2), q.get_str(4), q.get_str(5), q.get_str(6), ""};
   Evaluation& e = out.eval;
   e.config_hash = q.get_str(3);
   const auto status = parse_status(q.get_str(7));
@@ -366,6 +366,7 @@ StoredEvaluation Store::Impl::read_row(const Rows& q) {
   e.build.log = q.get_str(36);
   if (!q.is_null(37)) out.elapsed_s = q.get_double(37);
   e.build.ptxas.wgmma_serialized = text_lines(q.get_str(38));
+  out.key.setup = q.get_str(39);
 
   for (auto m = db->query("SELECT name, value FROM metrics WHERE evaluation_id = $1 ORDER BY name", {out.id},
                           "cannot read metrics");
@@ -383,7 +384,7 @@ StoredEvaluation Store::Impl::read_row(const Rows& q) {
 std::optional<StoredEvaluation> Store::lookup(const EvalKey& key, const std::string& config_hash) const {
   Txn txn(*impl_->db, TxnKind::Read, "cannot look up earlier evaluations");
   return impl_->read_one(impl_->db->query(kSelectReusable,
-                                          {key.profile, config_hash, key.build_key, key.device, key.problem},
+                                          {key.profile, config_hash, key.build_key, key.device, key.problem, key.setup},
                                           "cannot look up earlier evaluations"));
 }
 
@@ -400,20 +401,33 @@ std::optional<StoredEvaluation> Store::evaluation(std::int64_t id) const {
 std::vector<StoredEvaluation> Store::elites(const std::string& profile, const std::string& problem, std::size_t top,
                                             std::optional<std::int64_t> run) const {
   // The best row of each (profile, problem, device, config): a window over the measured rows,
-  // with only the filters asked for, so that the indices serve them.
+  // with only the filters asked for, so that the indices serve them. Only rows of the setup the
+  // (profile, problem, device) was last measured under count: a problem resized, a threshold
+  // changed, and what was measured before is no longer its elite (engine/profile.h
+  // measurement_setup).
   std::vector<Value> values;
   auto param = [&](Value v) {
     values.push_back(std::move(v));
     return "$" + std::to_string(values.size());
   };
-  std::string where = "status = 'measured' AND fast_outcome = 'passed' AND p50_us > 0";
-  if (!profile.empty()) where += " AND profile = " + param(profile);
-  if (!problem.empty()) where += " AND problem = " + param(problem);
-  if (run) where += " AND run_id = " + param(*run);
+  std::string where = "v.status = 'measured' AND v.fast_outcome = 'passed' AND v.p50_us > 0";
+  if (!profile.empty()) where += " AND v.profile = " + param(profile);
+  if (!problem.empty()) where += " AND v.problem = " + param(problem);
+  std::string from = "evaluations v";
+  if (run) {
+    where += " AND v.run_id = " + param(*run);  // one run's rows: one setup
+  } else {
+    std::string newest = "SELECT n.profile, n.problem, n.device, n.setup FROM evaluations n WHERE n.id IN"
+                         " (SELECT max(id) FROM evaluations";
+    if (!profile.empty()) newest += " WHERE profile = " + param(profile);
+    newest += " GROUP BY profile, problem, device)";
+    from += " JOIN (" + newest + ") s ON s.profile = v.profile AND s.problem = v.problem AND s.device = v.device"
+            " AND s.setup = v.setup";
+  }
   const std::string limit = top == 0 ? "" : " LIMIT " + param(static_cast<std::int64_t>(top));
   const std::string sql = select_evaluations(
-      "(SELECT *, row_number() OVER (PARTITION BY profile, problem, device, config_hash ORDER BY p50_us, id)"
-      " AS nth FROM evaluations WHERE " + where + ") e" + kEvalJoins +
+      "(SELECT v.*, row_number() OVER (PARTITION BY v.profile, v.problem, v.device, v.config_hash"
+      " ORDER BY v.p50_us, v.id) AS nth FROM " + from + " WHERE " + where + ") e" + kEvalJoins +
       " WHERE e.nth = 1 ORDER BY e.p50_us, e.id" + limit);
   Txn txn(*impl_->db, TxnKind::Read, "cannot read elites");
   return impl_->read_all(impl_->db->query(sql, values, "cannot read elites"));

@@ -21,6 +21,7 @@ struct EvalKey {
   std::string build_key;     // compile-cache key: template text + includes + defines + options + arch + NVRTC
   std::string device;        // "NVIDIA H100 80GB HBM3" (or "replay:<landscape>")
   std::string problem;       // objective problem name
+  std::string setup;         // engine/profile.h measurement_setup: the problems, data and gates it ran against
 };
 
 struct RunInfo {

@@ -609,7 +609,9 @@ RunInfo gemm_run() {
   return r;
 }
 
-EvalKey gemm_key(const Config& c) { return {"gemm_fp16", "build-" + config_hash(c), "NVIDIA H100 80GB HBM3", "mission"}; }
+EvalKey gemm_key(const Config& c) {
+  return {"gemm_fp16", "build-" + config_hash(c), "NVIDIA H100 80GB HBM3", "mission", "5e7a000000000001"};
+}
 
 // A kernel that passed every gate and was timed at `us` on `problem` (what export reads).
 Evaluation measured_evaluation(const Config& c, const std::string& lowered_name, const std::string& problem, double us) {
@@ -856,7 +858,7 @@ TEST(CliExport, TensorMapArgumentsAreStatedForTheUser) {
     const auto run = s.begin_run(info);
     Evaluation e = measured_evaluation(best, "tma_copy", "ragged", 3.0);
     e.speedup = 1.0;
-    s.record(run, {"tma_copy", "build-" + config_hash(best), "NVIDIA H100 80GB HBM3", "ragged"}, e, false);
+    s.record(run, {"tma_copy", "build-" + config_hash(best), "NVIDIA H100 80GB HBM3", "ragged", "5e7a000000000001"}, e, false);
   }
   const Result r = run_evo({"--db", db.string(), "export", "best", "--profile", "tma_copy", "--to",
                             (t.path / "kernels").string()}, t.path);
@@ -902,7 +904,7 @@ TEST(CliExport, SeveralLaunchesAreExportedInTheirOrder) {
     Evaluation e = measured_evaluation(best, "partial_sums", "main", 9.5);
     e.build.kernels = {{"partial_sums", "partial_sums", "/c/r.cubin", {}}, {"final_sum", "final_sum", "/c/r.cubin", {}}};
     e.speedup = 1.2;
-    s.record(run, {"reduce_sum", "build-" + config_hash(best), "NVIDIA H100 80GB HBM3", "main"}, e, false);
+    s.record(run, {"reduce_sum", "build-" + config_hash(best), "NVIDIA H100 80GB HBM3", "main", "5e7a000000000001"}, e, false);
   }
   const Result r = run_evo({"--db", db.string(), "export", "best", "--to", (t.path / "kernels").string()}, t.path);
   ASSERT_EQ(r.code, 0) << r.err;
@@ -1243,7 +1245,7 @@ TEST(CliExport, TorchRefusesABufferItCannotPassAsATensor) {
     info.profile = p.name;
     info.profile_path = p.path.string();
     const auto run = s.begin_run(info);
-    s.record(run, {p.name, "build-x", "NVIDIA H100 80GB HBM3", "small"}, measured_evaluation(p.baseline, "x", "small", 3.0), false);
+    s.record(run, {p.name, "build-x", "NVIDIA H100 80GB HBM3", "small", "5e7a000000000001"}, measured_evaluation(p.baseline, "x", "small", 3.0), false);
   }
   const Result r = run_evo({"--db", db.string(), "export", "best", "--torch", "--to", (t.path / "k").string()}, t.path);
   EXPECT_EQ(r.code, 2);

@@ -947,6 +947,44 @@ TEST(GpuCli, ObjectiveAllSearchesEachProblemAndDispatchExportsEachBest) {
   fs::remove_all(dir);
 }
 
+// What was measured under one setup is not read back under another: the same search on the same
+// profile reads everything back; once a problem is resized (the same names, knobs and build) every
+// candidate is measured again, and the elites are the new measurements.
+TEST(GpuCli, AProblemResizedIsMeasuredAgainNotReadBack) {
+  REQUIRE_GPU();
+  const fs::path dir = temp_dir("evo-setup");
+  const std::string db = (dir / "e.db").string();
+  auto write = [&](std::int64_t n) {
+    std::ifstream in(repo("profiles/accumulate.json"));
+    auto j = nlohmann::json::parse(in);
+    j["template"] = repo("templates/examples/accumulate.cu").string();
+    j["reference"]["template"] = repo("templates/examples/accumulate_ref.cu").string();
+    j["problems"][1]["sizes"]["N"] = n;
+    std::ofstream(dir / "accumulate.json") << j.dump(1);
+  };
+  const std::string run = "--db " + db + " --cache " + test_cache().string() + " run --profile " +
+                          (dir / "accumulate.json").string() +
+                          " --budget 3 --strategy random --seed 1 --no-metrics --no-sanitize -q";
+  write(16777216);
+  CliResult first = run_evo(run);
+  ASSERT_EQ(first.code, 0) << first.out << first.err;
+  EXPECT_NE(first.out.find("3 new, 0 read back"), std::string::npos) << first.out;
+  CliResult again = run_evo(run);
+  ASSERT_EQ(again.code, 0) << again.out << again.err;
+  EXPECT_NE(again.out.find("0 new, 3 read back"), std::string::npos) << again.out;
+  write(1 << 20);
+  CliResult resized = run_evo(run);
+  ASSERT_EQ(resized.code, 0) << resized.out << resized.err;
+  EXPECT_NE(resized.out.find("3 new, 0 read back"), std::string::npos) << resized.out;
+  Store s(db);
+  const auto runs = s.runs();
+  ASSERT_EQ(runs.size(), 3u);
+  // 16M elements take longer than 1M: the elites are the resized problem's.
+  EXPECT_LT(runs[2].baseline_p50_us * 4, runs[0].baseline_p50_us);
+  for (const auto& e : s.elites("accumulate", "main", 0)) EXPECT_EQ(e.run_id, runs[2].id) << e.id;
+  fs::remove_all(dir);
+}
+
 // ---- GREEN's own safety (issue 34) ----
 // tests/data/templates/constant_weights.cu: per-seed __constant__ weights; PLANT=0 is correct at
 // every BLOCK and ITEMS, 1 faults, 2 writes 1 MiB past its output, 3 4 KiB before it, 4 into its

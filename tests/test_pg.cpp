@@ -646,7 +646,7 @@ std::int64_t spread_run_equals_run_alone(const Layout& layout, const test::TempD
   EXPECT_TRUE(b.check().ok);
   EXPECT_EQ(run_evo_cli({"--db", layout.store, "db", "check"}, dir.path / "check.txt"), 0)
       << file_text(dir.path / "check.txt");
-  EXPECT_NE(file_text(dir.path / "check.txt").find(": ok (schema v3, "), std::string::npos)
+  EXPECT_NE(file_text(dir.path / "check.txt").find(": ok (schema v4, "), std::string::npos)
       << file_text(dir.path / "check.txt");
 
   // The queue did each candidate once; the one the killed worker held was taken over.
@@ -866,10 +866,10 @@ TEST_F(Pg, EvoDbPostgresBadInputIsOneLineAndWritesNothing) {
   { Store s(newer); }
   {
     pg::Conn c(newer);
-    c.exec("UPDATE evo_meta SET schema_version = 4", "setup");
+    c.exec("UPDATE evo_meta SET schema_version = 5", "setup");
   }
   const auto newer_tables = tables_of(newer);
-  one_line(with({"--db", newer}, search), newer + ": database schema v4 is newer than this evo (v3); upgrade evo");
+  one_line(with({"--db", newer}, search), newer + ": database schema v5 is newer than this evo (v4); upgrade evo");
   one_line({"--db", newer, "db", "check"}, "is newer than this evo");
   EXPECT_EQ(tables_of(newer), newer_tables) << "the coordinator made its work queue in a newer evo's database";
 
@@ -1047,7 +1047,7 @@ TEST_F(Pg, StoreOnPostgresHasTheSqliteSchemaWithPostgresTypes) {
         col.replace(col.size() - from.size(), from.size(), to);
     want.push_back(col);
   }
-  EXPECT_EQ(want.size(), 71u);  // v3: builds.wgmma_serialized
+  EXPECT_EQ(want.size(), 72u);  // v4: evaluations.setup
   EXPECT_EQ(columns_of_postgres(url), want);
   auto c = sql::open(url, false);
   auto meta = c->query("SELECT application_id, schema_version FROM evo_meta", {}, "meta");
@@ -1083,11 +1083,13 @@ TEST_F(Pg, AnOlderStoreOnPostgresIsMigratedForward) {
     info.profile = "p";
     Evaluation e;
     e.config = {{"X", 1}};
-    old_id = s.record(s.begin_run(info), {"p", "b", "d", "q"}, e, false);
+    old_id = s.record(s.begin_run(info), {"p", "b", "d", "q", "s"}, e, false);
   }
   {  // what a v1 evo wrote: no commit clock, no wgmma column
     pg::Conn c(url);
-    c.exec("ALTER TABLE evaluations DROP COLUMN recorded_unix; ALTER TABLE runs DROP COLUMN started_unix;"
+    c.exec("DROP INDEX evaluations_by_key; ALTER TABLE evaluations DROP COLUMN setup;"
+           " CREATE INDEX evaluations_by_key ON evaluations(profile, config_hash, build_key, device, problem);"
+           " ALTER TABLE evaluations DROP COLUMN recorded_unix; ALTER TABLE runs DROP COLUMN started_unix;"
            " ALTER TABLE builds DROP COLUMN wgmma_serialized; UPDATE evo_meta SET schema_version = 1",
            "setup");
   }
@@ -1095,7 +1097,7 @@ TEST_F(Pg, AnOlderStoreOnPostgresIsMigratedForward) {
   auto c = sql::open(url, false);
   auto v = c->query("SELECT schema_version FROM evo_meta", {}, "version");
   v.next();
-  EXPECT_EQ(v.get_int(0), 3);
+  EXPECT_EQ(v.get_int(0), Store::schema_version());
   ASSERT_TRUE(s.evaluation(old_id));
   EXPECT_FALSE(s.evaluation(old_id)->elapsed_s);  // unknown, not zero
   EXPECT_TRUE(s.evaluation(old_id)->eval.build.ptxas.wgmma_serialized.empty());
@@ -1104,7 +1106,7 @@ TEST_F(Pg, AnOlderStoreOnPostgresIsMigratedForward) {
   Evaluation e;
   e.config = {{"X", 2}};
   e.build.ptxas.wgmma_serialized = {"C7511: insufficient register resources for the wgmma pipeline"};
-  const auto id = s.record(s.begin_run(info), {"p", "b2", "d", "q"}, e, false);
+  const auto id = s.record(s.begin_run(info), {"p", "b2", "d", "q", "s"}, e, false);
   ASSERT_TRUE(s.evaluation(id)->elapsed_s);
   EXPECT_LT(*s.evaluation(id)->elapsed_s, 60.0);
   EXPECT_EQ(s.evaluation(id)->eval.build.ptxas.wgmma_serialized, e.build.ptxas.wgmma_serialized);
@@ -1123,12 +1125,12 @@ TEST_F(Pg, DbCheckOnPostgresSaysWhichKeysNoLongerKeepOutOrphansAndDuplicates) {
     Evaluation e;
     e.config = {{"X", 1}};
     e.origin.parents = {"0123456789abcdef"};
-    s.record(run, {"p", "b", "d", "q"}, e, false);
+    s.record(run, {"p", "b", "d", "q", "s"}, e, false);
     s.set_run_status(run, "finished");
     EXPECT_TRUE(s.check().ok);
   }
   EXPECT_EQ(run_evo_cli({"--db", url, "db", "check"}, dir.path / "clean.txt"), 0) << file_text(dir.path / "clean.txt");
-  EXPECT_EQ(file_text(dir.path / "clean.txt"), url + ": ok (schema v3, 1 runs)\n");
+  EXPECT_EQ(file_text(dir.path / "clean.txt"), url + ": ok (schema v4, 1 runs)\n");
   {
     pg::Conn c(url);
     c.exec("ALTER TABLE builds DROP CONSTRAINT builds_pkey CASCADE;"  // and evaluations' key to it

@@ -1020,3 +1020,49 @@ TEST(Expr, AKeptParseGivesEachCallsOwnValuesAndABadTextFailsEveryTime) {
   EXPECT_THROW(evo::eval_expr("M + 1", evo::Vars{{"N", 3}}), evo::UserError);
   for (int i = 0; i < 2; ++i) EXPECT_THROW(evo::eval_expr("M +* 1", evo::Vars{{"M", 2}}), evo::UserError);
 }
+
+namespace {
+
+// A copy of the stencil3 example (profile, template, reference script) under `root`, its profile
+// edited by `edit`.
+fs::path stencil_copy(const fs::path& root, const std::function<void(ordered_json&)>& edit = {}) {
+  fs::create_directories(root / "profiles");
+  fs::create_directories(root / "templates" / "examples");
+  for (const char* f : {"templates/examples/stencil3.cu", "templates/examples/stencil3_ref.py"})
+    fs::copy_file(kSource / f, root / f, fs::copy_options::overwrite_existing);
+  std::ifstream in(kSource / "profiles/stencil3.json");
+  ordered_json j = ordered_json::parse(in);
+  if (edit) edit(j);
+  std::ofstream(root / "profiles/stencil3.json") << j.dump(2);
+  return root / "profiles/stencil3.json";
+}
+
+}  // namespace
+
+// What a measurement ran against beyond its build: the problems, data, reference and gates change
+// it; what only shapes the search (knobs, constraints, baseline, description) does not, nor does
+// moving the profile with its files.
+TEST(Profile, MeasurementSetupChangesWithWhatAMeasurementDependsOnAndNothingElse) {
+  evo::test::TempDir t;
+  const auto setup = [](const fs::path& p) { return evo::measurement_setup(evo::load_profile(p)); };
+  const std::string plain = setup(stencil_copy(t.path / "a"));
+  ASSERT_EQ(plain.size(), 16u);
+  EXPECT_EQ(setup(stencil_copy(t.path / "moved" / "elsewhere")), plain);
+  EXPECT_EQ(setup(stencil_copy(t.path / "b", [](ordered_json& j) {
+              j["knobs"]["BLOCK"].push_back(32);
+              j["constraints"] = {"BLOCK * ITEMS <= 4096"};
+              j["baseline"]["ITEMS"] = 2;
+              j["description"] = "edited";
+              j["name"] = "stencil_renamed";
+            })),
+            plain);
+  EXPECT_NE(setup(stencil_copy(t.path / "c", [](ordered_json& j) { j["problems"][1]["sizes"]["N"] = 1048576; })), plain);
+  EXPECT_NE(setup(stencil_copy(t.path / "d", [](ordered_json& j) { j["gates"]["green"]["atol"] = 1e-4; })), plain);
+  EXPECT_NE(setup(stencil_copy(t.path / "e", [](ordered_json& j) { j["scalars"][0]["value"] = "0.3"; })), plain);
+  // The reference script rewritten (a word of the command that names a file): another setup.
+  const fs::path f = stencil_copy(t.path / "f");
+  std::ofstream(t.path / "f" / "templates/examples/stencil3_ref.py", std::ios::app) << "\n# edited\n";
+  EXPECT_NE(setup(f), plain);
+  // A profile not read from a file (a landscape's) has none.
+  EXPECT_EQ(evo::measurement_setup(evo::Profile{}), "");
+}

@@ -70,7 +70,7 @@ RunInfo sample_run() {
   return r;
 }
 
-EvalKey sample_key() { return {"sdpa", "build-7f3a", "NVIDIA H100 80GB HBM3", "large"}; }
+EvalKey sample_key() { return {"sdpa", "build-7f3a", "NVIDIA H100 80GB HBM3", "large", "5e7a000000000001"}; }
 
 Config config_n(std::int64_t n) { return {{"TILE_M", 64}, {"TILE_N", 16 * n}, {"USE_WMMA_PV", n % 2}}; }
 
@@ -283,7 +283,7 @@ TEST(Population, NewDatabaseIsEvosCurrentSchemaInWalMode) {
   TempDir dir;
   const auto db = dir.path / "evo.db";
   { Store s(db); }
-  EXPECT_EQ(Store::schema_version(), 3);
+  EXPECT_EQ(Store::schema_version(), 4);
   EXPECT_EQ(scalar(db, "PRAGMA user_version"), Store::schema_version());
   EXPECT_EQ(scalar(db, "PRAGMA application_id"), schema::kApplicationId);
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN"
@@ -305,22 +305,33 @@ TEST_P(StoreOn, ReopeningKeepsWhatWasRecorded) {
   EXPECT_EQ(s.runs().size(), 1u);
 }
 
-TEST(Population, SchemaV1FileIsMigratedAndItsRowsStayReadable) {
-  TempDir dir;
-  const auto db = dir.path / "evo.db";
-  std::int64_t run, old_id;
+// A file as an older evo left it: one run, one measured row (config 1, 10 us), then `undo` (the
+// later migrations taken back) and its version. Returns the run and the row.
+constexpr const char* kUndoV4 =
+    "DROP INDEX evaluations_by_key; ALTER TABLE evaluations DROP COLUMN setup;"
+    " CREATE INDEX evaluations_by_key ON evaluations(profile, config_hash, build_key, device, problem); ";
+std::pair<std::int64_t, std::int64_t> older_file(const fs::path& db, const std::string& undo, int version) {
+  std::int64_t run, id;
   {
     Store s(db);
     run = s.begin_run(sample_run());
-    old_id = s.record(run, sample_key(), measured(config_n(1), 10), false);
+    id = s.record(run, sample_key(), measured(config_n(1), 10), false);
   }
-  {  // what a v1 evo wrote: no commit clock, no wgmma column
-    sqlite::Db raw(db, false);
-    raw.exec("ALTER TABLE evaluations DROP COLUMN recorded_unix; ALTER TABLE runs DROP COLUMN started_unix;"
-             " ALTER TABLE builds DROP COLUMN wgmma_serialized; PRAGMA user_version = 1", "test");
-  }
+  sqlite::Db raw(db, false);
+  raw.exec(undo + "PRAGMA user_version = " + std::to_string(version), "test");
+  return {run, id};
+}
+
+TEST(Population, SchemaV1FileIsMigratedAndItsRowsStayReadable) {
+  TempDir dir;
+  const auto db = dir.path / "evo.db";
+  // what a v1 evo wrote: no commit clock, no wgmma column, no setup
+  const auto [run, old_id] = older_file(db, std::string(kUndoV4) +
+                                                "ALTER TABLE evaluations DROP COLUMN recorded_unix; ALTER TABLE runs DROP"
+                                                " COLUMN started_unix; ALTER TABLE builds DROP COLUMN wgmma_serialized; ",
+                                        1);
   Store s(db);
-  EXPECT_EQ(scalar(db, "PRAGMA user_version"), 3);
+  EXPECT_EQ(scalar(db, "PRAGMA user_version"), Store::schema_version());
   ASSERT_TRUE(s.evaluation(old_id));
   EXPECT_EQ(s.evaluation(old_id)->eval.fast.p50_us, 10);
   EXPECT_FALSE(s.evaluation(old_id)->elapsed_s);  // unknown, not zero
@@ -336,26 +347,37 @@ TEST(Population, SchemaV1FileIsMigratedAndItsRowsStayReadable) {
 TEST(Population, SchemaV2FileIsMigratedAndItsBuildsReadAsNotSerialised) {
   TempDir dir;
   const auto db = dir.path / "evo.db";
-  std::int64_t run, old_id;
-  {
-    Store s(db);
-    run = s.begin_run(sample_run());
-    old_id = s.record(run, sample_key(), measured(config_n(1), 10), false);
-  }
-  {  // what a v2 evo wrote
-    sqlite::Db raw(db, false);
-    raw.exec("ALTER TABLE builds DROP COLUMN wgmma_serialized; PRAGMA user_version = 2", "test");
-  }
+  const auto [run, old_id] = older_file(db, std::string(kUndoV4) + "ALTER TABLE builds DROP COLUMN wgmma_serialized; ", 2);
   Store s(db);
-  EXPECT_EQ(scalar(db, "PRAGMA user_version"), 3);
+  EXPECT_EQ(scalar(db, "PRAGMA user_version"), Store::schema_version());
   ASSERT_TRUE(s.evaluation(old_id));
   EXPECT_TRUE(s.evaluation(old_id)->eval.build.ptxas.wgmma_serialized.empty());
   EXPECT_EQ(s.evaluation(old_id)->eval.fast.p50_us, 10);
   Evaluation serial = measured(config_n(2), 9);
   serial.build.ptxas.wgmma_serialized = {"C7511: insufficient register resources for the wgmma pipeline"};
-  const std::int64_t id = s.record(run, {"sdpa", "build-serial", "NVIDIA H100 80GB HBM3", "large"}, serial, false);
+  EvalKey key = sample_key();
+  key.build_key = "build-serial";
+  const std::int64_t id = s.record(run, key, serial, false);
   EXPECT_EQ(s.evaluation(id)->eval.build.ptxas.wgmma_serialized, serial.build.ptxas.wgmma_serialized);
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM builds WHERE wgmma_serialized LIKE 'C7511:%'"), 1);
+}
+
+// v4 keys a measurement by its setup too: a v3 file's rows read with setup '' (unknown), stay its
+// elites until the problem is measured under a known setup, and are never read back into a run.
+TEST(Population, SchemaV3FileIsMigratedAndItsRowsAreNotReadBack) {
+  TempDir dir;
+  const auto db = dir.path / "evo.db";
+  const auto [run, old_id] = older_file(db, kUndoV4, 3);
+  Store s(db);
+  EXPECT_EQ(scalar(db, "PRAGMA user_version"), Store::schema_version());
+  ASSERT_TRUE(s.evaluation(old_id));
+  EXPECT_EQ(s.evaluation(old_id)->key.setup, "");
+  EXPECT_FALSE(s.lookup(sample_key(), config_hash(config_n(1))));
+  ASSERT_EQ(s.elites("sdpa", "large", 0).size(), 1u);
+  s.record(s.begin_run(sample_run()), sample_key(), measured(config_n(1), 11), false);
+  ASSERT_EQ(s.elites("sdpa", "large", 0).size(), 1u);
+  EXPECT_EQ(s.elites("sdpa", "large", 0).front().eval.fast.p50_us, 11);
+  EXPECT_TRUE(s.lookup(sample_key(), config_hash(config_n(1))));
 }
 
 TEST(Population, RefusesNewerSchemaGivingBothVersions) {
@@ -364,10 +386,10 @@ TEST(Population, RefusesNewerSchemaGivingBothVersions) {
   { Store s(db); }
   {
     sqlite::Db raw(db, false);
-    raw.exec("PRAGMA user_version = 4", "test");
+    raw.exec("PRAGMA user_version = 5", "test");
   }
   const std::string before = read_bytes(db);
-  EXPECT_EQ(error_of(db), db.string() + ": database schema v4 is newer than this evo (v3); upgrade evo");
+  EXPECT_EQ(error_of(db), db.string() + ": database schema v5 is newer than this evo (v4); upgrade evo");
   EXPECT_EQ(read_bytes(db), before);
 }
 
@@ -631,17 +653,25 @@ TEST_P(StoreOn, ResumeSkipsEvaluatedConfigs) {
   EXPECT_FALSE(s.lookup(sample_key(), config_hash(config_n(3))));
 }
 
-TEST_P(StoreOn, LookupNeedsTheSameProfileBuildDeviceAndProblem) {
+TEST_P(StoreOn, LookupNeedsTheSameProfileBuildDeviceProblemAndSetup) {
   Store s(db);
   const auto run = s.begin_run(sample_run());
   s.record(run, sample_key(), measured(config_n(1), 12.5), false);
   const std::string hash = config_hash(config_n(1));
   ASSERT_TRUE(s.lookup(sample_key(), hash));
-  for (auto change : {&EvalKey::profile, &EvalKey::build_key, &EvalKey::device, &EvalKey::problem}) {
+  for (auto change : {&EvalKey::profile, &EvalKey::build_key, &EvalKey::device, &EvalKey::problem, &EvalKey::setup}) {
     EvalKey k = sample_key();
     k.*change += "-other";
-    EXPECT_FALSE(s.lookup(k, hash)) << k.profile << " " << k.build_key << " " << k.device << " " << k.problem;
+    EXPECT_FALSE(s.lookup(k, hash)) << k.profile << " " << k.build_key << " " << k.device << " " << k.problem << " "
+                                    << k.setup;
   }
+  // A row of an unknown setup (before schema v4: '') is never read back into a run that knows its own.
+  EvalKey before = sample_key();
+  before.setup = "";
+  s.record(run, before, measured(config_n(2), 12.5), false);
+  EXPECT_FALSE(s.lookup(sample_key(), config_hash(config_n(2))));
+  EXPECT_EQ(s.evaluations_of_run(run).back().key.setup, "");
+  EXPECT_EQ(s.evaluations_of_run(run).front().key.setup, sample_key().setup);
 }
 
 TEST_P(StoreOn, LookupReturnsDefinitiveFailuresSoTheyAreNotRerun) {
@@ -720,6 +750,33 @@ TEST_P(StoreOn, ElitesAreEachConfigsBestMeasurementFastestFirst) {
   EXPECT_EQ(p50s(s.elites("sdpa", "large", 0, r2)), (std::vector<double>{8}));
   EXPECT_EQ(p50s(s.elites("sdpa", "", 0)), (std::vector<double>{0.5, 5, 8, 12}));
   EXPECT_EQ(p50s(s.elites("", "", 0)), (std::vector<double>{0.25, 0.5, 5, 8, 12}));
+}
+
+// A problem resized (another setup): its elites are what was measured under the setup it was last
+// measured under; a run's own elites are its own whatever came after; other problems keep theirs.
+TEST_P(StoreOn, ElitesComeFromTheSetupEachProblemWasLastMeasuredUnder) {
+  Store s(db);
+  const auto r1 = s.begin_run(sample_run());
+  const auto r2 = s.begin_run(sample_run());
+  const EvalKey before = sample_key();
+  EvalKey after = before;
+  after.setup = "5e7a000000000002";
+  EvalKey small = before;
+  small.problem = "small";
+  s.record(r1, before, measured(config_n(1), 3), false);  // faster under the old sizes
+  s.record(r1, before, measured(config_n(2), 4), false);
+  s.record(r1, small, measured(config_n(3), 1), false);
+  s.record(r2, after, measured(config_n(2), 9), false);
+  s.record(r2, after, measured(config_n(4), 7), false);
+  std::vector<double> p50s;
+  for (const auto& e : s.elites("sdpa", "large", 0)) p50s.push_back(e.eval.fast.p50_us);
+  EXPECT_EQ(p50s, (std::vector<double>{7, 9}));
+  p50s.clear();
+  for (const auto& e : s.elites("sdpa", "", 0)) p50s.push_back(e.eval.fast.p50_us);
+  EXPECT_EQ(p50s, (std::vector<double>{1, 7, 9}));
+  p50s.clear();
+  for (const auto& e : s.elites("sdpa", "large", 0, r1)) p50s.push_back(e.eval.fast.p50_us);
+  EXPECT_EQ(p50s, (std::vector<double>{3, 4}));
 }
 
 // --- check --------------------------------------------------------------------------------------
