@@ -105,9 +105,9 @@ nlohmann::json options_json(const RunArgs& a, const std::string& objective) {
 }
 
 // What evo proposes first (engine/search/transfer.h): the landscapes of --transfer-from, then the
-// database's other problems and devices of this profile, the nearest task first: the problem whose
-// sizes are nearest this one's (problem_distance; the same problem on another device is nearest of
-// all), this device before another.
+// database's other problems and devices of this profile, the nearest task first: this problem as the
+// profile was before (another setup), then the problem whose sizes are nearest this one's
+// (problem_distance; the same problem on another device is at 0), this device before another.
 // One line says where they come from.
 std::vector<Config> transfer_for(const RunArgs& a, std::vector<TransferSource> sources, const Store& store,
                                  const Profile& prof, const std::string& device, const KnobSpace& space) {
@@ -120,15 +120,24 @@ std::vector<Config> transfer_for(const RunArgs& a, std::vector<TransferSource> s
         if (p.name == problem && here) return problem_distance(p, *here);
       return 1e300;  // a problem the profile no longer has: last
     };
-    std::map<std::pair<std::string, std::string>, TransferSource> by_task;  // (problem, device)
+    // (problem, device): the elites of each are of one setup, the one it was last measured under.
+    const std::string setup = measurement_setup(prof);
+    std::map<std::pair<std::string, std::string>, TransferSource> by_task;
     for (const auto& e : store.elites(prof.name, "", 0)) {
-      if (e.key.problem == prof.objective && e.key.device == device) continue;  // this task: read back, not transferred
+      const bool same_task = e.key.problem == prof.objective && e.key.device == device;
+      if (same_task && e.key.setup == setup) continue;  // this very task: read back, not transferred
       auto& s = by_task[{e.key.problem, e.key.device}];
-      if (s.label.empty()) s.label = "problem " + e.key.problem + " on " + e.key.device;
+      // The same problem and device under an earlier setup (a problem resized, evo.tune called again
+      // for another problem_size): measured anew, and the nearest task of all.
+      if (s.label.empty())
+        s.label = "problem " + e.key.problem + " on " + e.key.device + (same_task ? " as the profile was before" : "");
       s.best_first.push_back(e.eval.config);
     }
     std::vector<std::pair<std::pair<double, bool>, TransferSource>> ranked;
-    for (auto& [task, s] : by_task) ranked.push_back({{distance(task.first), task.second != device}, std::move(s)});
+    for (auto& [task, s] : by_task)
+      ranked.push_back({{task.first == prof.objective && task.second == device ? -1.0 : distance(task.first),
+                         task.second != device},
+                        std::move(s)});
     std::stable_sort(ranked.begin(), ranked.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
     for (auto& r : ranked) sources.push_back(std::move(r.second));
   }

@@ -949,7 +949,8 @@ TEST(GpuCli, ObjectiveAllSearchesEachProblemAndDispatchExportsEachBest) {
 
 // What was measured under one setup is not read back under another: the same search on the same
 // profile reads everything back; once a problem is resized (the same names, knobs and build) every
-// candidate is measured again, and the elites are the new measurements.
+// candidate is measured again (the first two after the baseline the fastest of the old sizes:
+// transfer), and the elites are the new measurements.
 TEST(GpuCli, AProblemResizedIsMeasuredAgainNotReadBack) {
   REQUIRE_GPU();
   const fs::path dir = temp_dir("evo-setup");
@@ -973,12 +974,20 @@ TEST(GpuCli, AProblemResizedIsMeasuredAgainNotReadBack) {
   ASSERT_EQ(again.code, 0) << again.out << again.err;
   EXPECT_NE(again.out.find("0 new, 3 read back"), std::string::npos) << again.out;
   write(1 << 20);
-  CliResult resized = run_evo(run);
+  // The default strategy now: it starts from the fastest of the profile as it was before.
+  std::string evo_run = run;
+  evo_run.replace(evo_run.find("--strategy random"), 17, "--strategy evo");
+  CliResult resized = run_evo(evo_run);
   ASSERT_EQ(resized.code, 0) << resized.out << resized.err;
   EXPECT_NE(resized.out.find("3 new, 0 read back"), std::string::npos) << resized.out;
   Store s(db);
   const auto runs = s.runs();
   ASSERT_EQ(runs.size(), 3u);
+  const auto third = s.evaluations_of_run(runs[2].id);
+  ASSERT_EQ(third.size(), 3u);
+  EXPECT_EQ(third[0].eval.origin.kind, "baseline");
+  EXPECT_EQ(third[1].eval.origin.kind, "transfer");
+  EXPECT_EQ(third[2].eval.origin.kind, "transfer");
   // 16M elements take longer than 1M: the elites are the resized problem's.
   EXPECT_LT(runs[2].baseline_p50_us * 4, runs[0].baseline_p50_us);
   for (const auto& e : s.elites("accumulate", "main", 0)) EXPECT_EQ(e.run_id, runs[2].id) << e.id;
