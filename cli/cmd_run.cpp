@@ -110,7 +110,8 @@ nlohmann::json options_json(const RunArgs& a, const std::string& objective) {
 // (problem_distance; the same problem on another device is at 0), this device before another.
 // One line says where they come from.
 std::vector<Config> transfer_for(const RunArgs& a, std::vector<TransferSource> sources, const Store& store,
-                                 const Profile& prof, const std::string& device, const KnobSpace& space) {
+                                 const Profile& prof, const std::string& setup, const std::string& device,
+                                 const KnobSpace& space) {
   if (!a.no_transfer) {
     const Problem* here = nullptr;
     for (const auto& p : prof.problems)
@@ -121,7 +122,6 @@ std::vector<Config> transfer_for(const RunArgs& a, std::vector<TransferSource> s
       return 1e300;  // a problem the profile no longer has: last
     };
     // (problem, device): the elites of each are of one setup, the one it was last measured under.
-    const std::string setup = measurement_setup(prof);
     std::map<std::pair<std::string, std::string>, TransferSource> by_task;
     for (const auto& e : store.elites(prof.name, "", 0)) {
       const bool same_task = e.key.problem == prof.objective && e.key.device == device;
@@ -397,7 +397,8 @@ int cmd_run(const Globals& g, const RunArgs& given) {
     StrategyContext ctx{prof, space, a.seed, parse_options(a.options), "", "", {}};
     if (!a.proposer.empty()) ctx.options["proposer"] = a.proposer;
     ctx.device = evaluator->device();
-    if (a.strategy == "evo") ctx.transfer = transfer_for(a, transfer_files, *store, prof, ctx.device, space);
+    const std::string setup = measurement_setup(prof);  // hashes the files the profile names: once
+    if (a.strategy == "evo") ctx.transfer = transfer_for(a, transfer_files, *store, prof, setup, ctx.device, space);
     auto strategy = make_strategy(a.strategy, ctx);
     RunOptions ro;
     ro.strategy = a.strategy;
@@ -415,7 +416,7 @@ int cmd_run(const Globals& g, const RunArgs& given) {
     // The same search, on the same problems, data and gates (a profile edited since is another search).
     const auto same_setup = [&](std::int64_t run) {
       const auto rows = store->evaluations_of_run(run);
-      return !rows.empty() && rows.front().key.setup == measurement_setup(prof);
+      return !rows.empty() && rows.front().key.setup == setup;
     };
     if (!a.resume)
       for (const auto& r : store->runs())
