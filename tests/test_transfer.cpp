@@ -4,6 +4,7 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <set>
@@ -128,6 +129,38 @@ TEST(Transfer, EvoProposesTheTransferredConfigurationsFirst) {
       }
     }
   }
+}
+
+// tests/data/pershape: sdpa_fp8's whole space on six problems (call P, docs/results/search-transfer.md):
+// one profile and space, each its own problem, every configuration measured; a landscape transfers to
+// another as a --transfer-from source, its fastest first.
+TEST(Transfer, TheSixPerShapeLandscapesAreOneSpaceOnSixProblems) {
+  std::set<std::string> problems;
+  const Landscape mission = read_landscape(kData / "pershape" / "landscape_sdpa_fp8_mission_h100.json");
+  for (const char* p : {"small", "mission", "mission_causal", "mission512", "tail", "tail_causal"}) {
+    const fs::path f = kData / "pershape" / (std::string("landscape_sdpa_fp8_") + p + "_h100.json");
+    const Landscape l = read_landscape(f);
+    EXPECT_EQ(l.profile, "sdpa_fp8") << f;
+    EXPECT_EQ(l.problem, p) << f;
+    EXPECT_EQ(l.points.size(), 352u) << f;
+    for (const auto& pt : l.points) EXPECT_EQ(pt.status, Status::Measured) << f << " " << config_text(pt.knobs);
+    EXPECT_EQ(l.constraints, mission.constraints) << f;
+    ASSERT_EQ(l.knobs.size(), mission.knobs.size()) << f;
+    for (std::size_t k = 0; k < l.knobs.size(); ++k) EXPECT_EQ(l.knobs[k].values, mission.knobs[k].values) << f;
+    problems.insert(l.problem);
+  }
+  EXPECT_EQ(problems.size(), 6u);
+  // mission512's fastest is mission's second fastest (docs/results/search-transfer.md's first table).
+  ReplayEvaluator ev(kData / "pershape" / "landscape_sdpa_fp8_mission_h100.json");
+  KnobSpace space(ev.profile());
+  const auto got = transfer_candidates(
+      {transfer_from_landscape(kData / "pershape" / "landscape_sdpa_fp8_mission512_h100.json")}, space,
+      ev.profile().baseline, 1);
+  ASSERT_EQ(got.size(), 1u);
+  std::vector<const LandscapePoint*> by_time;
+  for (const auto& pt : mission.points) by_time.push_back(&pt);
+  std::sort(by_time.begin(), by_time.end(), [](auto* a, auto* b) { return a->p50_us < b->p50_us; });
+  EXPECT_EQ(got[0].config, by_time[1]->knobs);
 }
 
 struct Result {
