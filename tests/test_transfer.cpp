@@ -163,6 +163,44 @@ TEST(Transfer, TheSixPerShapeLandscapesAreOneSpaceOnSixProblems) {
   EXPECT_EQ(got[0].config, by_time[1]->knobs);
 }
 
+// What transfer is for, as a test that can fail: mission512 searched from the baseline finds its best
+// region (within 2 % of the optimum) in 10 evaluations in few seeds; starting from mission's
+// fastest (its nearest problem) in nearly all. docs/results/search-transfer.md has the 20-seed tables.
+TEST(Transfer, MissionsFastestLeadsMission512ToItsBestWithinTenEvaluations) {
+  const fs::path target = kData / "pershape" / "landscape_sdpa_fp8_mission512_h100.json";
+  ReplayEvaluator ev(target);
+  KnobSpace space(ev.profile());
+  double optimum = 1e300;
+  for (const auto& p : read_landscape(target).points) optimum = std::min(optimum, p.p50_us);
+  std::vector<Config> from_mission;
+  for (const auto& c : transfer_candidates(
+           {transfer_from_landscape(kData / "pershape" / "landscape_sdpa_fp8_mission_h100.json")}, space,
+           ev.profile().baseline, 64))
+    from_mission.push_back(c.config);
+  auto seeds_near = [&](const std::vector<Config>& transfer) {
+    int near = 0;
+    for (std::uint64_t seed = 0; seed < 10; ++seed) {
+      StrategyContext ctx{ev.profile(), space, seed, {}, "", "", transfer};
+      auto strategy = make_strategy("evo", ctx);
+      Evaluation e = ev.evaluate({ev.profile().baseline, Origin{"baseline", "", {}}});
+      double best = e.fast.p50_us;
+      strategy->observe(e);
+      for (int n = 1; n < 10; ++n) {
+        const auto c = strategy->propose(1);
+        if (c.empty()) break;
+        e = ev.evaluate(c.front());
+        if (e.measured()) best = std::min(best, e.fast.p50_us);
+        strategy->observe(e);
+      }
+      near += best <= 1.02 * optimum;
+    }
+    return near;
+  };
+  const int with = seeds_near(from_mission), without = seeds_near({});
+  EXPECT_GE(with, 9) << "of 10 seeds, starting from mission's fastest";
+  EXPECT_LT(without, with);
+}
+
 struct Result {
   int code;
   std::string out, err;
