@@ -487,3 +487,26 @@ TEST(LandscapeImport, AnotherKernelsCacheIsRefusedNamingTheParameter) {
 
 }  // namespace
 }  // namespace evo
+
+namespace evo {
+namespace {
+
+// tests/data/held_out/landscape_kt_convolution_2080ti.json: a Kernel Tuner cache measured by others
+// (tests/data/SOURCES.md), imported against our T1 file of its space: every configuration the
+// restrictions pass, each failure kind as imported, and a space that is the T1 file's.
+TEST(LandscapeImport, KernelTunersConvolutionOnA2080TiIsTheWholeSpaceOfItsT1File) {
+  const Profile p = load_profile(kT1 / "kt_convolution_2080ti.json");
+  const Landscape l = read_landscape(test::source_root() / "tests/data/held_out/landscape_kt_convolution_2080ti.json");
+  EXPECT_EQ(landscape_mismatch(l, p), std::nullopt);
+  EXPECT_EQ(l.device, "NVIDIA GeForce RTX 2080 Ti");
+  EXPECT_EQ(l.points.size(), KnobSpace(p).enumerate_valid().size());
+  EXPECT_EQ(l.points.size(), 6768u);
+  std::map<Status, int> by;
+  for (const auto& pt : l.points) ++by[pt.status];
+  EXPECT_EQ(by[Status::Measured], 5256);
+  EXPECT_EQ(by[Status::CompileError], 1426);
+  EXPECT_EQ(by[Status::StaticRejected], 86);
+}
+
+}  // namespace
+}  // namespace evo
