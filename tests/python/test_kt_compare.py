@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """bench/kt_compare.py's scoring on made-up spaces (no Kernel Tuner, no GPU): the autotuning
-methodology's aggregate performance score, the budgets, and the best-so-far curves it reads."""
+methodology's aggregate performance score, the budgets, and the best-so-far curves it reads; and its
+evo runs on a recorded landscape (from=FILE: transfer)."""
 import math
 import os
 import sys
@@ -70,6 +71,22 @@ class Budgets(unittest.TestCase):
         curve = kt_compare.best_curve([("b",), ("a",), ("a",), ("c",)], 4, points.get)
         self.assertEqual(curve[:3], [math.inf, 5.0, 3.0])
         self.assertEqual(curve[3], 3.0)  # stopped after three distinct: what it had
+
+
+class EvoRuns(unittest.TestCase):
+    def test_from_a_landscape_is_evos_transfer_its_fastest_first(self):
+        evo = os.environ.get("EVO_BINARY")
+        if not evo:
+            self.skipTest("EVO_BINARY is not set (ctest sets it to the evo this build made)")
+        landscape = os.path.join(ROOT, "tests", "data", "landscape_synthetic.json")
+        _, names, _, points, _ = kt_compare.load_landscape(landscape)
+        fastest = sorted((t, k) for k, t in points.items() if t is not None)
+        plain = kt_compare.run_evo(evo, landscape, "evo", 6, 0, names)
+        moved = kt_compare.run_evo(evo, landscape, "evo:from=" + landscape, 6, 0, names)
+        # After the baseline, the landscape's two fastest (the same space: mapped onto themselves).
+        self.assertEqual(moved[1:3], [fastest[0][1], fastest[1][1]])
+        self.assertNotEqual(plain[1:3], moved[1:3])
+        self.assertEqual(plain[0], moved[0])  # the baseline first either way
 
 
 if __name__ == "__main__":
