@@ -81,7 +81,8 @@ def kt_stubs(arg):
 
 
 def load_landscape(path):
-    d = json.load(open(path))
+    with open(path) as f:
+        d = json.load(f)
     knobs = d["space"]["knobs"]  # name -> values, in the profile's order
     names = list(knobs)
     points = {}
