@@ -108,11 +108,11 @@ nlohmann::json options_json(const RunArgs& a, const std::string& objective) {
 // database's other problems and devices of this profile, the nearest task first: this problem as the
 // profile was before (another setup), then the problem whose sizes are nearest this one's
 // (problem_distance; the same problem on another device is at 0), this device before another.
-// One line says where they come from.
-std::vector<Config> transfer_for(const RunArgs& a, std::vector<TransferSource> sources, const Store& store,
+// One line says where they come from. `store`: null where there is no database yet.
+std::vector<Config> transfer_for(const RunArgs& a, std::vector<TransferSource> sources, const Store* store,
                                  const Profile& prof, const std::string& setup, const std::string& device,
                                  const KnobSpace& space) {
-  if (!a.no_transfer) {
+  if (store && !a.no_transfer) {
     const Problem* here = nullptr;
     for (const auto& p : prof.problems)
       if (p.name == prof.objective) here = &p;
@@ -123,7 +123,7 @@ std::vector<Config> transfer_for(const RunArgs& a, std::vector<TransferSource> s
     };
     // (problem, device): the elites of each are of one setup, the one it was last measured under.
     std::map<std::pair<std::string, std::string>, TransferSource> by_task;
-    for (const auto& e : store.elites(prof.name, "", 0)) {
+    for (const auto& e : store->elites(prof.name, "", 0)) {
       const bool same_task = e.key.problem == prof.objective && e.key.device == device;
       if (same_task && e.key.setup == setup) continue;  // this very task: read back, not transferred
       auto& s = by_task[{e.key.problem, e.key.device}];
@@ -146,13 +146,9 @@ std::vector<Config> transfer_for(const RunArgs& a, std::vector<TransferSource> s
   const auto found = transfer_candidates(sources, space, prof.baseline, 64);
   std::vector<Config> configs;
   for (const auto& c : found) configs.push_back(c.config);
-  const auto opts = parse_options(a.options);
-  std::size_t used = 0;
-  if (const auto it = opts.find("transfer"); it != opts.end())
-    used = static_cast<std::size_t>(std::max(0L, std::atol(it->second.c_str())));
-  else
-    for (const auto& o : find_strategy("evo").options)
-      if (o.name == "transfer") used = static_cast<std::size_t>(std::atol(o.default_value.c_str()));
+  // The strategy's own reading of its options (a bad one is refused here as make_strategy would).
+  const auto used = static_cast<std::size_t>(
+      OptionValues("evo", find_strategy("evo").options, parse_options(a.options)).integer("transfer", 0, 100000));
   std::set<std::size_t> named;
   std::string from;
   for (std::size_t i = 0; i < found.size() && i < used; ++i)
@@ -392,14 +388,28 @@ int cmd_run(const Globals& g, const RunArgs& given) {
     }
     Evaluator& measure = queued ? *queued : *evaluator;
 
-    if (!store) store = std::make_unique<Store>(g.db);
     KnobSpace space(prof);
     StrategyContext ctx{prof, space, a.seed, parse_options(a.options), "", "", {}};
     if (!a.proposer.empty()) ctx.options["proposer"] = a.proposer;
     ctx.device = evaluator->device();
     const std::string setup = measurement_setup(prof);  // hashes the files the profile names: once
-    if (a.strategy == "evo") ctx.transfer = transfer_for(a, transfer_files, *store, prof, setup, ctx.device, space);
+    if (a.strategy == "evo") {
+      // Transfer reads the database as it is: a missing one has nothing to give, and is created
+      // only once the strategy is made, so a bad strategy option writes nothing.
+      std::unique_ptr<Store> reader;
+      const Store* from = store.get();
+      if (!from && (pg::is_url(g.db) || std::filesystem::exists(g.db))) {
+        try {
+          reader = std::make_unique<Store>(g.db, Store::Open::Existing);
+          from = reader.get();
+        } catch (const UserError&) {
+          if (!pg::is_url(g.db)) throw;  // a damaged file is said here; a server's empty database has no runs
+        }
+      }
+      ctx.transfer = transfer_for(a, transfer_files, from, prof, setup, ctx.device, space);
+    }
     auto strategy = make_strategy(a.strategy, ctx);
+    if (!store) store = std::make_unique<Store>(g.db);
     RunOptions ro;
     ro.strategy = a.strategy;
     ro.budget = a.budget;
@@ -412,6 +422,7 @@ int cmd_run(const Globals& g, const RunArgs& given) {
     ro.metrics_near_best = a.metrics_all ? 0 : RunOptions{}.metrics_near_best;
     ro.progress = !a.quiet && ::isatty(STDERR_FILENO);
     ro.profile_path = profile_path;
+    ro.setup = setup;
     ro.options_json = options_json(a, objectives[i]).dump();
     // The same search, on the same problems, data and gates (a profile edited since is another search).
     const auto same_setup = [&](std::int64_t run) {

@@ -48,7 +48,7 @@ constexpr int kSanitizeTries = 5;
 class Loop {
  public:
   Loop(const Profile& profile, Strategy& strategy, Evaluator& evaluator, Store& store, const RunOptions& o)
-      : profile_(profile), setup_(measurement_setup(profile)), strategy_(strategy), ev_(evaluator), store_(store), o_(o),
+      : profile_(profile), setup_(o.setup.empty() ? measurement_setup(profile) : o.setup), strategy_(strategy), ev_(evaluator), store_(store), o_(o),
         start_(Clock::now()) {
     s_.compile_slots = std::max<std::size_t>(1, ev_.compile_slots());
     lanes_.resize(std::max<std::size_t>(1, ev_.lanes()));

@@ -49,6 +49,9 @@ struct RunOptions {
   bool progress = false;          // a progress line redrawn in place (a TTY); else spdlog lines
   std::string profile_path;       // recorded: resume and export-landscape reopen it
   std::string options_json;       // recorded: the command line's options, to resume as it was
+  // measurement_setup(profile) when the caller has it already (it reads every file the profile
+  // names); empty: the run computes it.
+  std::string setup;
   std::string arch;
   // An earlier finished run with the same profile, device, strategy, seed, budget and options: this
   // run then repeats it, charging read-back candidates to the budget too, so it reads that run's

@@ -708,6 +708,65 @@ TEST(CliReplay, PrintsAPipelineLineOnlyForASimulatedPipeline) {
   EXPECT_GE(std::stod(simulated.out.substr(at + 25)), 0.0);
 }
 
+// Transfer (engine/search/transfer.h): the same profile recorded on another device (here the H200
+// landscape of sdpa_fp8, replayed into the database) is where a run on the H100 starts: one line
+// says so, the two proposals after the baseline are its fastest, and --no-transfer starts afresh.
+TEST(CliTransfer, ARunStartsFromTheSameProfilesOtherDeviceInTheDatabase) {
+  TempDir t;
+  const std::string db = (t.path / "e.db").string();
+  const std::string h200 = (kSource / "tests/data/landscape_sdpa_fp8_h200.json").string();
+  const std::string h100 = (kSource / "tests/data/landscape_sdpa_fp8_h100.json").string();
+  Result r = run_evo({"--db", db, "run", "--replay", h200, "--budget", "20", "--no-sanitize"}, t.path);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.find("transfer"), std::string::npos) << "nothing related in the database yet: " << r.out;
+  r = run_evo({"--db", db, "run", "--replay", h100, "--budget", "8", "--no-sanitize"}, t.path);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("transfer: 2 of the fastest on problem mission on replay:landscape_sdpa_fp8_h200 proposed first"),
+            std::string::npos)
+      << r.out;
+  r = run_evo({"--db", db, "run", "--replay", h100, "--budget", "8", "--seed", "1", "--no-transfer", "--no-sanitize"},
+              t.path);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.find("transfer"), std::string::npos) << r.out;
+  Store s(db, Store::Open::Existing);
+  const auto with = s.evaluations_of_run(2);
+  ASSERT_EQ(with.size(), 8u);
+  EXPECT_EQ(with[0].eval.origin.kind, "baseline");
+  for (int i = 1; i <= 2; ++i) EXPECT_EQ(with[i].eval.origin.kind, "transfer") << i;
+  EXPECT_NE(with[3].eval.origin.kind, "transfer");
+  for (const auto& e : s.evaluations_of_run(3)) EXPECT_NE(e.eval.origin.kind, "transfer") << e.id;
+}
+
+TEST(CliTransfer, AFileThatIsNotALandscapeIsOneLineExit2AndNothingWritten) {
+  TempDir t;
+  write_text(t.path / "not.json", "{\"format\": \"something else\"}");
+  const Result r = run_evo({"--db", (t.path / "e.db").string(), "run", "--replay",
+                            (kSource / "tests/data/landscape_sdpa_fp8_h100.json").string(), "--budget", "4",
+                            "--transfer-from", (t.path / "not.json").string(), "-q"},
+                           t.path);
+  EXPECT_EQ(r.code, 2) << r.err;
+  ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
+  EXPECT_NE(r.err.find("not.json"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(t.path / "e.db"));
+}
+
+// A strategy option evo cannot read is refused before the database is created (transfer reads the
+// database before the strategy is made, and only one that exists).
+TEST(CliBadInput, ABadStrategyOptionIsOneLineExit2AndNothingWritten) {
+  TempDir t;
+  for (const std::string o : {"transfer=abc", "trees=0", "no_such_option=1"}) {
+    const Result r = run_evo({"--db", (t.path / "e.db").string(), "run", "--replay",
+                              (kSource / "tests/data/landscape_sdpa_fp8_h100.json").string(), "--budget", "4", "-o",
+                              o, "-q"},
+                             t.path);
+    EXPECT_EQ(r.code, 2) << o << ": " << r.err;
+    ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
+    EXPECT_NE(r.err.find("strategy evo: "), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(o.substr(0, o.find('='))), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(t.path / "e.db")) << o;
+  }
+}
+
 // EVO_TRACE=FILE: the run's timeline, one Chrome trace event a line, each span where it ran.
 // A simulated replay measures on one lane: one "measure" span a measured candidate, in order.
 TEST(CliReplay, ATraceHasASpanForEachMeasurement) {

@@ -1,8 +1,6 @@
 // Transfer (engine/search/transfer.h): what was fast on a related task, mapped into this space and
-// proposed first by evo; and `evo run` finding it in the database or in --transfer-from. CPU only.
+// proposed first by evo. CPU only; `evo run` finding it (CliTransfer) is in tests/test_cli.cpp.
 #include <gtest/gtest.h>
-
-#include <sqlite3.h>
 
 #include <algorithm>
 #include <cmath>
@@ -199,77 +197,6 @@ TEST(Transfer, MissionsFastestLeadsMission512ToItsBestWithinTenEvaluations) {
   const int with = seeds_near(from_mission), without = seeds_near({});
   EXPECT_GE(with, 9) << "of 10 seeds, starting from mission's fastest";
   EXPECT_LT(without, with);
-}
-
-struct Result {
-  int code;
-  std::string out, err;
-};
-
-Result run_evo(const std::vector<std::string>& args, const fs::path& cwd) {
-  std::string cmd = "cd '" + cwd.string() + "' && '" + test::evo_binary() + "'";
-  for (const auto& a : args) cmd += " '" + a + "'";
-  cmd += " > out.txt 2> err.txt";
-  const int rc = std::system(cmd.c_str());
-  auto read = [&](const char* f) {
-    std::ifstream in(cwd / f);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  };
-  return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, read("out.txt"), read("err.txt")};
-}
-
-// The origins of a run's evaluations, in order.
-std::vector<std::string> origins(const fs::path& db, int run) {
-  sqlite3* h = nullptr;
-  EXPECT_EQ(sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
-  sqlite3_stmt* st = nullptr;
-  const std::string q = "SELECT origin_kind FROM evaluations WHERE run_id = " + std::to_string(run) + " ORDER BY id";
-  EXPECT_EQ(sqlite3_prepare_v2(h, q.c_str(), -1, &st, nullptr), SQLITE_OK) << sqlite3_errmsg(h);
-  std::vector<std::string> out;
-  while (sqlite3_step(st) == SQLITE_ROW) out.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
-  sqlite3_finalize(st);
-  sqlite3_close(h);
-  return out;
-}
-
-// The same profile recorded on another device (here the H200 landscape of sdpa_fp8, replayed into
-// the database) is where a run on the H100 starts: one line says so, the two proposals after the
-// baseline are its fastest, and --no-transfer starts afresh.
-TEST(CliTransfer, ARunStartsFromTheSameProfilesOtherDeviceInTheDatabase) {
-  test::TempDir t;
-  const std::string db = (t.path / "e.db").string();
-  const std::string h200 = (kData / "landscape_sdpa_fp8_h200.json").string();
-  const std::string h100 = (kData / "landscape_sdpa_fp8_h100.json").string();
-  Result r = run_evo({"--db", db, "run", "--replay", h200, "--budget", "20", "--no-sanitize"}, t.path);
-  ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(r.out.find("transfer"), std::string::npos) << "nothing related in the database yet: " << r.out;
-  r = run_evo({"--db", db, "run", "--replay", h100, "--budget", "8", "--no-sanitize"}, t.path);
-  ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("transfer: 2 of the fastest on problem mission on replay:landscape_sdpa_fp8_h200 proposed first"),
-            std::string::npos)
-      << r.out;
-  auto o = origins(db, 2);
-  ASSERT_EQ(o.size(), 8u);
-  EXPECT_EQ(o[0], "baseline");
-  for (int i = 1; i <= 2; ++i) EXPECT_EQ(o[i], "transfer") << i;
-  EXPECT_NE(o[3], "transfer");
-  r = run_evo({"--db", db, "run", "--replay", h100, "--budget", "8", "--seed", "1", "--no-transfer",
-               "--no-sanitize"}, t.path);
-  ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(r.out.find("transfer"), std::string::npos) << r.out;
-  for (const auto& k : origins(db, 3)) EXPECT_NE(k, "transfer");
-}
-
-TEST(CliTransfer, AFileThatIsNotALandscapeIsOneLineExit2AndNothingWritten) {
-  test::TempDir t;
-  std::ofstream(t.path / "not.json") << "{\"format\": \"something else\"}";
-  const Result r = run_evo({"--db", (t.path / "e.db").string(), "run", "--replay",
-                            (kData / "landscape_sdpa_fp8_h100.json").string(), "--budget", "4", "--transfer-from",
-                            (t.path / "not.json").string(), "-q"}, t.path);
-  EXPECT_EQ(r.code, 2) << r.err;
-  EXPECT_NE(r.err.find("not.json"), std::string::npos) << r.err;
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-  EXPECT_FALSE(fs::exists(t.path / "e.db"));
 }
 
 }  // namespace
