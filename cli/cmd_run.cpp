@@ -33,18 +33,6 @@
 #include "population/store.h"
 
 namespace evo::cli {
-namespace {
-
-std::map<std::string, std::string> parse_options(const std::vector<std::string>& kv) {
-  std::map<std::string, std::string> out;
-  for (const auto& s : kv) {
-    auto eq = s.find('=');
-    if (eq == std::string::npos || eq == 0) throw UserError("--option '" + s + "': expected KEY=VALUE");
-    out[s.substr(0, eq)] = s.substr(eq + 1);
-  }
-  return out;
-}
-
 // --devices: "all" (every GPU the worker sees) or distinct ordinals "0,1,3"; "" = --device.
 std::vector<int> parse_devices(const std::string& text, int device) {
   if (text.empty()) return {device};
@@ -64,6 +52,18 @@ std::vector<int> parse_devices(const std::string& text, int device) {
     out.push_back(d);
   }
   if (out.empty()) throw UserError("--devices: give all, or ordinals 0,1,...");
+  return out;
+}
+
+namespace {
+
+std::map<std::string, std::string> parse_options(const std::vector<std::string>& kv) {
+  std::map<std::string, std::string> out;
+  for (const auto& s : kv) {
+    auto eq = s.find('=');
+    if (eq == std::string::npos || eq == 0) throw UserError("--option '" + s + "': expected KEY=VALUE");
+    out[s.substr(0, eq)] = s.substr(eq + 1);
+  }
   return out;
 }
 

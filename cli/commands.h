@@ -33,6 +33,17 @@ struct EvalArgs {
 };
 int cmd_eval(const Globals& g, const EvalArgs& a);
 int cmd_worker(int device, const std::string& one_shot_job);
+int cmd_worker_listen(int device, const std::string& socket, double idle_exit_s);  // a pool's worker
+
+// --devices: "all" ({-1}: every GPU the worker sees) or distinct ordinals "0,1,3"; "" = --device.
+std::vector<int> parse_devices(const std::string& text, int device);
+
+struct PoolArgs {
+  std::string action;        // start, stop, status
+  std::string devices;       // start: "all" or "0,1,..."; "" = --device
+  double idle_exit_s = 1800; // start: a worker ends after this long without a run (0: never)
+};
+int cmd_pool(const Globals& g, const PoolArgs& a);
 
 struct RunArgs {
   std::string profile;                // "" = the one for the device (engine/default_profile.h)

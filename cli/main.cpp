@@ -73,6 +73,19 @@ int main(int argc, char** argv) {
   worker->add_option("--lease", qa.lease_s, "seconds a claim holds without renewal (renewed while evaluating)")
       ->capture_default_str();
   worker->add_option("--name", qa.name, "this worker's name in the queue (default: host:pid)");
+  std::string listen;
+  double listen_idle_exit_s = 0;
+  worker->add_option("--listen", listen, "serve runs on this Unix socket (a pool's worker: evo pool start)")->group("");
+  worker->add_option("--idle-exit", listen_idle_exit_s, "with --listen: end after this many seconds without a run")->group("");
+
+  PoolArgs pa;
+  auto* pool = app.add_subcommand(
+      "pool", "warm GPU workers kept between runs, which every evo run on this host attaches to: start, stop, status");
+  pool->add_option("action", pa.action, "start, stop or status")->required()->check(CLI::IsMember({"start", "stop", "status"}));
+  pool->add_option("--devices", pa.devices, "start: GPUs, all or ordinals 0,1,... (default: --device)");
+  pool->add_option("--idle-exit", pa.idle_exit_s, "start: seconds a worker waits for a run before it ends (0: never)")
+      ->capture_default_str();
+  pool->add_flag("--json", g.json, "machine-readable output");
 
   RunArgs ra;
   std::string resume_text;
@@ -198,8 +211,10 @@ int main(int argc, char** argv) {
         qa.device = worker_device_opt->count() ? worker_device : g.device;
         return cmd_queue_worker(g, qa);
       }
+      if (!listen.empty()) return cmd_worker_listen(worker_device, listen, listen_idle_exit_s);
       return cmd_worker(worker_device, one_shot);
     }
+    if (*pool) return cmd_pool(g, pa);
     if (*run) {
       if (!resume_text.empty()) {
         try {

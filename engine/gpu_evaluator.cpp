@@ -77,9 +77,8 @@ class StoppableThread {
   std::thread t_;
 };
 
-// How many CUDA devices this process will see, without initialising CUDA here (the coordinator
-// forks compile workers): CUDA_VISIBLE_DEVICES's entries, else the driver's listing of the host's
-// NVIDIA GPUs; 0 when neither says. A guess: the first worker's probe has the driver's count.
+}  // namespace
+
 int visible_gpus_guess() {
   if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) {
     int n = 0;
@@ -92,8 +91,6 @@ int visible_gpus_guess() {
   for (std::filesystem::directory_iterator it("/proc/driver/nvidia/gpus", ec), end; !ec && it != end; it.increment(ec)) ++n;
   return n;
 }
-
-}  // namespace
 
 // CUDA_VISIBLE_DEVICES's entry, else the device's index where the host's listing has it
 // (CUDA_VISIBLE_DEVICES indices follow the same CUDA_DEVICE_ORDER as ordinals).
@@ -195,6 +192,14 @@ class GpuEvaluator : public Evaluator {
       lanes_.push_back(std::move(lane));
     }
     trace_span("GPU workers started and probed", "coordinator", start_t);
+    std::string pooled, notes;
+    for (const auto& lane : lanes_) {
+      if (lane->worker.pooled()) pooled += (pooled.empty() ? "" : ",") + std::to_string(lane->device);
+      else if (!lane->worker.pool_note().empty()) notes += "; " + lane->worker.pool_note();
+    }
+    if (!pooled.empty())
+      spdlog::info("GPU {}: the pool's warm worker{} (evo pool status)", pooled, pooled.find(',') == std::string::npos ? "" : "s");
+    if (!notes.empty()) spdlog::info("{}: a worker of this run's own instead", notes.substr(2));
     const DeviceInfo& info_ = lanes_.front()->info;
     set_device_sms(info_.sm_count);  // NUM_SMS here as in the workers: features, keys, exports agree
     // The profile's arch when it is for this device (sm_90a on sm_90 keeps its wgmma), else the device's.

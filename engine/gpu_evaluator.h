@@ -29,6 +29,11 @@ struct GpuEvaluatorOptions {
 // with EVO_WORKERS_SEE_ALL=1 (every worker sees every device, as before 2026-11-27).
 std::string visible_entry(int device);
 
+// How many CUDA devices this process will see, without initialising CUDA here (the coordinator
+// forks compile workers): CUDA_VISIBLE_DEVICES's entries, else the driver's listing of the host's
+// NVIDIA GPUs; 0 when neither says. A guess: the first worker's probe has the driver's count.
+int visible_gpus_guess();
+
 // Starts a worker per device and probes each. Throws UserError("no CUDA device: <why>") when there
 // is none, or "GPU N: <why>" for a device that is not there, before anything is compiled or stored.
 std::unique_ptr<Evaluator> make_gpu_evaluator(const Profile& profile, const GpuEvaluatorOptions& options);

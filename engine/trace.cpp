@@ -11,12 +11,17 @@ namespace evo {
 
 namespace {
 const std::chrono::steady_clock::time_point g_process_start = std::chrono::steady_clock::now();
-const char* trace_file() {
-  static const char* f = [] {
+// EVO_TRACE, read once; a pooled worker (engine/pool.h) writes each run's spans into that run's file.
+std::string& trace_path() {
+  static std::string* f = [] {
     const char* e = std::getenv("EVO_TRACE");
-    return e && *e ? e : nullptr;
+    return new std::string(e ? e : "");
   }();
-  return f;
+  return *f;
+}
+const char* trace_file() {
+  const std::string& f = trace_path();
+  return f.empty() ? nullptr : f.c_str();
 }
 std::int64_t micros(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
@@ -24,6 +29,8 @@ std::int64_t micros(std::chrono::steady_clock::time_point t) {
 }  // namespace
 
 bool tracing() { return trace_file() != nullptr; }
+
+void set_trace_file(const std::string& path) { trace_path() = path; }
 
 void trace_span(const std::string& name, const std::string& track, std::chrono::steady_clock::time_point start,
                 const std::string& detail) {

@@ -11,6 +11,9 @@
 namespace evo {
 
 bool tracing();  // EVO_TRACE is set (read once a process)
+// Where spans go from now on ("": nowhere). Only while no span is being written (a pooled worker
+// between runs: each run's trace file is its own).
+void set_trace_file(const std::string& path);
 
 // One span, written when it ends. `track` names the row it is drawn on ("coordinator",
 // "gpu 1", ...); `detail` goes into the event's args. Does nothing when tracing is off.

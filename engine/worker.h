@@ -4,7 +4,7 @@
 // launch happens in this separate process, which the coordinator can kill and restart. They talk
 // over the worker's stdin/stdout in frames: a 4-byte little-endian length, then that many bytes
 // of JSON. Coordinator -> worker: {"type":"probe"} (with "warm":true from a run), {"type":"job",...},
-// {"type":"quit"}.
+// {"type":"quit"} (to a pool's worker: the run is over, not the process).
 // Worker -> coordinator: {"type":"beat","step":"green: candidate launch (problem small, seed 0,
 // trial 1)","budget_s":5} before every blocking step, then one {"type":"answer",...}.
 //
@@ -116,6 +116,10 @@ DeviceInfo device_from_json(const std::string& text);
 // ---- the worker process ----
 // Serves frames on in_fd/out_fd until "quit" or EOF; returns the exit code.
 int worker_main(int device, int in_fd, int out_fd);
+// A pool's worker (`evo worker --listen SOCKET`, engine/pool.h): makes its context at once, then
+// serves one run at a time on the socket, dropping what GREEN kept between runs; ends after
+// idle_exit_s without a run (0: never), or with status 3 when a kernel killed its context.
+int worker_listen(int device, const std::string& socket_path, double idle_exit_s);
 // Runs one job (a JSON file) without a coordinator and prints the answer JSON on stdout.
 int worker_one_shot(int device, const std::string& job_file);
 
@@ -144,6 +148,10 @@ class WorkerClient {
   // the worker has not announced yet (start-up, loading cubins).
   WorkerAnswer run(const WorkerJob& job, double timeout_s);
   int restarts() const { return restarts_; }  // workers started after the first
+  // Its first worker is the pool's (engine/pool.h) where one serves its GPU, is free and of this
+  // build and environment; every later one (after a fault) is its own child, as without a pool.
+  bool pooled() const { return pooled_; }
+  const std::string& pool_note() const { return pool_note_; }  // why the pool's worker was not used
   const std::string& visible() const { return visible_; }  // its CUDA_VISIBLE_DEVICES ("": every device)
   pid_t pid() const { return pid_; }
   // run(), and once more on a fresh worker when the first dies without answering (worker_lost):
@@ -166,6 +174,9 @@ class WorkerClient {
   pid_t pid_ = -1;
   int to_fd_ = -1, from_fd_ = -1;
   int starts_ = 0, restarts_ = 0;
+  bool pooled_ = false;      // pid_ is the pool's worker, not a child: no waitpid, a detach is a quit
+  bool pool_tried_ = false;
+  std::string pool_note_;
 };
 
 }  // namespace evo

@@ -154,12 +154,16 @@ std::string reference_memo_key(const GreenRun& r, const Problem& p, std::uint64_
 
 // A module's cubin, hashed once per process (its path in the compile cache is named by the key of
 // the template text, defines and options it was built from; the content is what runs).
-const std::string& module_digest(const Module& m) {
+std::map<std::string, std::string>& module_digests() {
   static auto* digests = new std::map<std::string, std::string>;
-  auto it = digests->find(m.path());
-  if (it == digests->end()) {
+  return *digests;
+}
+const std::string& module_digest(const Module& m) {
+  auto& digests = module_digests();
+  auto it = digests.find(m.path());
+  if (it == digests.end()) {
     const std::optional<std::string> bytes = read_file(m.path());
-    it = digests->emplace(m.path(), bytes ? sha256_hex(*bytes) : "unreadable:" + m.path()).first;
+    it = digests.emplace(m.path(), bytes ? sha256_hex(*bytes) : "unreadable:" + m.path()).first;
   }
   return it->second;
 }
@@ -335,6 +339,11 @@ GreenVerdict after_candidate(const GreenRun& r, GreenVerdict v) {
 }
 
 }  // namespace
+
+void forget_run_state(cudaStream_t s) {
+  forget_everything_kept(s);
+  module_digests().clear();
+}
 
 BufferSet& kept_buffers(const Profile& p, const Problem& prob, const Config& c, cudaStream_t s, bool guard_zones) {
   return *benches().get(p, prob, c, s, guard_zones).bufs;

@@ -112,4 +112,9 @@ GreenVerdict run_green(const GreenRun& r);
 // allocates (they stay valid until the next call; a candidate that wrote out of bounds frees them).
 BufferSet& kept_buffers(const Profile& p, const Problem& prob, const Config& c, cudaStream_t s, bool guard_zones = true);
 
+// Everything GREEN keeps between candidates (device copies of the fills, reference outputs, the
+// kept buffer sets, cubin digests), dropped: a pooled worker between two runs (engine/pool.h), so
+// a run never reads what another run's profile or files made.
+void forget_run_state(cudaStream_t s);
+
 }  // namespace evo

@@ -55,6 +55,11 @@ MetricsResult collect_metrics(const std::vector<std::string>& names, const std::
 void prepare_metrics(const std::vector<std::string>& names);
 // Disables the session a `keep_session` collection left enabled; nothing when there is none.
 void end_metrics_session();
+// That, and CUPTI's hooks in the driver taken out (cuptiProfilerDeInitialize): a pooled worker
+// between two runs (engine/pool.h), so each run is timed in a process as a fresh worker's, with no
+// profiler in it until its own first collection. The metric plans stay (host-side); the next
+// collection initialises CUPTI again.
+void release_profiler();
 
 // One figure for a unit of several kernels from each kernel's (range's) figures, by what the name
 // says it is: counts and durations (`.sum`) add up, `.max` and `.min` take the extreme, and rates,

@@ -2,6 +2,7 @@
 #pragma once
 #include <cuda_runtime_api.h>
 #include <stdlib.h>  // defines: mkdtemp
+#include <unistd.h>  // defines: getpid
 
 #include <cstdio>
 #include <cstdlib>
@@ -27,6 +28,14 @@ struct TempDir {
   TempDir& operator=(const TempDir&) = delete;
   std::filesystem::path path;
 };
+
+// A pool of warm workers a developer keeps running (`evo pool start`, engine/pool.h) must not
+// serve the tests' runs: each test process looks for pools in a folder of its own, where only a
+// test that starts one finds one.
+inline const bool kOwnPoolFolder = [] {
+  const std::string d = (std::filesystem::temp_directory_path() / ("evo-test-pool-" + std::to_string(::getpid()))).string();
+  return ::setenv("EVO_POOL_DIR", d.c_str(), 1) == 0;
+}();
 
 // $EVO_BINARY (a bundle on the GPU machine), else the binary this build made.
 inline std::string evo_binary() {

@@ -33,6 +33,7 @@
 #include "engine/file_lock.h"
 #include "engine/gpu_evaluator.h"
 #include "engine/npy.h"
+#include "engine/pool.h"
 #include "engine/profile.h"
 #include "engine/reference.h"
 #include "engine/worker.h"
@@ -95,9 +96,10 @@ struct CliResult {
   int code = -1;
   std::string out, err;
 };
-CliResult run_evo(const std::string& args) {
+// run_evo with environment assignments before the command ("A=1 B=2").
+CliResult run_evo_env(const std::string& env, const std::string& args) {
   const fs::path dir = temp_dir("evo-cli");
-  const std::string cmd = "'" + evo_binary() + "' " + args + " >" + (dir / "out").string() + " 2>" + (dir / "err").string();
+  const std::string cmd = env + " '" + evo_binary() + "' " + args + " >" + (dir / "out").string() + " 2>" + (dir / "err").string();
   int st = std::system(cmd.c_str());
   CliResult r;
   r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
@@ -110,6 +112,8 @@ CliResult run_evo(const std::string& args) {
   fs::remove_all(dir);
   return r;
 }
+
+CliResult run_evo(const std::string& args) { return run_evo_env("", args); }
 
 // Evaluators shared by the tests of one profile (a worker and a compile pool each).
 Evaluator& evaluator(const std::string& profile_file, bool sanitize = false) {
@@ -1091,7 +1095,7 @@ TEST(GpuCli, AWorkerKilledMidCandidateIsNotACrashAndLosesNothing) {
   REQUIRE_GPU();
   const fs::path dir = temp_dir("evo-kill-w9");
   const fs::path db = dir / "e.db", err = dir / "err";
-  const int budget = 24;
+  const int budget = 24 * std::max(1, device().device_count);  // each worker busy for a while
   // The same run once before, to fill the compile cache: then the killed run's worker is busy from
   // its first candidate on, never idle waiting for a compile when the kill comes (a kill then has
   // no candidate to measure again: call O).
@@ -1131,13 +1135,18 @@ TEST(GpuCli, AWorkerKilledMidCandidateIsNotACrashAndLosesNothing) {
     }
     return out;
   };
-  // One worker, killed 0.6 s after it is first seen: past its start-up (0.1-0.5 s), inside its
-  // first candidates (a sleep counted from the run's start missed them all once the run took under
-  // 3 s from a warm cache). One kill: a second one 0.6 s into the fresh worker's life lands in the
-  // same candidate's re-run, which is then its crash by design ("it died twice"; call N).
-  // (Killed before its first candidate, a worker has nothing to measure again: see the warm run.)
+  // One worker, killed as soon as the run reports its first result: every worker is then inside
+  // its first candidates, back to back from a warm cache. A delay from when the worker is first seen
+  // (0.6 s, then 1.2 s) came before a worker's first candidate on 4 x H200, whose four start together
+  // in 0.8-1.0 s, and after the last on 2 x H200, which measured the 48 in 1.6 s (calls A and C,
+  // tenth session): a worker killed idle has nothing to measure again. One kill: a second one
+  // lands in the same candidate's re-run, which is then its crash by design ("it died twice").
+  auto reported = [&] {
+    std::ifstream f(err);
+    const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    return text.find("new best") != std::string::npos;
+  };
   int kills = 0;
-  std::map<pid_t, std::chrono::steady_clock::time_point> seen;
   std::set<pid_t> killed;
   const auto t0 = std::chrono::steady_clock::now();
   while (kills < 1 && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(120)) {
@@ -1146,11 +1155,10 @@ TEST(GpuCli, AWorkerKilledMidCandidateIsNotACrashAndLosesNothing) {
       pid = -1;
       break;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    const auto now = std::chrono::steady_clock::now();
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    if (!reported()) continue;
     for (pid_t w : workers()) {
-      const auto first = seen.emplace(w, now).first->second;
-      if (killed.count(w) || now - first < std::chrono::milliseconds(600)) continue;  // a killed one lingers until reaped
+      if (killed.count(w)) continue;  // a killed one lingers until reaped
       if (kill(w, SIGKILL) == 0) {
         killed.insert(w);
         ++kills;
@@ -1178,6 +1186,143 @@ TEST(GpuCli, AWorkerKilledMidCandidateIsNotACrashAndLosesNothing) {
   EXPECT_EQ(configs.size(), evals.size()) << "a configuration was recorded twice";
   EXPECT_TRUE(after.check().ok);
   std::cout << "[kill -9 a worker] " << kills << " kill(s); the run said:\n" << said.substr(0, 600) << "\n";
+  fs::remove_all(dir);
+}
+
+// ---- the pool of warm workers on the GPU (engine/pool.h) ----
+
+// A pool in a folder of the test's own, stopped at the end.
+struct TestPool {
+  test::TempDir dir;
+  std::string kept;
+  CliResult started;
+  explicit TestPool(const std::string& devices) {
+    kept = std::getenv("EVO_POOL_DIR") ? std::getenv("EVO_POOL_DIR") : "";
+    ::setenv("EVO_POOL_DIR", (dir.path / "pool").c_str(), 1);
+    started = run_evo("pool start --devices " + devices + " --idle-exit 300");
+  }
+  // Each GPU's worker pid once every one answers (after a fault the supervisor starts a fresh one).
+  std::map<int, int> ready_pids(double within_s = 60) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (;;) {
+      const CliResult st = run_evo("pool status --json");
+      const auto j = nlohmann::json::parse(st.out, nullptr, false);
+      std::map<int, int> pids;
+      bool all = st.code == 0 && j.is_object() && j.contains("devices");
+      if (all)
+        for (const auto& d : j["devices"]) {
+          all = all && d.value("error", std::string("x")).empty() && !d.value("busy", true);
+          pids[d.value("gpu", -1)] = d.value("pid", -1);
+        }
+      if (all) return pids;
+      if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > within_s) return {};
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  }
+  ~TestPool() {
+    run_evo("pool stop");
+    ::setenv("EVO_POOL_DIR", kept.c_str(), 1);
+  }
+};
+
+// Runs attached to the pool judge as runs without it, through kernels that kill the pool's
+// workers' contexts (the run goes on with workers of its own; the pool starts fresh ones), and the
+// next run attaches again to what the pool made.
+TEST(GpuPool, RunsOnThePoolJudgeAsWithoutItThroughFaults) {
+  REQUIRE_GPU();
+  TestPool pool("all");
+  ASSERT_EQ(pool.started.code, 0) << pool.started.out << pool.started.err;
+  EXPECT_NE(pool.started.out.find(", ready"), std::string::npos) << pool.started.out;
+  const std::map<int, int> before = pool.ready_pids();
+  ASSERT_FALSE(before.empty());
+  for (int round = 0; round < 2; ++round) {
+    const fs::path dir = temp_dir("evo-pool-run");
+    const std::string db = (dir / "e.db").string();
+    const CliResult r = run_evo("--db " + db + " --cache " + (dir / "cache").string() + " run --profile " +
+                                data("profiles/constant_weights.json").string() +
+                                " --strategy exhaustive --budget 100 --devices all --no-sanitize -q");
+    ASSERT_EQ(r.code, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("the pool's warm worker"), std::string::npos) << "round " << round << ":\n" << r.out;
+    Store s(db);
+    int correct = 0, n = 0;
+    for (const auto& e : s.evaluations_of_run(s.runs().at(0).id)) {
+      ++n;
+      expect_verdict(Candidate{e.eval.config, Origin{}}, e.eval);
+      correct += e.eval.config.at("PLANT") == 0 && e.eval.status == Status::Measured;
+    }
+    EXPECT_EQ(n, 54);
+    EXPECT_EQ(correct, 9);
+    const std::map<int, int> after = pool.ready_pids();
+    ASSERT_EQ(after.size(), before.size()) << "every GPU's worker ready again";
+    if (round == 0) {
+      EXPECT_NE(after, before) << "a kernel that killed a context ended that pool worker";
+    }
+    fs::remove_all(dir);
+  }
+  const CliResult stop = run_evo("pool stop");
+  EXPECT_EQ(stop.code, 0) << stop.err;
+  EXPECT_FALSE(fs::exists(pool.dir.path / "pool" / "pool.json"));
+}
+
+// A pool's worker killed with SIGKILL mid-candidate: as a run's own worker (the test above it),
+// its candidate is measured again, nothing is lost or duplicated, and the pool starts a fresh one.
+TEST(GpuPool, APoolWorkerKilledMidCandidateIsNotACrashAndLosesNothing) {
+  REQUIRE_GPU();
+  TestPool pool("0");
+  ASSERT_EQ(pool.started.code, 0) << pool.started.out << pool.started.err;
+  const fs::path dir = temp_dir("evo-pool-kill");
+  const fs::path db = dir / "e.db", out = dir / "out";
+  const int budget = 48;
+  const std::string common = "--cache '" + test_cache().string() + "' run --profile '" +
+                             repo("profiles/gemm_fp16.json").string() + "' --budget " + std::to_string(budget) +
+                             " --strategy random --seed 7 --no-sanitize";
+  const CliResult warm = run_evo("--db '" + (dir / "warm.db").string() + "' " + common + " -q");
+  ASSERT_EQ(warm.code, 0) << warm.out << warm.err;
+  const std::map<int, int> pids = pool.ready_pids();
+  ASSERT_EQ(pids.size(), 1u);
+  const pid_t target = pids.begin()->second;
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    std::freopen(out.c_str(), "w", stdout);
+    ::dup2(::fileno(stdout), 2);
+    execl("/bin/sh", "sh", "-c", ("exec '" + evo_binary() + "' --db '" + db.string() + "' " + common).c_str(), nullptr);
+    _exit(127);
+  }
+  // Into its first candidates: killed once the run reports its first result.
+  for (int i = 0; i < 3000; ++i) {
+    std::ifstream f(out);
+    const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    if (text.find("new best") != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, WNOHANG), 0) << "the run ended before its worker could be killed";
+  ASSERT_EQ(kill(target, SIGKILL), 0);
+  waitpid(pid, &status, 0);
+  std::ifstream o(out);
+  const std::string said((std::istreambuf_iterator<char>(o)), std::istreambuf_iterator<char>());
+  EXPECT_NE(said.find("the pool's warm worker"), std::string::npos) << said;
+  EXPECT_NE(said.find("the pool's worker (pid " + std::to_string(target) + ") closed its connection"), std::string::npos)
+      << said;
+  EXPECT_NE(said.find("measured again on a fresh worker"), std::string::npos) << said;
+  Store after(db);
+  const auto runs = after.runs();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].status, "finished");
+  const auto evals = after.evaluations_of_run(runs[0].id);
+  std::set<std::string> configs;
+  for (const auto& x : evals) {
+    configs.insert(x.eval.config_hash);
+    EXPECT_EQ(x.eval.status == Status::Crashed, false) << x.eval.message;
+  }
+  EXPECT_EQ(static_cast<int>(evals.size()), budget);
+  EXPECT_EQ(configs.size(), evals.size()) << "a configuration was recorded twice";
+  EXPECT_TRUE(after.check().ok);
+  const std::map<int, int> again = pool.ready_pids();
+  ASSERT_EQ(again.size(), 1u) << "the pool started a fresh worker";
+  EXPECT_NE(again.begin()->second, target);
+  std::cout << "[kill -9 a pool worker] the run said:\n" << said.substr(0, 800) << "\n";
   fs::remove_all(dir);
 }
 
@@ -1592,6 +1737,157 @@ TEST(WorkerProtocol, AKernelsOwnFaultIsNotRetried) {
   EXPECT_FALSE(a.worker_lost);
   EXPECT_EQ(t.jobs(), 1);
   EXPECT_TRUE(t.said.empty());
+}
+
+// ---- the pool of warm workers (engine/pool.h); no GPU needed: a worker without a device answers
+// every job "no CUDA device is present", which says who answered ----
+
+// An `evo worker --listen` in a pool folder of the test's own, as the supervisor starts it.
+struct ListeningWorker {
+  test::TempDir dir;
+  std::string kept_pool_dir;
+  pid_t pid = -1;
+  fs::path socket;
+  explicit ListeningWorker(const std::string& visible, double idle_exit_s = 60) {
+    kept_pool_dir = std::getenv("EVO_POOL_DIR") ? std::getenv("EVO_POOL_DIR") : "";
+    ::setenv("EVO_POOL_DIR", dir.path.c_str(), 1);
+    socket = pool_socket(visible);
+    const std::string idle = std::to_string(idle_exit_s);
+    pid = fork();
+    if (pid == 0) {
+      execl(evo_binary().c_str(), "evo", "worker", "--device", "0", "--listen", socket.c_str(), "--idle-exit", idle.c_str(),
+            nullptr);
+      _exit(127);
+    }
+    for (int i = 0; i < 500 && !fs::exists(socket); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ~ListeningWorker() {
+    if (pid > 0) kill(pid, SIGKILL), waitpid(pid, nullptr, 0);
+    ::setenv("EVO_POOL_DIR", kept_pool_dir.c_str(), 1);
+  }
+};
+
+WorkerJob job_without_device() {
+  WorkerJob j;
+  j.profile_path = data("profiles/planted.json").string();
+  return j;
+}
+
+TEST(PoolWorker, ARunAttachesToAFreeWorkerOfItsOwnBuildAndEnvironmentOnly) {
+  if (device().present) GTEST_SKIP() << "needs a machine without a GPU (a worker then answers at once): " << device().name;
+  ListeningWorker w("GPU-test");
+  ASSERT_TRUE(fs::exists(w.socket)) << "the worker did not listen on " << w.socket;
+  {
+    WorkerClient a(evo_binary(), 0, "GPU-test");
+    const WorkerAnswer first = a.run(job_without_device(), 30);
+    EXPECT_EQ(first.outcome, Outcome::Skipped) << first.message;
+    EXPECT_NE(first.message.find("no CUDA device is present"), std::string::npos) << first.message;
+    EXPECT_TRUE(a.pooled());
+    EXPECT_EQ(a.pid(), w.pid) << "answered by the pool's worker, not a child";
+
+    // While it serves this run, another run is told so at once and starts its own worker.
+    WorkerClient b(evo_binary(), 0, "GPU-test");
+    const auto t0 = std::chrono::steady_clock::now();
+    const WorkerAnswer other = b.run(job_without_device(), 30);
+    EXPECT_NE(other.message.find("no CUDA device is present"), std::string::npos) << other.message;
+    EXPECT_FALSE(b.pooled());
+    EXPECT_NE(b.pid(), w.pid);
+    EXPECT_NE(b.pool_note().find("serving another run"), std::string::npos) << b.pool_note();
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 20);
+
+    // A second job of the same run goes to the same worker.
+    a.run(job_without_device(), 30);
+    EXPECT_EQ(a.pid(), w.pid);
+  }
+  // The run is over: the worker is still there for the next one.
+  WorkerClient c(evo_binary(), 0, "GPU-test");
+  c.run(job_without_device(), 30);
+  EXPECT_TRUE(c.pooled()) << c.pool_note();
+  EXPECT_EQ(c.pid(), w.pid);
+  c.ask_to_quit();
+  {
+    // Another environment for the worker's behaviour, or another build: not attached, said why.
+    ::setenv("EVO_METRICS_MAX_RANGES", "7", 1);
+    WorkerClient d(evo_binary(), 0, "GPU-test");
+    d.run(job_without_device(), 30);
+    ::unsetenv("EVO_METRICS_MAX_RANGES");
+    EXPECT_FALSE(d.pooled());
+    EXPECT_NE(d.pool_note().find("its environment differs: unset in the pool, EVO_METRICS_MAX_RANGES=7 here"),
+              std::string::npos)
+        << d.pool_note();
+  }
+  {
+    const fs::path other = w.dir.path / "other-evo";
+    std::ofstream(other) << "#!/bin/sh\nexit 3\n";
+    fs::permissions(other, fs::perms::owner_all);
+    WorkerClient e(other.string(), 0, "GPU-test");
+    e.run(job_without_device(), 30);
+    EXPECT_FALSE(e.pooled());
+    EXPECT_NE(e.pool_note().find("it runs another build of evo"), std::string::npos) << e.pool_note();
+  }
+}
+
+TEST(PoolWorker, APoolWorkerThatDiesMidRunIsReplacedByTheRunsOwn) {
+  if (device().present) GTEST_SKIP() << "needs a machine without a GPU (a worker then answers at once): " << device().name;
+  ListeningWorker w("GPU-test");
+  WorkerClient a(evo_binary(), 0, "GPU-test");
+  a.run(job_without_device(), 30);
+  ASSERT_TRUE(a.pooled());
+  kill(w.pid, SIGKILL);
+  waitpid(w.pid, nullptr, 0);
+  w.pid = -1;
+  std::vector<std::string> said;
+  const WorkerAnswer after = a.run_measured(job_without_device(), 30, [&](const std::string& l) { said.push_back(l); });
+  EXPECT_NE(after.message.find("no CUDA device is present"), std::string::npos) << after.message;
+  EXPECT_FALSE(a.pooled()) << "the rest of the run on a worker of its own";
+  EXPECT_GT(a.pid(), 0);
+  for (const auto& l : said) EXPECT_EQ(l.find("recorded as the candidate's crash"), std::string::npos) << l;
+}
+
+TEST(PoolWorker, AnIdleWorkerEndsByItselfAndTakesItsSocket) {
+  ListeningWorker w("GPU-idle", 0.5);
+  ASSERT_TRUE(fs::exists(w.socket));
+  int status = -1;
+  const auto t0 = std::chrono::steady_clock::now();
+  while (waitpid(w.pid, &status, WNOHANG) == 0 && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(30))
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  w.pid = -1;
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "an idle end is not a death: the supervisor lets it go";
+  EXPECT_FALSE(fs::exists(w.socket));
+  WorkerClient a(evo_binary(), 0, "GPU-idle");
+  a.run(job_without_device(), 30);
+  EXPECT_FALSE(a.pooled());
+  EXPECT_TRUE(a.pool_note().empty()) << "no pool there is not a refusal: " << a.pool_note();
+}
+
+TEST(PoolCli, StartingWhereAGpuDoesNotAnswerLeavesNothingRunning) {
+  if (device().present) GTEST_SKIP() << "needs a machine without a GPU: " << device().name;
+  test::TempDir dir;
+  const std::string env = "EVO_POOL_DIR='" + dir.path.string() + "' ";
+  CliResult r = run_evo_env(env + "CUDA_VISIBLE_DEVICES=0", "pool start --devices 0 --idle-exit 30");
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_EQ(r.err.rfind("evo: GPU 0: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("(no pool started)"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_FALSE(fs::exists(dir.path / "pool.json"));
+  EXPECT_FALSE(fs::exists(dir.path / "gpu-0.sock"));
+  const CliResult status = run_evo_env(env, "pool status");
+  EXPECT_EQ(status.code, 1) << status.out << status.err;
+  EXPECT_NE(status.out.find("no pool is running"), std::string::npos) << status.out;
+  const CliResult stop = run_evo_env(env, "pool stop");
+  EXPECT_EQ(stop.code, 0) << stop.out << stop.err;
+  EXPECT_NE(stop.out.find("no pool was running"), std::string::npos) << stop.out;
+  // A GPU the host does not list: said before anything starts.
+  r = run_evo_env(env + "CUDA_VISIBLE_DEVICES=0", "pool start --devices 3");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "evo: GPU 3: not among this host's GPUs (CUDA_VISIBLE_DEVICES or the driver's listing), so no worker "
+                   "can be given it alone\n");
+  r = run_evo_env(env, "pool start --devices 0 --idle-exit -1");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--idle-exit"), std::string::npos) << r.err;
+  // The supervisor that had started is gone too.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_FALSE(fs::exists(dir.path / "pool.json"));
 }
 
 TEST(FastStats, SummarizesSamples) {

@@ -1,0 +1,79 @@
+// `evo pool start | stop | status`: warm per-GPU workers kept between runs (engine/pool.h).
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "engine/error.h"
+#include "engine/gpu_evaluator.h"  // defines: visible_gpus_guess
+#include "engine/pool.h"
+#include "engine/worker.h"  // defines: worker_listen
+
+namespace evo::cli {
+
+namespace {
+void print_workers(const PoolRecord& r, bool json) {
+  const std::vector<PoolWorkerState> ws = pool_workers(r);
+  if (json) {
+    nlohmann::json devices = nlohmann::json::array();
+    for (const auto& w : ws)
+      devices.push_back({{"gpu", w.device.gpu}, {"visible", w.device.visible}, {"socket", w.device.socket},
+                         {"pid", w.pid}, {"busy", w.busy}, {"name", w.name}, {"error", w.error}});
+    std::cout << nlohmann::json{{"pool", pool_dir().string()}, {"supervisor", r.supervisor}, {"binary", r.binary},
+                                {"started", r.started}, {"idle_exit_s", r.idle_exit_s}, {"devices", devices}}
+                     .dump(2)
+              << '\n';
+    return;
+  }
+  std::cout << "pool " << pool_dir().string() << ": supervisor " << r.supervisor << ", started " << r.started << ", "
+            << r.binary << '\n';
+  for (const auto& w : ws) {
+    std::cout << "  GPU " << w.device.gpu << " (" << w.device.visible << "): ";
+    if (w.busy) std::cout << "worker " << w.pid << ", serving a run\n";
+    else if (!w.error.empty()) std::cout << w.error << '\n';
+    else std::cout << "worker " << w.pid << ", " << w.name << ", ready\n";
+  }
+}
+}  // namespace
+
+int cmd_pool(const Globals& g, const PoolArgs& a) {
+  if (a.action == "start") {
+    if (a.idle_exit_s < 0) throw UserError("--idle-exit " + std::to_string(a.idle_exit_s) + ": give seconds >= 0 (0: never)");
+    std::vector<int> devices = parse_devices(a.devices, g.device);
+    if (devices == std::vector<int>{-1}) {
+      devices.clear();
+      for (int d = 0; d < visible_gpus_guess(); ++d) devices.push_back(d);
+      if (devices.empty()) throw UserError("--devices all: this host lists no NVIDIA GPU (/proc/driver/nvidia/gpus, CUDA_VISIBLE_DEVICES)");
+    }
+    const PoolRecord r = start_pool(std::filesystem::read_symlink("/proc/self/exe").string(), devices, a.idle_exit_s);
+    print_workers(r, g.json);
+    if (!g.json)
+      std::cout << "runs of this evo on this host attach to these workers; `evo pool stop` ends them"
+                << (a.idle_exit_s > 0 ? ", as " + std::to_string(static_cast<long>(a.idle_exit_s)) + " s without a run does" : "")
+                << '\n';
+    return 0;
+  }
+  if (a.action == "stop") {
+    const bool was = stop_pool();
+    std::cout << (was ? "pool stopped: " : "no pool was running: ") << pool_dir().string() << '\n';
+    return 0;
+  }
+  if (a.action == "status") {
+    const std::optional<PoolRecord> r = read_pool_record();
+    if (!r) {
+      if (g.json) std::cout << nlohmann::json{{"pool", pool_dir().string()}, {"running", false}}.dump(2) << '\n';
+      else std::cout << "no pool is running (" << pool_dir().string() << "): `evo pool start --devices all` starts one\n";
+      return 1;
+    }
+    print_workers(*r, g.json);
+    return 0;
+  }
+  throw UserError("evo pool " + a.action + ": give start, stop or status");
+}
+
+int cmd_worker_listen(int device, const std::string& socket, double idle_exit_s) {
+  return worker_listen(device, socket, idle_exit_s);
+}
+
+}  // namespace evo::cli

@@ -1,0 +1,501 @@
+#include "engine/pool.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "engine/error.h"
+#include "engine/gpu_evaluator.h"  // defines: visible_entry
+#include "engine/worker.h"         // defines: encode_frame
+
+extern char** environ;
+
+namespace evo {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+namespace {
+
+double since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+bool write_all(int fd, const std::string& data) {
+  std::size_t off = 0;
+  while (off < data.size()) {
+    const ssize_t n = ::send(fd, data.data() + off, data.size() - off, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    off += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+// Exactly n bytes, never more: the frames after this one belong to whoever reads next.
+bool read_exactly(int fd, char* out, std::size_t n, std::chrono::steady_clock::time_point deadline) {
+  std::size_t got = 0;
+  while (got < n) {
+    const double left = std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
+    if (left <= 0) return false;
+    pollfd p{fd, POLLIN, 0};
+    const int r = ::poll(&p, 1, static_cast<int>(left * 1000) + 1);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) continue;
+    const ssize_t k = ::read(fd, out + got, n - got);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return false;
+    got += static_cast<std::size_t>(k);
+  }
+  return true;
+}
+
+std::string utc_now() {
+  char b[32];
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return b;
+}
+
+bool alive(pid_t pid) { return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM); }
+
+Json record_json(const PoolRecord& r) {
+  Json devices = Json::array();
+  for (const auto& d : r.devices) devices.push_back(Json{{"gpu", d.gpu}, {"visible", d.visible}, {"socket", d.socket}});
+  return Json{{"supervisor", r.supervisor}, {"binary", r.binary}, {"binary_id", r.binary_id}, {"devices", devices},
+              {"env", r.env},           {"idle_exit_s", r.idle_exit_s}, {"started", r.started}};
+}
+
+void write_record(const PoolRecord& r) {
+  const fs::path tmp = pool_dir() / ("pool.json.tmp" + std::to_string(::getpid()));
+  std::ofstream(tmp) << record_json(r).dump(2) << '\n';
+  fs::rename(tmp, pool_dir() / "pool.json");
+}
+
+std::optional<PoolRecord> read_record_file() {
+  std::ifstream in(pool_dir() / "pool.json");
+  if (!in) return std::nullopt;
+  const Json j = Json::parse(in, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return std::nullopt;
+  PoolRecord r;
+  r.supervisor = j.value("supervisor", -1);
+  r.binary = j.value("binary", "");
+  r.binary_id = j.value("binary_id", "");
+  r.idle_exit_s = j.value("idle_exit_s", 0.0);
+  r.started = j.value("started", "");
+  if (j.contains("env") && j["env"].is_object()) r.env = j["env"].get<std::map<std::string, std::string>>();
+  if (j.contains("devices") && j["devices"].is_array())
+    for (const auto& d : j["devices"])
+      r.devices.push_back(PoolDevice{d.value("gpu", 0), d.value("visible", ""), d.value("socket", "")});
+  return r;
+}
+
+int connect_socket(const fs::path& path) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  const std::string p = path.string();
+  if (p.size() >= sizeof addr.sun_path) return -1;
+  std::memcpy(addr.sun_path, p.c_str(), p.size() + 1);
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// The first variable whose value differs, said as a reason not to attach ("" : the same).
+std::string first_difference(const std::map<std::string, std::string>& pool, const std::map<std::string, std::string>& here) {
+  auto shown = [](const std::map<std::string, std::string>& m, const std::string& k) {
+    auto it = m.find(k);
+    return it == m.end() ? std::string("unset") : k + "=" + it->second;
+  };
+  for (const auto& [k, v] : here)
+    if (auto it = pool.find(k); it == pool.end() || it->second != v) return shown(pool, k) + " in the pool, " + shown(here, k) + " here";
+  for (const auto& [k, v] : pool)
+    if (!here.count(k)) return shown(pool, k) + " in the pool, unset here";
+  return "";
+}
+
+}  // namespace
+
+fs::path pool_dir() {
+  if (const char* d = std::getenv("EVO_POOL_DIR"); d && *d) return d;
+  if (const char* x = std::getenv("XDG_RUNTIME_DIR"); x && *x) return fs::path(x) / "evo-pool";
+  return fs::path("/tmp") / ("evo-pool-" + std::to_string(::getuid()));
+}
+
+bool pool_enabled() {
+  const char* e = std::getenv("EVO_POOL");
+  return !(e && std::string(e) == "0");
+}
+
+fs::path pool_socket(const std::string& visible) {
+  std::string name;
+  for (char c : visible) name += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' ? c : '_';
+  return pool_dir() / ("gpu-" + name + ".sock");
+}
+
+std::map<std::string, std::string> worker_environment() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; *e; ++e) {
+    const std::string kv = *e;
+    const std::size_t eq = kv.find('=');
+    if (eq == std::string::npos) continue;
+    const std::string k = kv.substr(0, eq);
+    const bool reads = k.rfind("EVO_METRICS_", 0) == 0 || k == "EVO_PROFILES" ||
+                       k == "EVO_DATA_DIR" || (k.rfind("CUDA_", 0) == 0 && k != "CUDA_VISIBLE_DEVICES");
+    if (reads) env[k] = kv.substr(eq + 1);
+  }
+  return env;
+}
+
+std::string binary_identity(const std::string& path) {
+  std::error_code ec;
+  const fs::path real = fs::canonical(path, ec);
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return "unreadable:" + path;
+  return (ec ? path : real.string()) + " " + std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) + "." +
+         std::to_string(st.st_mtim.tv_nsec);
+}
+
+std::string pool_hello_json(bool busy) {
+  return Json{{"type", "hello"},
+              {"pid", static_cast<int>(::getpid())},
+              {"binary_id", binary_identity("/proc/self/exe")},
+              {"env", worker_environment()},
+              {"busy", busy}}
+      .dump();
+}
+
+std::optional<std::string> read_frame(int fd, double timeout_s) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                                  std::chrono::duration<double>(timeout_s));
+  char len[4];
+  if (!read_exactly(fd, len, 4, deadline)) return std::nullopt;
+  std::uint32_t n = 0;
+  for (int i = 0; i < 4; ++i) n |= static_cast<std::uint32_t>(static_cast<unsigned char>(len[i])) << (8 * i);
+  if (n > (64u << 20)) return std::nullopt;
+  std::string payload(n, '\0');
+  if (n && !read_exactly(fd, payload.data(), n, deadline)) return std::nullopt;
+  return payload;
+}
+
+namespace {
+// checks: a run's attach (its build and environment); without, `evo pool status` looking.
+PoolAttach attach(const std::string& binary, const std::string& visible, int gpu, double timeout_s, bool checks) {
+  PoolAttach a;
+  if (visible.empty()) return a;
+  const fs::path sock = pool_socket(visible);
+  std::error_code ec;
+  if (!fs::exists(sock, ec)) return a;
+  const int fd = connect_socket(sock);
+  if (fd < 0) return a;  // a socket left by a worker that is gone: no pool worker there
+  const std::optional<std::string> hello = read_frame(fd, timeout_s);
+  const Json h = hello ? Json::parse(*hello, nullptr, false) : Json();
+  if (!h.is_object() || h.value("type", "") != "hello") {
+    ::close(fd);
+    a.refused = "the pool's worker for GPU " + std::to_string(gpu) + " did not say hello within " +
+                std::to_string(static_cast<int>(timeout_s)) + " s";
+    return a;
+  }
+  a.pid = h.value("pid", -1);
+  std::string why;
+  if (h.value("busy", false))
+    why = "it is serving another run";
+  else if (!checks)
+    why = "";
+  else if (h.value("binary_id", "") != binary_identity(binary))
+    why = "it runs another build of evo (" + h.value("binary_id", "") + ")";
+  else if (const std::string d = first_difference(h.value("env", Json::object()).get<std::map<std::string, std::string>>(),
+                                                  worker_environment());
+           !d.empty())
+    why = "its environment differs: " + d;
+  if (!why.empty()) {
+    ::close(fd);
+    a.refused = "the pool's worker for GPU " + std::to_string(gpu) + " (pid " + std::to_string(a.pid) + ") not used: " + why;
+    return a;
+  }
+  const char* trace = std::getenv("EVO_TRACE");
+  const char* green_times = std::getenv("EVO_GREEN_TIMES");
+  const Json attach_frame{{"type", "attach"}, {"gpu", gpu}, {"trace", trace ? trace : ""}, {"green_times", green_times ? green_times : ""}};
+  if (!write_all(fd, encode_frame(attach_frame.dump()))) {
+    ::close(fd);
+    a.refused = "the pool's worker for GPU " + std::to_string(gpu) + " closed the connection";
+    return a;
+  }
+  a.fd = fd;
+  return a;
+}
+}  // namespace
+
+PoolAttach attach_pool_worker(const std::string& binary, const std::string& visible, int gpu, double timeout_s) {
+  if (!pool_enabled()) return {};
+  return attach(binary, visible, gpu, timeout_s, true);
+}
+
+// ---- evo pool ----
+
+std::optional<PoolRecord> read_pool_record() {
+  std::optional<PoolRecord> r = read_record_file();
+  if (!r || !alive(r->supervisor)) return std::nullopt;
+  return r;
+}
+
+std::vector<PoolWorkerState> pool_workers(const PoolRecord& r) {
+  std::vector<PoolWorkerState> out;
+  for (const auto& d : r.devices) {
+    PoolWorkerState w;
+    w.device = d;
+    PoolAttach a = attach(r.binary, d.visible, d.gpu, 5, false);
+    w.pid = a.pid;
+    if (a.fd < 0) {
+      w.busy = a.refused.find("serving another run") != std::string::npos;
+      if (!w.busy) w.error = a.refused.empty() ? "no worker is listening on " + d.socket : a.refused;
+    } else {
+      std::optional<std::string> answer;
+      if (write_all(a.fd, encode_frame(R"({"type":"probe"})"))) answer = read_frame(a.fd, 30);
+      const Json j = answer ? Json::parse(*answer, nullptr, false) : Json();
+      if (!j.is_object()) w.error = "did not answer the probe";
+      else if (!j.value("present", false)) w.error = j.value("error", "no device");
+      else w.name = j.value("name", "");
+      ::close(a.fd);  // the worker ends the session and waits for the next
+    }
+    out.push_back(w);
+  }
+  return out;
+}
+
+PoolRecord start_pool(const std::string& binary, const std::vector<int>& devices, double idle_exit_s) {
+  if (std::optional<PoolRecord> running = read_pool_record()) {
+    std::string gpus;
+    for (const auto& d : running->devices) gpus += (gpus.empty() ? "" : ",") + std::to_string(d.gpu);
+    throw UserError("a pool is running already in " + pool_dir().string() + " (supervisor pid " +
+                    std::to_string(running->supervisor) + ", GPUs " + gpus + "): `evo pool stop` first");
+  }
+  PoolRecord r;
+  r.binary = fs::canonical(binary).string();
+  r.binary_id = binary_identity(r.binary);
+  r.env = worker_environment();
+  r.idle_exit_s = idle_exit_s;
+  r.started = utc_now();
+  for (int gpu : devices) {
+    const std::string v = visible_entry(gpu);
+    if (v.empty())
+      throw UserError("GPU " + std::to_string(gpu) + ": not among this host's GPUs (CUDA_VISIBLE_DEVICES or the driver's "
+                      "listing), so no worker can be given it alone");
+    r.devices.push_back(PoolDevice{gpu, v, pool_socket(v).string()});
+    if (r.devices.back().socket.size() >= sizeof(sockaddr_un{}.sun_path))
+      throw UserError("pool folder " + pool_dir().string() + ": the socket path is too long for a Unix socket (set EVO_POOL_DIR)");
+  }
+  std::error_code ec;
+  fs::create_directories(pool_dir(), ec);
+  struct stat st {};
+  if (::stat(pool_dir().c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    throw UserError("pool folder " + pool_dir().string() + ": cannot be made (" + ec.message() + ")");
+  if (st.st_uid != ::getuid()) throw UserError("pool folder " + pool_dir().string() + ": belongs to another user");
+  ::chmod(pool_dir().c_str(), 0700);
+  for (const auto& d : r.devices) fs::remove(d.socket, ec);  // left by a pool that was killed
+
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) throw UserError(std::string("evo pool: fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    ::setsid();
+    const int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    const int log = ::open((pool_dir() / "pool.log").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (null >= 0) ::dup2(null, 0);
+    if (log >= 0) ::dup2(log, 1), ::dup2(log, 2);
+    if (::close_range(3, ~0U, 0) != 0)
+      for (int fd = 3; fd < 65536; ++fd) ::close(fd);
+    run_pool_supervisor(r);
+  }
+  r.supervisor = pid;
+
+  // Ready when every worker has made its context and answers on its socket.
+  auto stop_and_throw = [&](const std::string& why) {
+    ::kill(pid, SIGTERM);
+    for (int i = 0; i < 100 && ::waitpid(pid, nullptr, WNOHANG) == 0; ++i) ::usleep(100000);
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, WNOHANG);
+    throw UserError(why);
+  };
+  const auto t0 = std::chrono::steady_clock::now();
+  for (const auto& d : r.devices) {
+    for (;;) {
+      int status = 0;
+      if (::waitpid(pid, &status, WNOHANG) == pid)
+        throw UserError("evo pool: the supervisor ended before GPU " + std::to_string(d.gpu) + "'s worker was ready (" +
+                        (pool_dir() / "pool.log").string() + " says why)");
+      PoolAttach a = attach(r.binary, d.visible, d.gpu, 5, false);
+      if (a.fd >= 0) {
+        std::optional<std::string> answer;
+        if (write_all(a.fd, encode_frame(R"({"type":"probe"})"))) answer = read_frame(a.fd, 60);
+        ::close(a.fd);
+        const Json j = answer ? Json::parse(*answer, nullptr, false) : Json();
+        if (!j.is_object()) stop_and_throw("evo pool: GPU " + std::to_string(d.gpu) + "'s worker did not answer the probe");
+        if (!j.value("present", false))
+          stop_and_throw("GPU " + std::to_string(d.gpu) + ": " + j.value("error", std::string("no device")) + " (no pool started)");
+        break;
+      }
+      if (since(t0) > 120) stop_and_throw("evo pool: GPU " + std::to_string(d.gpu) + "'s worker was not ready within 120 s");
+      ::usleep(20000);
+    }
+  }
+  return r;
+}
+
+bool stop_pool(double timeout_s) {
+  const std::optional<PoolRecord> r = read_pool_record();
+  if (!r) {
+    // A pool killed with SIGKILL leaves its record and sockets: nothing runs, tidy them.
+    std::error_code ec;
+    if (std::optional<PoolRecord> left = read_record_file()) {
+      for (const auto& d : left->devices) fs::remove(d.socket, ec);
+      fs::remove(pool_dir() / "pool.json", ec);
+    }
+    return false;
+  }
+  ::kill(r->supervisor, SIGTERM);
+  const auto t0 = std::chrono::steady_clock::now();
+  while (alive(r->supervisor) && since(t0) < timeout_s) ::usleep(20000);
+  if (alive(r->supervisor)) ::kill(r->supervisor, SIGKILL);
+  std::error_code ec;
+  for (const auto& d : r->devices) fs::remove(d.socket, ec);
+  fs::remove(pool_dir() / "pool.json", ec);
+  return true;
+}
+
+namespace {
+volatile sig_atomic_t g_stop = 0;
+void on_stop(int) { g_stop = 1; }
+
+void say(const std::string& line) {
+  const std::string text = utc_now() + " " + line + "\n";
+  if (::write(2, text.data(), text.size()) < 0) return;
+}
+}  // namespace
+
+void run_pool_supervisor(PoolRecord r) {
+  r.supervisor = ::getpid();
+  struct sigaction sa {};
+  sa.sa_handler = on_stop;  // no SA_RESTART: waitpid returns to look at the flag
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) ::sigaction(sig, &sa, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
+  try {
+    write_record(r);
+  } catch (const std::exception& e) {
+    say(std::string("evo pool: cannot write pool.json: ") + e.what());
+    ::_exit(1);
+  }
+  say("evo pool: supervisor " + std::to_string(r.supervisor) + " for " + std::to_string(r.devices.size()) + " GPU(s), " +
+      r.binary);
+  struct Slot {
+    PoolDevice d;
+    pid_t pid = -1;
+    std::chrono::steady_clock::time_point started;
+    int quick_deaths = 0;
+    bool done = false;
+  };
+  std::vector<Slot> slots;
+  for (const auto& d : r.devices) {
+    slots.emplace_back();
+    slots.back().d = d;
+  }
+  char idle[32];
+  std::snprintf(idle, sizeof idle, "%g", r.idle_exit_s);
+  auto spawn = [&](Slot& s) {
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+      say("evo pool: GPU " + std::to_string(s.d.gpu) + ": fork: " + std::strerror(errno));
+      s.done = true;
+      return;
+    }
+    if (pid == 0) {  // this process has no threads: setenv is safe between fork and exec
+      ::setenv("CUDA_VISIBLE_DEVICES", s.d.visible.c_str(), 1);
+      ::setenv("EVO_WORKER_GPU", std::to_string(s.d.gpu).c_str(), 1);
+      ::signal(SIGPIPE, SIG_DFL);
+      for (int sig : {SIGTERM, SIGINT, SIGHUP}) ::signal(sig, SIG_DFL);
+      ::execl(r.binary.c_str(), r.binary.c_str(), "worker", "--device", "0", "--listen", s.d.socket.c_str(), "--idle-exit",
+              idle, static_cast<char*>(nullptr));
+      std::fprintf(stderr, "evo pool: cannot run %s: %s\n", r.binary.c_str(), std::strerror(errno));
+      ::_exit(127);
+    }
+    s.pid = pid;
+    s.started = std::chrono::steady_clock::now();
+  };
+  for (auto& s : slots) spawn(s);
+  for (;;) {
+    if (g_stop) {
+      for (auto& s : slots)
+        if (s.pid > 0) ::kill(s.pid, SIGTERM);
+      const auto t0 = std::chrono::steady_clock::now();
+      for (auto& s : slots) {
+        while (s.pid > 0 && since(t0) < 5 && ::waitpid(s.pid, nullptr, WNOHANG) == 0) ::usleep(10000);
+        if (s.pid > 0 && ::waitpid(s.pid, nullptr, WNOHANG) == 0) ::kill(s.pid, SIGKILL), ::waitpid(s.pid, nullptr, 0);
+        s.pid = -1;
+      }
+      say("evo pool: stopped");
+      break;
+    }
+    int status = 0;
+    const pid_t dead = ::waitpid(-1, &status, 0);
+    if (dead < 0) {
+      if (errno == EINTR) continue;
+      break;  // no child left
+    }
+    for (auto& s : slots) {
+      if (s.pid != dead) continue;
+      s.pid = -1;
+      const std::string who = "GPU " + std::to_string(s.d.gpu) + ": worker " + std::to_string(dead);
+      if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+        say("evo pool: " + who + " ended (idle " + idle + " s)");
+        s.done = true;
+        break;
+      }
+      const std::string how = WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status))
+                                                  : "exited with status " + std::to_string(WEXITSTATUS(status));
+      s.quick_deaths = since(s.started) < 2 ? s.quick_deaths + 1 : 0;
+      if (s.quick_deaths >= 5) {
+        say("evo pool: " + who + " " + how + ", the fifth time within 2 s of its start: not started again");
+        s.done = true;
+        break;
+      }
+      say("evo pool: " + who + " " + how + " (a kernel killed its context, or the watchdog): a fresh one started");
+      if (s.quick_deaths) ::usleep(200000);
+      spawn(s);
+      break;
+    }
+    bool any = false;
+    for (const auto& s : slots) any = any || !s.done;
+    if (!any) break;
+  }
+  std::error_code ec;
+  for (const auto& s : slots) fs::remove(s.d.socket, ec);
+  if (std::optional<PoolRecord> now = read_record_file(); now && now->supervisor == r.supervisor)
+    fs::remove(pool_dir() / "pool.json", ec);
+  ::_exit(0);
+}
+
+}  // namespace evo

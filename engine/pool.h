@@ -1,0 +1,88 @@
+// A pool of warm per-GPU workers kept between runs (`evo pool start`), which every `evo run`,
+// `evo worker --queue` and evo.tune call of the host attaches to instead of starting its own.
+//
+// Each run otherwise pays the driver's start, a context and CUPTI's set-up on every GPU, and the
+// contexts' teardown at its end: 1.0-1.4 s on a 4-GPU host, where the driver's starts take turns
+// across processes (docs/results/scale9, section 7). On a one-GPU sweep of 8-16 s that fixed part
+// is what keeps 4 GPUs from 4x. A pooled worker made all of it once, before any run.
+//
+// The pool is a supervisor process and one `evo worker --listen SOCKET` per GPU, each seeing its
+// GPU alone (CUDA_VISIBLE_DEVICES) and serving one run at a time over a Unix socket in the pool's
+// folder, with the frames of engine/worker.h. On connecting, a worker says who it is (hello: its
+// pid, its evo build, the environment its behaviour reads, whether it is serving another run);
+// the run attaches only to a worker of its own build and environment and not busy, and otherwise
+// starts its own worker, as without a pool. Between two runs the worker drops everything GREEN
+// kept (a run never reads another run's inputs or references) and keeps its context and CUPTI's
+// tables. A kernel that kills its context, or the watchdog's SIGKILL, ends that worker: the run
+// goes on with a worker of its own for that GPU, and the supervisor starts a fresh one for the next
+// run. A worker idle for --idle-exit seconds ends; the supervisor ends with the last of them.
+#pragma once
+#include <sys/types.h>
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace evo {
+
+struct PoolDevice {
+  int gpu = 0;          // as `evo run --devices` numbers it where the pool was started
+  std::string visible;  // its CUDA_VISIBLE_DEVICES entry: what a run's worker for a GPU is matched by
+  std::string socket;
+};
+
+struct PoolRecord {  // <pool folder>/pool.json, written by the supervisor
+  pid_t supervisor = -1;
+  std::string binary, binary_id;
+  std::vector<PoolDevice> devices;
+  std::map<std::string, std::string> env;
+  double idle_exit_s = 0;
+  std::string started;  // UTC, ISO 8601
+};
+
+// $EVO_POOL_DIR, else $XDG_RUNTIME_DIR/evo-pool, else /tmp/evo-pool-<uid>.
+std::filesystem::path pool_dir();
+bool pool_enabled();  // not with EVO_POOL=0
+std::filesystem::path pool_socket(const std::string& visible);
+// The environment a worker's behaviour reads (EVO_METRICS_*, EVO_PROFILES, EVO_DATA_DIR,
+// CUDA_HOME and the driver's CUDA_* but CUDA_VISIBLE_DEVICES): a run attaches only to workers
+// started with the same. The diagnostics' files (EVO_TRACE, EVO_GREEN_TIMES) are the run's own and
+// are passed on attaching.
+std::map<std::string, std::string> worker_environment();
+// A build of evo: its resolved path, size and modification time.
+std::string binary_identity(const std::string& path);
+
+// ---- the coordinator's side ----
+struct PoolAttach {
+  int fd = -1;          // connected and attached: the worker's frames on this socket
+  pid_t pid = -1;       // the worker's process (not this one's child)
+  std::string refused;  // fd < 0: why a worker that is there was not used ("" : no pool worker for it)
+};
+// The pool's worker for the GPU whose CUDA_VISIBLE_DEVICES entry is `visible`, attached as the
+// run's GPU `gpu`; never throws.
+PoolAttach attach_pool_worker(const std::string& binary, const std::string& visible, int gpu, double timeout_s = 5);
+// Said by a worker on accepting, and the run's answer.
+std::string pool_hello_json(bool busy);
+std::optional<std::string> read_frame(int fd, double timeout_s);  // nullopt: closed or timed out
+
+// ---- `evo pool start | stop | status` ----
+struct PoolWorkerState {
+  PoolDevice device;
+  pid_t pid = -1;
+  bool busy = false;
+  std::string name;    // the device's name from the worker's probe
+  std::string error;   // not answering / no device
+};
+// Starts the supervisor (detached) and waits until every device's worker has its context; throws
+// UserError naming a device that is not there (the pool is stopped again) or a pool already running.
+PoolRecord start_pool(const std::string& binary, const std::vector<int>& devices, double idle_exit_s);
+std::optional<PoolRecord> read_pool_record();  // nullopt: none, or its supervisor is gone
+std::vector<PoolWorkerState> pool_workers(const PoolRecord& r);  // asks each worker (a short attach)
+bool stop_pool(double timeout_s = 10);          // false: no pool was running
+
+// Serves the pool's sockets until the workers have all ended (the supervisor's body; never returns).
+[[noreturn]] void run_pool_supervisor(PoolRecord record);
+
+}  // namespace evo
