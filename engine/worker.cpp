@@ -580,10 +580,11 @@ int worker_listen(int device, const std::string& socket_path, double idle_exit_s
     return std::string(e ? e : "");
   }();
   st.gpu_label = own_label;
-  // CUPTI initialised in a process, FAST's medians of short kernels there read higher (sdpa_fp8,
-  // 4-20 us: +0.3 %; gemm_fp16: none; docs/results/scale10, calls C and D). Its hooks are taken out
-  // after the warm-up and between runs (EVO_METRICS_RELEASE=0 keeps them, to compare); that did not
-  // remove the shift (+0.33 % against +0.39 %). EVO_METRICS_PREWARM=0: no CUPTI at the warm-up.
+  // Once CUPTI has been loaded in a process, FAST's medians of short kernels there read higher
+  // (sdpa_fp8, 4-20 us: +0.3 %; gemm_fp16: none) and GREEN is slower. Its hooks are taken out after
+  // the warm-up and between runs (EVO_METRICS_RELEASE=0 keeps them, to compare), but that did not
+  // remove the shift (+0.33 % against +0.39 %). A worker that never loaded it times as a fresh one
+  // does (docs/results/scale10, section 3). EVO_METRICS_PREWARM=0: no CUPTI at the warm-up.
   auto flag = [](const char* name) {
     const char* e = std::getenv(name);
     return !(e && std::string(e) == "0");
