@@ -152,6 +152,57 @@ DeviceInfo device_from_json(const std::string& text) {
   return parse_message<DeviceInfo>(text, {}, "worker device answer");
 }
 
+ClientWatch::ClientWatch(int fd, std::function<void(const std::string&)> expire)
+    : fd_(fd), expire_(std::move(expire)), thread_([this] { watch(); }) {}
+
+ClientWatch::~ClientWatch() {
+  {
+    std::lock_guard<std::mutex> lock(m_);
+    stop_ = true;
+  }
+  thread_.join();
+}
+
+void ClientWatch::job_started(double budget_s) { step("start of the job", budget_s); }
+
+void ClientWatch::step(const std::string& step, double budget_s) {
+  std::lock_guard<std::mutex> lock(m_);
+  in_job_ = true;
+  step_ = step;
+  deadline_ = std::chrono::steady_clock::now() +
+              std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(budget_s));
+}
+
+void ClientWatch::job_ended() {
+  std::lock_guard<std::mutex> lock(m_);
+  in_job_ = false;
+}
+
+void ClientWatch::watch() {
+  bool gone = false;
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      if (stop_) return;
+      if (gone && in_job_ && std::chrono::steady_clock::now() > deadline_) {
+        const std::string step = step_;
+        in_job_ = false;
+        expire_(step);
+      }
+    }
+    if (gone) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      continue;
+    }
+    // Hang-ups only (not POLLIN): the frames are the serving thread's to read. A pipe whose
+    // writer closed says POLLHUP, a socket whose peer closed POLLRDHUP.
+    pollfd p{fd_, POLLRDHUP, 0};
+    const int r = ::poll(&p, 1, 100);
+    if (r > 0 && (p.revents & (POLLHUP | POLLRDHUP | POLLERR | POLLNVAL))) gone = true;
+  }
+}
+
+
 namespace {
 
 bool write_all(int fd, const std::string& data) {
@@ -501,6 +552,13 @@ int gpu_label(int device) {
 namespace {
 // Frames on in_fd/out_fd until "quit" or EOF (0), a malformed frame (2) or a dead context (3).
 int serve_session(WorkerState& st, int in_fd, int out_fd) {
+  // A coordinator gone while a kernel never returns: end this worker (ClientWatch).
+  ClientWatch client(in_fd, [&st](const std::string& step) {
+    std::fprintf(stderr, "evo worker: GPU %d: the run that asked for this job is gone and %s ran past its budget: "
+                 "ending, so that the GPU is free\n", st.gpu_label, step.c_str());
+    std::fflush(stderr);
+    ::_exit(3);
+  });
   FrameReader reader;
   char buf[65536];
   for (;;) {
@@ -541,9 +599,11 @@ int serve_session(WorkerState& st, int in_fd, int out_fd) {
     WorkerAnswer a;
     TraceSpan span("job", "gpu " + std::to_string(st.gpu_label),
                    tracing() ? msg.value("config", Json::object()).dump() : std::string());
+    client.job_started(120);  // before the first beat: the coordinator's budget for a start
     try {
       a = run_job(st, job_from_json(*frame),
                   [&](const std::string& step, double budget) {
+                    client.step(step, budget);
                     send_frame(out_fd, Json{{"type", "beat"}, {"step", step}, {"budget_s", budget}}.dump());
                   },
                   &fatal);
@@ -551,6 +611,7 @@ int serve_session(WorkerState& st, int in_fd, int out_fd) {
       a.outcome = Outcome::Skipped;
       a.message = e.what();
     }
+    client.job_ended();
     Json j = Json::parse(answer_to_json(a));
     j["exiting"] = fatal;
     if (!send_frame(out_fd, j.dump())) return 0;

@@ -16,10 +16,13 @@
 #pragma once
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "engine/device.h"
@@ -112,6 +115,34 @@ std::string answer_to_json(const WorkerAnswer& a);
 WorkerAnswer answer_from_json(const std::string& text);
 std::string device_to_json(const DeviceInfo& d);
 DeviceInfo device_from_json(const std::string& text);
+
+// Watches the coordinator's end of a worker's input while the worker runs a job. A coordinator
+// that dies (kill -9, the OOM killer) takes no worker with it, and a worker inside a kernel that
+// never returns would then hold its GPU for good: spinning under whatever runs there next, and, as a
+// pool's worker, found busy by every later run. Once the input has hung up and the step the worker
+// last announced has run past its budget (where the coordinator's watchdog would have killed it),
+// the watch calls `expire` with that step (the worker: a line on stderr and exit, so the GPU is free
+// and a pool starts a fresh worker). Idle or within budget, a hang-up is the session's end as before.
+class ClientWatch {
+ public:
+  ClientWatch(int fd, std::function<void(const std::string& step)> expire);
+  ~ClientWatch();
+  ClientWatch(const ClientWatch&) = delete;
+  ClientWatch& operator=(const ClientWatch&) = delete;
+  void job_started(double budget_s);                      // until the first step is announced
+  void step(const std::string& step, double budget_s);  // as the beat says
+  void job_ended();
+
+ private:
+  void watch();
+  int fd_;
+  std::function<void(const std::string&)> expire_;
+  std::mutex m_;
+  bool in_job_ = false, stop_ = false;
+  std::string step_;
+  std::chrono::steady_clock::time_point deadline_;
+  std::thread thread_;
+};
 
 // ---- the worker process ----
 // Serves frames on in_fd/out_fd until "quit" or EOF; returns the exit code.

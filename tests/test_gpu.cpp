@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -1326,6 +1327,48 @@ TEST(GpuPool, APoolWorkerKilledMidCandidateIsNotACrashAndLosesNothing) {
   fs::remove_all(dir);
 }
 
+// A run killed with SIGKILL while its candidate hangs (the planted kernel whose block (0,0) never
+// finishes) leaves the pool's worker in that kernel, with no watchdog left to end it: the worker
+// ends itself once the step is past its budget (ClientWatch), and the pool has a fresh one ready.
+TEST(GpuPool, AWorkerLeftInAHungKernelByAKilledRunEndsItselfAndThePoolGoesOn) {
+  REQUIRE_GPU();
+  TestPool pool("0");
+  ASSERT_EQ(pool.started.code, 0) << pool.started.out << pool.started.err;
+  const std::map<int, int> before = pool.ready_pids();
+  ASSERT_EQ(before.size(), 1u);
+  const fs::path dir = temp_dir("evo-pool-hang");
+  const std::string knobs = "TILE=16,PLANT=3";
+  // Built beforehand, so that the job reaches the hanging launch right after the run attaches.
+  const CliResult built = run_evo("--cache '" + test_cache().string() + "' compile '" + data("profiles/planted.json").string() +
+                                  "' --knobs " + knobs);
+  ASSERT_EQ(built.code, 0) << built.out << built.err;
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    std::freopen((dir / "out").c_str(), "w", stdout);
+    ::dup2(::fileno(stdout), 2);
+    execl(evo_binary().c_str(), "evo", "--db", (dir / "e.db").c_str(), "--cache", test_cache().c_str(), "eval",
+          data("profiles/planted.json").c_str(), "--knobs", knobs.c_str(), "--no-metrics", nullptr);
+    _exit(127);
+  }
+  // Inside the hanging launch (its budget is the profile's 2 s), before the run's own watchdog.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, WNOHANG), 0) << "the run ended before it could be killed";
+  kill(pid, SIGKILL);
+  waitpid(pid, &status, 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::map<int, int> after = pool.ready_pids(30);
+  ASSERT_EQ(after.size(), 1u) << "the pool's worker for GPU 0 never came back";
+  EXPECT_NE(after.begin()->second, before.begin()->second) << "the hung worker ended, a fresh one took its place";
+  std::cout << "[hung pool worker] ready again after "
+            << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() << " s\n";
+  std::ifstream log(pool.dir.path / "pool" / "pool.log");
+  const std::string said((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  EXPECT_NE(said.find("is gone and green: candidate launch"), std::string::npos) << said;
+  fs::remove_all(dir);
+}
+
 // ---- no GPU needed ----
 
 TEST(CliEval, WithoutADeviceExitsTwoWithOneLine) {
@@ -1737,6 +1780,79 @@ TEST(WorkerProtocol, AKernelsOwnFaultIsNotRetried) {
   EXPECT_FALSE(a.worker_lost);
   EXPECT_EQ(t.jobs(), 1);
   EXPECT_TRUE(t.said.empty());
+}
+
+// A worker whose coordinator died while a kernel never returns ends itself once the announced
+// step is past its budget; a hang-up while idle or within budget is nobody's business but the
+// session's, and a live coordinator is left to its own watchdog.
+TEST(WorkerProtocol, AWorkerWhoseRunIsGoneEndsWhenItsStepRunsPastItsBudget) {
+  struct Watched {
+    int fds[2];
+    std::mutex m;
+    std::vector<std::string> expired;
+    std::unique_ptr<ClientWatch> watch;
+    Watched() {
+      EXPECT_EQ(::pipe(fds), 0);
+      watch = std::make_unique<ClientWatch>(fds[0], [this](const std::string& step) {
+        std::lock_guard<std::mutex> lock(m);
+        expired.push_back(step);
+      });
+    }
+    std::vector<std::string> seen() {
+      std::lock_guard<std::mutex> lock(m);
+      return expired;
+    }
+    ~Watched() {
+      watch.reset();
+      ::close(fds[0]);
+      if (fds[1] >= 0) ::close(fds[1]);
+    }
+    void hang_up() { ::close(fds[1]), fds[1] = -1; }
+  };
+  const auto wait = [](int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); };
+  {  // gone mid-step: the step's budget, then the end
+    Watched w;
+    w.watch->job_started(60);
+    w.watch->step("green: candidate launch (problem small, seed 0, trial 0)", 0.3);
+    w.hang_up();
+    wait(100);
+    EXPECT_TRUE(w.seen().empty()) << "within its budget the kernel may still return";
+    wait(600);
+    ASSERT_EQ(w.seen().size(), 1u);
+    EXPECT_EQ(w.seen()[0], "green: candidate launch (problem small, seed 0, trial 0)");
+  }
+  {  // gone while idle, or the job ends within budget: nothing
+    Watched w;
+    w.watch->step("fast: timing (problem main)", 0.2);
+    w.watch->job_ended();
+    w.hang_up();
+    wait(500);
+    EXPECT_TRUE(w.seen().empty());
+  }
+  {  // the coordinator still there: its own watchdog decides, not this
+    Watched w;
+    w.watch->step("green: candidate launch (problem main, seed 1, trial 1)", 0.1);
+    wait(500);
+    EXPECT_TRUE(w.seen().empty());
+  }
+  {  // a pool's worker: its run's socket closed
+    int sv[2];
+    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    std::vector<std::string> expired;
+    std::mutex m;
+    {
+      ClientWatch watch(sv[0], [&](const std::string& step) {
+        std::lock_guard<std::mutex> lock(m);
+        expired.push_back(step);
+      });
+      watch.step("metrics: profiling (problem mission)", 0.2);
+      ::close(sv[1]);
+      wait(700);
+    }
+    ::close(sv[0]);
+    ASSERT_EQ(expired.size(), 1u);
+    EXPECT_EQ(expired[0], "metrics: profiling (problem mission)");
+  }
 }
 
 // ---- the pool of warm workers (engine/pool.h); no GPU needed: a worker without a device answers
