@@ -55,12 +55,23 @@ int cmd_pool(const Globals& g, const PoolArgs& a) {
     return 0;
   }
   if (a.action == "stop") {
-    const bool was = stop_pool();
-    std::cout << (was ? "pool stopped: " : "no pool was running: ") << pool_dir().string() << '\n';
+    const int ended = stop_pool();
+    if (ended) std::cout << "pool stopped: " << pool_dir().string() << " (" << ended << " process" << (ended == 1 ? "" : "es") << " ended)\n";
+    else std::cout << "no pool was running: " << pool_dir().string() << '\n';
     return 0;
   }
   if (a.action == "status") {
     const std::optional<PoolRecord> r = read_pool_record();
+    if (const std::vector<pid_t> left = orphaned_pool_workers(); !r && !left.empty()) {
+      std::string pids;
+      for (pid_t p : left) pids += (pids.empty() ? "" : ", ") + std::to_string(p);
+      if (g.json)
+        std::cout << nlohmann::json{{"pool", pool_dir().string()}, {"running", false}, {"orphaned_workers", left}}.dump(2) << '\n';
+      else
+        std::cout << "the pool's supervisor is gone (killed?); its workers " << pids << " still serve runs but are not "
+                  << "replaced after a fault: `evo pool stop` ends them\n";
+      return 1;
+    }
     if (!r) {
       if (g.json) std::cout << nlohmann::json{{"pool", pool_dir().string()}, {"running", false}}.dump(2) << '\n';
       else std::cout << "no pool is running (" << pool_dir().string() << "): `evo pool start --devices all` starts one\n";

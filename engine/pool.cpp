@@ -76,11 +76,20 @@ std::string utc_now() {
   return b;
 }
 
-bool alive(pid_t pid) { return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM); }
+// A zombie is gone: it has ended and waits only for its parent to read its status.
+bool alive(pid_t pid) {
+  if (pid <= 0 || (::kill(pid, 0) != 0 && errno != EPERM)) return false;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  const std::size_t close = line.rfind(')');
+  return close == std::string::npos || close + 2 >= line.size() || line[close + 2] != 'Z';
+}
 
 Json record_json(const PoolRecord& r) {
   Json devices = Json::array();
-  for (const auto& d : r.devices) devices.push_back(Json{{"gpu", d.gpu}, {"visible", d.visible}, {"socket", d.socket}});
+  for (const auto& d : r.devices)
+    devices.push_back(Json{{"gpu", d.gpu}, {"visible", d.visible}, {"socket", d.socket}, {"worker", d.worker}});
   return Json{{"supervisor", r.supervisor}, {"binary", r.binary}, {"binary_id", r.binary_id}, {"devices", devices},
               {"env", r.env},           {"idle_exit_s", r.idle_exit_s}, {"started", r.started}};
 }
@@ -105,7 +114,7 @@ std::optional<PoolRecord> read_record_file() {
   if (j.contains("env") && j["env"].is_object()) r.env = j["env"].get<std::map<std::string, std::string>>();
   if (j.contains("devices") && j["devices"].is_array())
     for (const auto& d : j["devices"])
-      r.devices.push_back(PoolDevice{d.value("gpu", 0), d.value("visible", ""), d.value("socket", "")});
+      r.devices.push_back(PoolDevice{d.value("gpu", 0), d.value("visible", ""), d.value("socket", ""), d.value("worker", -1)});
   return r;
 }
 
@@ -122,6 +131,14 @@ int connect_socket(const fs::path& path) {
     return -1;
   }
   return fd;
+}
+
+// Whether `pid` is a pool worker listening on `socket` (not a process that took a dead one's pid).
+bool is_pool_worker(pid_t pid, const std::string& socket) {
+  if (!alive(pid) || socket.empty()) return false;
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
+  std::string args((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return args.find(std::string("--listen") + '\0' + socket + '\0') != std::string::npos;
 }
 
 // The first variable whose value differs, said as a reason not to attach ("" : the same).
@@ -293,6 +310,10 @@ PoolRecord start_pool(const std::string& binary, const std::vector<int>& devices
     throw UserError("a pool is running already in " + pool_dir().string() + " (supervisor pid " +
                     std::to_string(running->supervisor) + ", GPUs " + gpus + "): `evo pool stop` first");
   }
+  if (const std::vector<pid_t> left = orphaned_pool_workers(); !left.empty())
+    throw UserError("the workers of a pool whose supervisor was killed still run in " + pool_dir().string() + " (" +
+                    std::to_string(left.size()) + ", pid " + std::to_string(left.front()) + (left.size() > 1 ? " ..." : "") +
+                    "): `evo pool stop` ends them");
   PoolRecord r;
   r.binary = fs::canonical(binary).string();
   r.binary_id = binary_identity(r.binary);
@@ -365,25 +386,40 @@ PoolRecord start_pool(const std::string& binary, const std::vector<int>& devices
   return r;
 }
 
-bool stop_pool(double timeout_s) {
-  const std::optional<PoolRecord> r = read_pool_record();
-  if (!r) {
-    // A pool killed with SIGKILL leaves its record and sockets: nothing runs, tidy them.
-    std::error_code ec;
-    if (std::optional<PoolRecord> left = read_record_file()) {
-      for (const auto& d : left->devices) fs::remove(d.socket, ec);
-      fs::remove(pool_dir() / "pool.json", ec);
-    }
-    return false;
+std::vector<pid_t> orphaned_pool_workers() {
+  std::vector<pid_t> out;
+  const std::optional<PoolRecord> r = read_record_file();
+  if (!r || alive(r->supervisor)) return out;
+  for (const auto& d : r->devices)
+    if (is_pool_worker(d.worker, d.socket)) out.push_back(d.worker);
+  return out;
+}
+
+int stop_pool(double timeout_s) {
+  const std::optional<PoolRecord> r = read_record_file();
+  if (!r) return 0;
+  int ended = 0;
+  auto wait_gone = [&](pid_t pid) {
+    const auto t0 = std::chrono::steady_clock::now();
+    while (alive(pid) && since(t0) < timeout_s) ::usleep(20000);
+    if (alive(pid)) ::kill(pid, SIGKILL);
+  };
+  if (alive(r->supervisor)) {
+    ::kill(r->supervisor, SIGTERM);  // it ends its workers
+    wait_gone(r->supervisor);
+    ++ended;
   }
-  ::kill(r->supervisor, SIGTERM);
-  const auto t0 = std::chrono::steady_clock::now();
-  while (alive(r->supervisor) && since(t0) < timeout_s) ::usleep(20000);
-  if (alive(r->supervisor)) ::kill(r->supervisor, SIGKILL);
+  // A supervisor killed with SIGKILL leaves its workers serving: ended here.
+  for (const auto& d : r->devices)
+    if (is_pool_worker(d.worker, d.socket)) {
+      ::kill(d.worker, SIGTERM);
+      wait_gone(d.worker);
+      ++ended;
+    }
   std::error_code ec;
   for (const auto& d : r->devices) fs::remove(d.socket, ec);
   fs::remove(pool_dir() / "pool.json", ec);
-  return true;
+  return ended;
 }
 
 namespace {
@@ -444,6 +480,13 @@ void run_pool_supervisor(PoolRecord r) {
     }
     s.pid = pid;
     s.started = std::chrono::steady_clock::now();
+    for (auto& d : r.devices)
+      if (d.socket == s.d.socket) d.worker = pid;
+    try {
+      write_record(r);  // `evo pool stop` finds the workers even if this supervisor is killed
+    } catch (const std::exception& e) {
+      say(std::string("evo pool: cannot write pool.json: ") + e.what());
+    }
   };
   for (auto& s : slots) spawn(s);
   for (;;) {

@@ -31,6 +31,7 @@ struct PoolDevice {
   int gpu = 0;          // as `evo run --devices` numbers it where the pool was started
   std::string visible;  // its CUDA_VISIBLE_DEVICES entry: what a run's worker for a GPU is matched by
   std::string socket;
+  pid_t worker = -1;    // its worker now (the supervisor rewrites the record when it starts one)
 };
 
 struct PoolRecord {  // <pool folder>/pool.json, written by the supervisor
@@ -80,7 +81,12 @@ struct PoolWorkerState {
 PoolRecord start_pool(const std::string& binary, const std::vector<int>& devices, double idle_exit_s);
 std::optional<PoolRecord> read_pool_record();  // nullopt: none, or its supervisor is gone
 std::vector<PoolWorkerState> pool_workers(const PoolRecord& r);  // asks each worker (a short attach)
-bool stop_pool(double timeout_s = 10);          // false: no pool was running
+// Workers of a pool whose supervisor is gone (killed with SIGKILL): still serving runs, never
+// replaced after a fault. Each checked to be that pool's worker (its command line names the socket).
+std::vector<pid_t> orphaned_pool_workers();
+// The pool's supervisor and workers ended (orphans too), its record and sockets removed. Returns
+// how many processes it ended: 0 when no pool was running.
+int stop_pool(double timeout_s = 10);
 
 // Serves the pool's sockets until the workers have all ended (the supervisor's body; never returns).
 [[noreturn]] void run_pool_supervisor(PoolRecord record);

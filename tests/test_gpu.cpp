@@ -1976,6 +1976,42 @@ TEST(PoolWorker, AnIdleWorkerEndsByItselfAndTakesItsSocket) {
   EXPECT_TRUE(a.pool_note().empty()) << "no pool there is not a refusal: " << a.pool_note();
 }
 
+// A supervisor killed with SIGKILL leaves its workers serving runs, never replaced after a fault:
+// `evo pool status` says so, `evo pool start` refuses to start a second pool beside them, and
+// `evo pool stop` ends them from the pids the supervisor recorded (checked to be those workers).
+TEST(PoolCli, AKilledSupervisorsWorkersAreFoundAndEnded) {
+  ListeningWorker w("GPU-orphan");
+  ASSERT_TRUE(fs::exists(w.socket));
+  const pid_t dead = fork();
+  if (dead == 0) _exit(0);
+  waitpid(dead, nullptr, 0);  // a supervisor that is gone
+  nlohmann::json record{{"supervisor", dead},
+                        {"binary", evo_binary()},
+                        {"devices", {{{"gpu", 0}, {"visible", "GPU-orphan"}, {"socket", w.socket.string()}, {"worker", w.pid}}}}};
+  std::ofstream(w.dir.path / "pool.json") << record.dump(2);
+  const CliResult status = run_evo("pool status");
+  EXPECT_EQ(status.code, 1) << status.out << status.err;
+  EXPECT_NE(status.out.find("its workers " + std::to_string(w.pid) + " still serve runs"), std::string::npos) << status.out;
+  const CliResult start = run_evo_env("CUDA_VISIBLE_DEVICES=GPU-orphan", "pool start --devices 0");
+  EXPECT_EQ(start.code, 2) << start.out << start.err;
+  EXPECT_NE(start.err.find("the workers of a pool whose supervisor was killed still run"), std::string::npos) << start.err;
+  EXPECT_EQ(kill(w.pid, 0), 0) << "a refused start ends nothing";
+  const CliResult stop = run_evo("pool stop");
+  EXPECT_EQ(stop.code, 0) << stop.err;
+  EXPECT_NE(stop.out.find("(1 process ended)"), std::string::npos) << stop.out;
+  int st = 0;
+  EXPECT_EQ(waitpid(w.pid, &st, 0), w.pid);
+  w.pid = -1;
+  EXPECT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);
+  EXPECT_FALSE(fs::exists(w.dir.path / "pool.json"));
+  EXPECT_FALSE(fs::exists(w.socket));
+  // A pid in the record that is not that pool's worker (reused by another process) is left alone.
+  record["devices"][0]["worker"] = static_cast<int>(::getpid());
+  std::ofstream(w.dir.path / "pool.json") << record.dump(2);
+  const CliResult again = run_evo("pool stop");
+  EXPECT_NE(again.out.find("no pool was running"), std::string::npos) << again.out;
+}
+
 TEST(PoolCli, StartingWhereAGpuDoesNotAnswerLeavesNothingRunning) {
   if (device().present) GTEST_SKIP() << "needs a machine without a GPU: " << device().name;
   test::TempDir dir;
