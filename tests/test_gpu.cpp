@@ -1090,6 +1090,31 @@ TEST(GpuGreenSafety, ExhaustiveRunOnEveryDeviceMeasuresExactlyTheCorrectConfigur
   fs::remove_all(dir);
 }
 
+// The whole of a text file ("" when it cannot be read).
+std::string file_text(const fs::path& p) {
+  std::ifstream in(p);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// After a worker was killed mid-run: the run finished with `budget` evaluations, each
+// configuration once, none with the loss as its verdict, and the database checks clean.
+void expect_every_candidate_recorded_once(const fs::path& db, int budget) {
+  Store after(db);
+  const auto runs = after.runs();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].status, "finished");
+  const auto evals = after.evaluations_of_run(runs[0].id);
+  std::set<std::string> configs;
+  for (const auto& x : evals) {
+    configs.insert(x.eval.config_hash);
+    EXPECT_EQ(x.eval.message.find("killed by signal 9"), std::string::npos) << x.eval.message;
+    EXPECT_EQ(x.eval.message.find("closed its connection"), std::string::npos) << x.eval.message;
+  }
+  EXPECT_EQ(static_cast<int>(evals.size()), budget);
+  EXPECT_EQ(configs.size(), evals.size()) << "a configuration was recorded twice";
+  EXPECT_TRUE(after.check().ok);
+}
+
 // A per-GPU worker killed with SIGKILL mid-candidate (issue 35): its candidate is measured again
 // on a fresh worker, said in one line, and nothing is lost, duplicated or recorded as a crash.
 TEST(GpuCli, AWorkerKilledMidCandidateIsNotACrashAndLosesNothing) {
@@ -1142,11 +1167,7 @@ TEST(GpuCli, AWorkerKilledMidCandidateIsNotACrashAndLosesNothing) {
   // in 0.8-1.0 s, and after the last on 2 x H200, which measured the 48 in 1.6 s (calls A and C,
   // tenth session): a worker killed idle has nothing to measure again. One kill: a second one
   // lands in the same candidate's re-run, which is then its crash by design ("it died twice").
-  auto reported = [&] {
-    std::ifstream f(err);
-    const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    return text.find("new best") != std::string::npos;
-  };
+  auto reported = [&] { return file_text(err).find("new best") != std::string::npos; };
   int kills = 0;
   std::set<pid_t> killed;
   const auto t0 = std::chrono::steady_clock::now();
@@ -1170,22 +1191,9 @@ TEST(GpuCli, AWorkerKilledMidCandidateIsNotACrashAndLosesNothing) {
   int status = 0;
   if (pid > 0) waitpid(pid, &status, 0);
   ASSERT_GT(kills, 0) << "the run ended before a worker could be killed";
-  std::ifstream e(err);
-  const std::string said((std::istreambuf_iterator<char>(e)), std::istreambuf_iterator<char>());
+  const std::string said = file_text(err);
   EXPECT_NE(said.find("measured again on a fresh worker"), std::string::npos) << said;
-  Store after(db);
-  const auto runs = after.runs();
-  ASSERT_EQ(runs.size(), 1u);
-  EXPECT_EQ(runs[0].status, "finished");
-  const auto evals = after.evaluations_of_run(runs[0].id);
-  std::set<std::string> configs;
-  for (const auto& x : evals) {
-    configs.insert(x.eval.config_hash);
-    EXPECT_EQ(x.eval.message.find("killed by signal 9"), std::string::npos) << x.eval.message;
-  }
-  EXPECT_EQ(static_cast<int>(evals.size()), budget);
-  EXPECT_EQ(configs.size(), evals.size()) << "a configuration was recorded twice";
-  EXPECT_TRUE(after.check().ok);
+  expect_every_candidate_recorded_once(db, budget);
   std::cout << "[kill -9 a worker] " << kills << " kill(s); the run said:\n" << said.substr(0, 600) << "\n";
   fs::remove_all(dir);
 }
@@ -1291,35 +1299,18 @@ TEST(GpuPool, APoolWorkerKilledMidCandidateIsNotACrashAndLosesNothing) {
     _exit(127);
   }
   // Into its first candidates: killed once the run reports its first result.
-  for (int i = 0; i < 3000; ++i) {
-    std::ifstream f(out);
-    const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    if (text.find("new best") != std::string::npos) break;
+  for (int i = 0; i < 3000 && file_text(out).find("new best") == std::string::npos; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
   int status = 0;
   ASSERT_EQ(waitpid(pid, &status, WNOHANG), 0) << "the run ended before its worker could be killed";
   ASSERT_EQ(kill(target, SIGKILL), 0);
   waitpid(pid, &status, 0);
-  std::ifstream o(out);
-  const std::string said((std::istreambuf_iterator<char>(o)), std::istreambuf_iterator<char>());
+  const std::string said = file_text(out);
   EXPECT_NE(said.find("the pool's warm worker"), std::string::npos) << said;
   EXPECT_NE(said.find("the pool's worker (pid " + std::to_string(target) + ") closed its connection"), std::string::npos)
       << said;
   EXPECT_NE(said.find("measured again on a fresh worker"), std::string::npos) << said;
-  Store after(db);
-  const auto runs = after.runs();
-  ASSERT_EQ(runs.size(), 1u);
-  EXPECT_EQ(runs[0].status, "finished");
-  const auto evals = after.evaluations_of_run(runs[0].id);
-  std::set<std::string> configs;
-  for (const auto& x : evals) {
-    configs.insert(x.eval.config_hash);
-    EXPECT_EQ(x.eval.status == Status::Crashed, false) << x.eval.message;
-  }
-  EXPECT_EQ(static_cast<int>(evals.size()), budget);
-  EXPECT_EQ(configs.size(), evals.size()) << "a configuration was recorded twice";
-  EXPECT_TRUE(after.check().ok);
+  expect_every_candidate_recorded_once(db, budget);
   const std::map<int, int> again = pool.ready_pids();
   ASSERT_EQ(again.size(), 1u) << "the pool started a fresh worker";
   EXPECT_NE(again.begin()->second, target);
@@ -1363,8 +1354,7 @@ TEST(GpuPool, AWorkerLeftInAHungKernelByAKilledRunEndsItselfAndThePoolGoesOn) {
   EXPECT_NE(after.begin()->second, before.begin()->second) << "the hung worker ended, a fresh one took its place";
   std::cout << "[hung pool worker] ready again after "
             << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() << " s\n";
-  std::ifstream log(pool.dir.path / "pool" / "pool.log");
-  const std::string said((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  const std::string said = file_text(pool.dir.path / "pool" / "pool.log");
   EXPECT_NE(said.find("is gone and green: candidate launch"), std::string::npos) << said;
   fs::remove_all(dir);
 }
