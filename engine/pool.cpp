@@ -236,18 +236,22 @@ PoolAttach attach(const std::string& binary, const std::string& visible, int gpu
                 std::to_string(static_cast<int>(timeout_s)) + " s";
     return a;
   }
-  a.pid = h.value("pid", -1);
   std::string why;
-  if (h.value("busy", false))
-    why = "it is serving another run";
-  else if (!checks)
-    why = "";
-  else if (h.value("binary_id", "") != binary_identity(binary))
-    why = "it runs another build of evo (" + h.value("binary_id", "") + ")";
-  else if (const std::string d = first_difference(h.value("env", Json::object()).get<std::map<std::string, std::string>>(),
-                                                  worker_environment());
-           !d.empty())
-    why = "its environment differs: " + d;
+  try {
+    a.pid = h.value("pid", -1);
+    if (h.value("busy", false))
+      why = "it is serving another run";
+    else if (!checks)
+      why = "";
+    else if (h.value("binary_id", "") != binary_identity(binary))
+      why = "it runs another build of evo (" + h.value("binary_id", "") + ")";
+    else if (const std::string d = first_difference(h.value("env", Json::object()).get<std::map<std::string, std::string>>(),
+                                                    worker_environment());
+             !d.empty())
+      why = "its environment differs: " + d;
+  } catch (const Json::exception&) {  // another evo's hello, or not evo's at all
+    why = "its hello is not this evo's";
+  }
   if (!why.empty()) {
     ::close(fd);
     a.refused = "the pool's worker for GPU " + std::to_string(gpu) + " (pid " + std::to_string(a.pid) + ") not used: " + why;

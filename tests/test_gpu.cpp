@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -1931,6 +1932,34 @@ TEST(PoolWorker, ARunAttachesToAFreeWorkerOfItsOwnBuildAndEnvironmentOnly) {
     EXPECT_FALSE(e.pooled());
     EXPECT_NE(e.pool_note().find("it runs another build of evo"), std::string::npos) << e.pool_note();
   }
+}
+
+// Something else listening where a pool's socket would be, saying a hello evo cannot read: the run
+// does not attach, says why, and measures on a worker of its own.
+TEST(PoolWorker, AHelloThatIsNotEvosIsRefused) {
+  test::TempDir dir;
+  const std::string kept = std::getenv("EVO_POOL_DIR") ? std::getenv("EVO_POOL_DIR") : "";
+  ::setenv("EVO_POOL_DIR", dir.path.c_str(), 1);
+  const fs::path sock = pool_socket("GPU-odd");
+  const int ls = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, sock.c_str(), sizeof addr.sun_path - 1);
+  ASSERT_EQ(::bind(ls, reinterpret_cast<const sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(ls, 4), 0);
+  std::thread server([&] {
+    const int c = ::accept(ls, nullptr, nullptr);
+    const std::string frame = encode_frame(R"({"type":"hello","pid":"not a pid","busy":false})");
+    if (::write(c, frame.data(), frame.size()) < 0) return;
+    ::close(c);
+  });
+  WorkerClient w(evo_binary(), 0, "GPU-odd");
+  w.run(job_without_device(), 30);
+  server.join();
+  ::close(ls);
+  ::setenv("EVO_POOL_DIR", kept.c_str(), 1);
+  EXPECT_FALSE(w.pooled());
+  EXPECT_NE(w.pool_note().find("its hello is not this evo's"), std::string::npos) << w.pool_note();
 }
 
 TEST(PoolWorker, APoolWorkerThatDiesMidRunIsReplacedByTheRunsOwn) {
