@@ -152,15 +152,22 @@ DeviceInfo device_from_json(const std::string& text) {
   return parse_message<DeviceInfo>(text, {}, "worker device answer");
 }
 
-ClientWatch::ClientWatch(int fd, std::function<void(const std::string&)> expire)
-    : fd_(fd), expire_(std::move(expire)), thread_([this] { watch(); }) {}
+ClientWatch::ClientWatch(int fd, std::function<void(const std::string&)> expire) : fd_(fd), expire_(std::move(expire)) {
+  if (::pipe2(wake_, O_CLOEXEC) != 0) wake_[0] = wake_[1] = -1;  // then it wakes every 100 ms to look
+  thread_ = std::thread([this] { watch(); });
+}
 
 ClientWatch::~ClientWatch() {
   {
     std::lock_guard<std::mutex> lock(m_);
     stop_ = true;
   }
+  // Woken at once: a session's end (a run's, and a worker's exit) does not wait for the next look.
+  if (wake_[1] >= 0 && ::write(wake_[1], "x", 1) < 0) {
+  }
   thread_.join();
+  for (int f : wake_)
+    if (f >= 0) ::close(f);
 }
 
 void ClientWatch::job_started(double budget_s) { step("start of the job", budget_s); }
@@ -190,15 +197,12 @@ void ClientWatch::watch() {
         expire_(step);
       }
     }
-    if (gone) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      continue;
-    }
     // Hang-ups only (not POLLIN): the frames are the serving thread's to read. A pipe whose
-    // writer closed says POLLHUP, a socket whose peer closed POLLRDHUP.
-    pollfd p{fd_, POLLRDHUP, 0};
-    const int r = ::poll(&p, 1, 100);
-    if (r > 0 && (p.revents & (POLLHUP | POLLRDHUP | POLLERR | POLLNVAL))) gone = true;
+    // writer closed says POLLHUP, a socket whose peer closed POLLRDHUP. Once gone, only the
+    // deadline and the wake-up are watched.
+    pollfd p[2] = {{gone ? -1 : fd_, POLLRDHUP, 0}, {wake_[0], POLLIN, 0}};
+    const int r = ::poll(p, 2, gone ? 50 : 100);
+    if (r > 0 && (p[0].revents & (POLLHUP | POLLRDHUP | POLLERR | POLLNVAL))) gone = true;
   }
 }
 

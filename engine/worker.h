@@ -136,6 +136,7 @@ class ClientWatch {
  private:
   void watch();
   int fd_;
+  int wake_[2] = {-1, -1};  // written by the destructor: the watch ends without waiting out its poll
   std::function<void(const std::string&)> expire_;
   std::mutex m_;
   bool in_job_ = false, stop_ = false;

@@ -1826,6 +1826,12 @@ TEST(WorkerProtocol, AWorkerWhoseRunIsGoneEndsWhenItsStepRunsPastItsBudget) {
     wait(500);
     EXPECT_TRUE(w.seen().empty());
   }
+  {  // a session's end does not wait for the watch's next look
+    Watched w;
+    const auto t0 = std::chrono::steady_clock::now();
+    w.watch.reset();
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 0.05);
+  }
   {  // a pool's worker: its run's socket closed
     int sv[2];
     ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
