@@ -23,7 +23,7 @@
 
 #include "engine/error.h"
 #include "engine/gpu_evaluator.h"  // defines: visible_entry
-#include "engine/worker.h"         // defines: encode_frame
+#include "engine/worker.h"         // defines: write_frame, device_from_json
 
 extern char** environ;
 
@@ -36,17 +36,6 @@ namespace {
 
 double since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-bool write_all(int fd, const std::string& data) {
-  std::size_t off = 0;
-  while (off < data.size()) {
-    const ssize_t n = ::send(fd, data.data() + off, data.size() - off, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    off += static_cast<std::size_t>(n);
-  }
-  return true;
 }
 
 // Exactly n bytes, never more: the frames after this one belong to whoever reads next.
@@ -260,13 +249,26 @@ PoolAttach attach(const std::string& binary, const std::string& visible, int gpu
   const char* trace = std::getenv("EVO_TRACE");
   const char* green_times = std::getenv("EVO_GREEN_TIMES");
   const Json attach_frame{{"type", "attach"}, {"gpu", gpu}, {"trace", trace ? trace : ""}, {"green_times", green_times ? green_times : ""}};
-  if (!write_all(fd, encode_frame(attach_frame.dump()))) {
+  if (!write_frame(fd, attach_frame.dump())) {
     ::close(fd);
     a.refused = "the pool's worker for GPU " + std::to_string(gpu) + " closed the connection";
     return a;
   }
   a.fd = fd;
   return a;
+}
+// A worker just attached to (`evo pool start` waiting, `evo pool status` looking): what its probe
+// says; the connection is closed, and the worker waits for the next run. nullopt: no answer.
+std::optional<DeviceInfo> probe_attached(int fd, double timeout_s) {
+  std::optional<std::string> answer;
+  if (write_frame(fd, R"({"type":"probe"})")) answer = read_frame(fd, timeout_s);
+  ::close(fd);
+  if (!answer) return std::nullopt;
+  try {
+    return device_from_json(*answer);
+  } catch (const UserError&) {
+    return std::nullopt;
+  }
 }
 }  // namespace
 
@@ -294,13 +296,10 @@ std::vector<PoolWorkerState> pool_workers(const PoolRecord& r) {
       w.busy = a.refused.find("serving another run") != std::string::npos;
       if (!w.busy) w.error = a.refused.empty() ? "no worker is listening on " + d.socket : a.refused;
     } else {
-      std::optional<std::string> answer;
-      if (write_all(a.fd, encode_frame(R"({"type":"probe"})"))) answer = read_frame(a.fd, 30);
-      const Json j = answer ? Json::parse(*answer, nullptr, false) : Json();
-      if (!j.is_object()) w.error = "did not answer the probe";
-      else if (!j.value("present", false)) w.error = j.value("error", "no device");
-      else w.name = j.value("name", "");
-      ::close(a.fd);  // the worker ends the session and waits for the next
+      const std::optional<DeviceInfo> d = probe_attached(a.fd, 30);
+      if (!d) w.error = "did not answer the probe";
+      else if (!d->present) w.error = d->error;
+      else w.name = d->name;
     }
     out.push_back(w);
   }
@@ -374,13 +373,9 @@ PoolRecord start_pool(const std::string& binary, const std::vector<int>& devices
                         (pool_dir() / "pool.log").string() + " says why)");
       PoolAttach a = attach(r.binary, d.visible, d.gpu, 5, false);
       if (a.fd >= 0) {
-        std::optional<std::string> answer;
-        if (write_all(a.fd, encode_frame(R"({"type":"probe"})"))) answer = read_frame(a.fd, 60);
-        ::close(a.fd);
-        const Json j = answer ? Json::parse(*answer, nullptr, false) : Json();
-        if (!j.is_object()) stop_and_throw("evo pool: GPU " + std::to_string(d.gpu) + "'s worker did not answer the probe");
-        if (!j.value("present", false))
-          stop_and_throw("GPU " + std::to_string(d.gpu) + ": " + j.value("error", std::string("no device")) + " (no pool started)");
+        const std::optional<DeviceInfo> probed = probe_attached(a.fd, 60);
+        if (!probed) stop_and_throw("evo pool: GPU " + std::to_string(d.gpu) + "'s worker did not answer the probe");
+        if (!probed->present) stop_and_throw("GPU " + std::to_string(d.gpu) + ": " + probed->error + " (no pool started)");
         break;
       }
       if (since(t0) > 120) stop_and_throw("evo pool: GPU " + std::to_string(d.gpu) + "'s worker was not ready within 120 s");

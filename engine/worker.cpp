@@ -209,10 +209,18 @@ void ClientWatch::watch() {
 
 namespace {
 
+// send() on a socket (a pool's worker: MSG_NOSIGNAL, a run that went away is an error here),
+// write() on a pipe.
 bool write_all(int fd, const std::string& data) {
   std::size_t off = 0;
+  bool socket = true;
   while (off < data.size()) {
-    ssize_t n = ::write(fd, data.data() + off, data.size() - off);
+    ssize_t n = socket ? ::send(fd, data.data() + off, data.size() - off, MSG_NOSIGNAL) : -1;
+    if (n < 0 && socket && errno == ENOTSOCK) {
+      socket = false;
+      continue;
+    }
+    if (!socket) n = ::write(fd, data.data() + off, data.size() - off);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return false;
     off += static_cast<std::size_t>(n);
@@ -506,7 +514,6 @@ WorkerAnswer run_job(WorkerState& st, const WorkerJob& job, const Heartbeat& sen
   return a;
 }
 
-bool send_frame(int fd, const std::string& payload) { return write_all(fd, encode_frame(payload)); }
 
 // A fatal signal in the worker's own code (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) is evo's
 // fault or the driver's, never the kernel's: say so on stderr, with the step, the call stack's
@@ -553,6 +560,8 @@ int gpu_label(int device) {
 
 }  // namespace
 
+bool write_frame(int fd, const std::string& payload) { return write_all(fd, encode_frame(payload)); }
+
 namespace {
 // Frames on in_fd/out_fd until "quit" or EOF (0), a malformed frame (2) or a dead context (3).
 int serve_session(WorkerState& st, int in_fd, int out_fd) {
@@ -584,7 +593,7 @@ int serve_session(WorkerState& st, int in_fd, int out_fd) {
     if (type == "probe") {
       {
         TraceSpan span("probe the device", "gpu " + std::to_string(st.gpu_label));
-        if (!send_frame(out_fd, device_to_json(st.probe()))) return 0;
+        if (!write_frame(out_fd, device_to_json(st.probe()))) return 0;
       }
       // A worker that will measure makes its CUDA context and stream now, while the coordinator
       // starts its compile pool and compiles, instead of inside the first candidate's job (0.12 s
@@ -608,7 +617,7 @@ int serve_session(WorkerState& st, int in_fd, int out_fd) {
       a = run_job(st, job_from_json(*frame),
                   [&](const std::string& step, double budget) {
                     client.step(step, budget);
-                    send_frame(out_fd, Json{{"type", "beat"}, {"step", step}, {"budget_s", budget}}.dump());
+                    write_frame(out_fd, Json{{"type", "beat"}, {"step", step}, {"budget_s", budget}}.dump());
                   },
                   &fatal);
     } catch (const UserError& e) {
@@ -618,7 +627,7 @@ int serve_session(WorkerState& st, int in_fd, int out_fd) {
     client.job_ended();
     Json j = Json::parse(answer_to_json(a));
     j["exiting"] = fatal;
-    if (!send_frame(out_fd, j.dump())) return 0;
+    if (!write_frame(out_fd, j.dump())) return 0;
     // A dead context poisons every later call: exit, the client starts a fresh worker.
     if (fatal) return 3;
   }
@@ -704,7 +713,7 @@ int worker_listen(int device, const std::string& socket_path, double idle_exit_s
       cv.wait_for(lock, std::chrono::seconds(1), [&] { return !serving && waiting.empty(); });
       if (serving || !waiting.empty()) {
         lock.unlock();
-        send_frame(c, pool_hello_json(true));
+        write_frame(c, pool_hello_json(true));
         ::close(c);
         continue;
       }
@@ -729,7 +738,7 @@ int worker_listen(int device, const std::string& socket_path, double idle_exit_s
       serving = true;
     }
     int code = 0;
-    if (send_frame(c, pool_hello_json(false))) {
+    if (write_frame(c, pool_hello_json(false))) {
       const std::optional<std::string> first = read_frame(c, 10);
       const Json attach = first ? Json::parse(*first, nullptr, false) : Json();
       if (attach.is_object() && attach.value("type", "") == "attach") {

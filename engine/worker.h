@@ -99,6 +99,8 @@ struct WorkerAnswer {
 
 // ---- protocol (no GPU needed: tested on any machine) ----
 std::string encode_frame(const std::string& payload);  // length prefix + payload
+// One frame written whole, on a pipe or a socket; false when the other end is gone (never SIGPIPE).
+bool write_frame(int fd, const std::string& payload);
 // Accumulates bytes read from a pipe and hands out whole frames.
 class FrameReader {
  public:
