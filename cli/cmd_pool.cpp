@@ -19,7 +19,7 @@ void print_workers(const PoolRecord& r, bool json) {
     nlohmann::json devices = nlohmann::json::array();
     for (const auto& w : ws)
       devices.push_back({{"gpu", w.device.gpu}, {"visible", w.device.visible}, {"socket", w.device.socket},
-                         {"pid", w.pid}, {"busy", w.busy}, {"name", w.name}, {"error", w.error}});
+                         {"role", role_name(w.device.role)}, {"pid", w.pid}, {"busy", w.busy}, {"name", w.name}, {"error", w.error}});
     std::cout << nlohmann::json{{"pool", pool_dir().string()}, {"supervisor", r.supervisor}, {"binary", r.binary},
                                 {"started", r.started}, {"idle_exit_s", r.idle_exit_s}, {"devices", devices}}
                      .dump(2)
@@ -29,10 +29,11 @@ void print_workers(const PoolRecord& r, bool json) {
   std::cout << "pool " << pool_dir().string() << ": supervisor " << r.supervisor << ", started " << r.started << ", "
             << r.binary << '\n';
   for (const auto& w : ws) {
+    const std::string worker = w.device.role == WorkerRole::Profile ? "profiling worker " : "worker ";
     std::cout << "  GPU " << w.device.gpu << " (" << w.device.visible << "): ";
-    if (w.busy) std::cout << "worker " << w.pid << ", serving a run\n";
-    else if (!w.error.empty()) std::cout << w.error << '\n';
-    else std::cout << "worker " << w.pid << ", " << w.name << ", ready\n";
+    if (w.busy) std::cout << worker << w.pid << ", serving a run\n";
+    else if (!w.error.empty()) std::cout << (w.device.role == WorkerRole::Profile ? "profiling worker: " : "") << w.error << '\n';
+    else std::cout << worker << w.pid << ", " << w.name << ", ready\n";
   }
 }
 }  // namespace
@@ -83,8 +84,8 @@ int cmd_pool(const Globals& g, const PoolArgs& a) {
   throw UserError("evo pool " + a.action + ": give start, stop or status");
 }
 
-int cmd_worker_listen(int device, const std::string& socket, double idle_exit_s) {
-  return worker_listen(device, socket, idle_exit_s);
+int cmd_worker_listen(int device, const std::string& socket, double idle_exit_s, bool profile) {
+  return worker_listen(device, socket, idle_exit_s, profile ? WorkerRole::Profile : WorkerRole::Measure);
 }
 
 }  // namespace evo::cli

@@ -114,6 +114,15 @@ int cmd_check(const Globals& g, const std::string& name) {
   return why ? 1 : 0;
 }
 
+namespace {
+// The first error line of an NVRTC log says what went wrong (often a knob's static_assert).
+std::string first_error(const std::string& log) {
+  const auto pos = log.find("error");
+  const std::string first = pos == std::string::npos ? log : log.substr(pos);
+  return first.substr(0, first.find('\n'));
+}
+}  // namespace
+
 int cmd_compile(const Globals& g, const CompileArgs& a) {
   auto [p, space] = load_checked(a.profile);
   const std::string arch = a.arch.empty() ? p.arch : a.arch;
@@ -139,9 +148,15 @@ int cmd_compile(const Globals& g, const CompileArgs& a) {
     per_config.push_back(candidate_requests(p, c, arch));
     reqs.insert(reqs.end(), per_config.back().begin(), per_config.back().end());
   }
+  // A kernel reference too, with --all: a cache warmed for a run then holds everything it builds.
+  const std::size_t candidates = reqs.size();
+  if (a.all)
+    for (const auto& r : reference_requests(p, arch)) reqs.push_back(r);
   const auto t0 = std::chrono::steady_clock::now();
   CompilePool pool(g.jobs, g.cache.empty() ? default_cache_dir() : std::filesystem::path(g.cache));
   const auto all = pool.compile_all(reqs);
+  for (std::size_t i = candidates; i < all.size(); ++i)
+    if (!all[i].ok) std::cerr << "warning: the reference kernel does not compile: " << first_error(all[i].log) << "\n";
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::vector<Build> builds;
   for (std::size_t i = 0, at = 0; i < configs.size(); at += per_config[i].size(), ++i)
@@ -159,10 +174,7 @@ int cmd_compile(const Globals& g, const CompileArgs& a) {
     std::string reason = v.reason;
     if (!b.ok) {
       ++failed_compile;
-      // The first error line of the NVRTC log says what went wrong (often a knob's static_assert).
-      auto pos = b.log.find("error");
-      std::string first = pos == std::string::npos ? b.log : b.log.substr(pos);
-      reason = "compile error: " + first.substr(0, first.find('\n'));
+      reason = "compile error: " + first_error(b.log);
     } else if (v.outcome == Outcome::Passed) {
       ++passed;
     } else {

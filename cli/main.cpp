@@ -77,6 +77,10 @@ int main(int argc, char** argv) {
   double listen_idle_exit_s = 0;
   worker->add_option("--listen", listen, "serve runs on this Unix socket (a pool's worker: evo pool start)")->group("");
   worker->add_option("--idle-exit", listen_idle_exit_s, "with --listen: end after this many seconds without a run")->group("");
+  std::string listen_role = "measure";
+  worker->add_option("--role", listen_role, "with --listen: measure (GREEN, FAST) or profile (metrics passes alone)")
+      ->group("")
+      ->check(CLI::IsMember({"measure", "profile"}));
 
   PoolArgs pa;
   auto* pool = app.add_subcommand(
@@ -211,7 +215,7 @@ int main(int argc, char** argv) {
         qa.device = worker_device_opt->count() ? worker_device : g.device;
         return cmd_queue_worker(g, qa);
       }
-      if (!listen.empty()) return cmd_worker_listen(worker_device, listen, listen_idle_exit_s);
+      if (!listen.empty()) return cmd_worker_listen(worker_device, listen, listen_idle_exit_s, listen_role == "profile");
       return cmd_worker(worker_device, one_shot);
     }
     if (*pool) return cmd_pool(g, pa);

@@ -113,6 +113,8 @@ namespace {
 constexpr std::size_t kEndMetricsPerGpu = 16;
 
 class GpuEvaluator : public Evaluator {
+  struct Lane;
+
  public:
   GpuEvaluator(const Profile& profile, const GpuEvaluatorOptions& options)
       : profile_(profile),
@@ -219,11 +221,25 @@ class GpuEvaluator : public Evaluator {
     // A kernel reference compiles beside the first candidates; a command or data one compiles nothing.
     reference_requests_ = reference_requests(profile_, arch_);
     for (const auto& r : reference_requests_) reference_tickets_.push_back(pool_->submit(r));
+    // Each GPU's profiling worker (engine/worker.h, WorkerRole) where this run collects metrics,
+    // started once its lane has answered its first job: its process and context are then made while
+    // candidates are judged, not in the run's end, and not while the measuring workers make their
+    // own contexts (the driver's starts take turns across processes: eight at once held the first
+    // candidates of a 4-GPU run back by 0.6 s, call G). CUPTI's set-up waits for its first
+    // collection, when its lane waits too: made beside a lane that measures, it stalled both GPUs
+    // of a run for 0.19 s three times (call I). A pool's was made before any run.
+    // EVO_METRICS_PROCESS=0: metrics in the measuring worker, as before (to compare).
+    const char* separate = std::getenv("EVO_METRICS_PROCESS");
+    if (metrics_on() && !(separate && std::string(separate) == "0"))
+      for (auto& lane : lanes_) lane->wants_profiler = true;
   }
 
   ~GpuEvaluator() override {
     TraceSpan span("GPU workers asked to quit and waited for", "coordinator");
-    for (auto& l : lanes_) l->worker.ask_to_quit();  // their teardowns overlap; each lane then waits
+    for (auto& l : lanes_) {  // their teardowns overlap; each lane then waits
+      l->worker.ask_to_quit();
+      if (l->profiler) l->metrics_worker().ask_to_quit();  // never started: nothing to ask
+    }
     lanes_.clear();
   }
 
@@ -288,13 +304,17 @@ class GpuEvaluator : public Evaluator {
     } else {
       job.host_reference = true;
     }
-    // Shared by every worker of the host through the compile cache: the reference outputs (made
-    // once, read by the others) and the lock that keeps metrics passes from overlapping.
+    // Shared by every worker of the host through the compile cache: the trials' inputs (drawn once,
+    // read by the others; a kernel reference's outputs too with EVO_REFERENCE_STORE=1, gates/green.h)
+    // and the lock that keeps metrics passes from overlapping.
     job.reference_cache = (cache_.dir() / "reference").string();
+    const char* share = std::getenv("EVO_REFERENCE_STORE");
+    job.share_kernel_outputs = share && std::string(share) == "1";
     job.metrics_lock = metrics_lock();
     job.green = true;
     job.fast = true;
-    job.metrics = metrics_on() && metrics_during_run_.load();
+    const bool metrics = metrics_on() && metrics_during_run_.load();
+    job.metrics = metrics && !lane.wants_profiler;  // else the lane's profiling worker collects them, below
     if (profile_.gates.metrics.thresholds.empty()) {  // a metric gate needs every candidate's metrics
       job.metrics_max_p50_us = metrics_max_p50_us_.load();
       job.metrics_wait_max_p50_us = metrics_wait_max_p50_us_.load();
@@ -306,10 +326,12 @@ class GpuEvaluator : public Evaluator {
     // candidate. Raised to the run (which stops, saying why), never recorded as a GREEN failure.
     if (a.reference_failed) throw ReferenceError(a.message);
     if (a.outcome == Outcome::Skipped) throw LaneLost("GPU " + std::to_string(lane.device) + ": " + a.message);
+    if (lane.wants_profiler && !lane.profiler) lane.start_profiler();
+    if (metrics && lane.wants_profiler) a = with_metrics(lane, job, std::move(a));
     e.green = a.green;
     e.fast = a.fast;
     e.metrics = a.metrics;
-    if (metrics_on() && !job.metrics) e.metrics.reason = kMetricsDeferred;
+    if (metrics_on() && !metrics) e.metrics.reason = kMetricsDeferred;
     e.seconds_green = a.seconds_green;
     e.seconds_fast = a.seconds_fast;
     e.seconds_metrics = a.seconds_metrics;
@@ -368,6 +390,50 @@ class GpuEvaluator : public Evaluator {
     e.message = "p50 " + fmt("%.2f", e.fast.p50_us) + " us" +
                 (e.speedup > 0 ? ", speedup " + fmt("%.3f", e.speedup) + "x over the baseline" : "");
     return e;
+  }
+
+  // What the measuring worker collected after FAST before profiling workers existed, by the same
+  // rules (near the run's best so far, the host's turns: take_metrics_turn), now by the lane's
+  // profiling worker on the same GPU while the lane waits for it. A crash or hang there is the
+  // candidate's, in its metrics phase, as it was; a profiling worker that cannot serve at all is
+  // said as the metrics' reason.
+  WorkerAnswer with_metrics(Lane& lane, const WorkerJob& measured, WorkerAnswer a) {
+    if (a.outcome != Outcome::Passed || a.fast.outcome != Outcome::Passed) return a;
+    if (measured.green && a.green.outcome != Outcome::Passed) return a;
+    WorkerJob m = measured;
+    m.green = false;
+    m.fast = false;
+    m.metrics = true;
+    m.timed_p50_us = a.fast.p50_us;
+    WorkerJob rules = m;  // the rules but the turn: nothing started for a candidate they leave out
+    rules.metrics_lock.clear();
+    if (MetricsTurn t = take_metrics_turn(rules, a.fast.p50_us, {}); !t.collect) {
+      a.metrics.outcome = Outcome::Skipped;
+      a.metrics.reason = t.reason;
+      return a;
+    }
+    WorkerAnswer p = lane.metrics_worker().run_measured(m, 60 + profile_.gates.timeout_s,
+                                                         [](const std::string& line) { spdlog::warn("{}", line); });
+    for (const auto& w : p.warnings) spdlog::warn("GPU {}: {}", lane.device, w);
+    a.seconds_metrics = p.seconds_metrics;
+    if (p.outcome == Outcome::Skipped) {
+      a.metrics.outcome = Outcome::Skipped;
+      a.metrics.reason = "GPU " + std::to_string(lane.device) + "'s profiling worker: " + p.message;
+      return a;
+    }
+    if (p.outcome != Outcome::Passed) {
+      a.outcome = p.outcome;
+      a.message = p.message;
+      a.step = p.step;
+      return a;
+    }
+    if (p.fast.outcome == Outcome::Rejected) {  // wrote where it may not while profiled
+      a.fast.outcome = Outcome::Rejected;
+      a.fast.reason = p.fast.reason;
+    }
+    a.metrics = p.metrics;
+    if (p.metrics.outcome == Outcome::Passed) lane.profiled = true;
+    return a;
   }
 
   // `evo eval`: the speedup is against the baseline timed by the same worker, before the candidate.
@@ -433,8 +499,9 @@ class GpuEvaluator : public Evaluator {
       Lane& lane = *lanes_[l];
       MetricsAlone r;
       r.lane = static_cast<int>(l);
-      WorkerAnswer a = lane.worker.run_measured(job, 60 + profile_.gates.timeout_s,
-                                                 [](const std::string& line) { spdlog::warn("{}", line); });
+      WorkerAnswer a = lane.metrics_worker().run_measured(job, 60 + profile_.gates.timeout_s,
+                                                           [](const std::string& line) { spdlog::warn("{}", line); });
+      if (a.outcome == Outcome::Passed && a.metrics.outcome == Outcome::Passed) lane.profiled = true;
       r.seconds = a.seconds_metrics;
       if (a.outcome == Outcome::Skipped) throw LaneLost("GPU " + std::to_string(lane.device) + ": " + a.message);
       if (a.outcome != Outcome::Passed) {  // it passed every gate before: say what happened, keep its verdict
@@ -475,9 +542,13 @@ class GpuEvaluator : public Evaluator {
     // One GPU for each kEndMetricsPerGpu of them: each worker's first collection costs 0.17 s alone
     // and 0.57-0.70 s when four start at once (4 x H200, call Q: the first profiler start after
     // enabling takes a turn host-wide), against 26 ms a collection after it. Ten on one GPU took
-    // 0.43-0.5 s, on four 0.8 s (docs/results/scale8).
+    // 0.43-0.5 s, on four 0.8 s (docs/results/scale8). Every GPU where each has a profiling worker
+    // past its first collection in this run (its session enabled: 25-35 ms a collection after it).
+    bool warm = true;
+    for (auto& lane : lanes_) warm = warm && lane->wants_profiler && lane->profiled;
     const std::size_t n =
-        std::min(lanes_.size(), std::max<std::size_t>(1, (todo.size() + kEndMetricsPerGpu - 1) / kEndMetricsPerGpu));
+        warm ? std::min(lanes_.size(), todo.size())
+             : std::min(lanes_.size(), std::max<std::size_t>(1, (todo.size() + kEndMetricsPerGpu - 1) / kEndMetricsPerGpu));
     std::vector<std::thread> threads;
     for (std::size_t l = 1; l < n; ++l) threads.emplace_back(work, l);
     work(0);
@@ -635,11 +706,35 @@ class GpuEvaluator : public Evaluator {
   // One device: its worker process (crash and hang isolation, restarted on its own device) and
   // the baseline as last timed there, which its candidates' speedups divide.
   struct Lane {
-    Lane(const std::string& binary, int d, std::string visible) : device(d), worker(binary, d, std::move(visible)) {}
+    Lane(const std::string& binary, int d, std::string visible)
+        : binary(binary), device(d), worker(binary, d, std::move(visible)) {}
+    ~Lane() {
+      if (profiler_start.joinable()) profiler_start.join();
+    }
+    std::string binary;
     int device;
-    WorkerClient worker;
+    WorkerClient worker;  // GREEN and FAST
     DeviceInfo info;
     std::atomic<double> baseline_p50_us{0};
+    // Metrics passes on the same GPU, in a process of their own (none wanted: `worker` collects them).
+    bool wants_profiler = false;
+    std::unique_ptr<WorkerClient> profiler;
+    std::thread profiler_start;  // its warm probe, joined at its first use
+    bool profiled = false;       // it has collected in this run: its profiler's first start is paid
+    void start_profiler() {
+      profiler = std::make_unique<WorkerClient>(binary, device, worker.visible(), WorkerRole::Profile);
+      profiler_start = std::thread([p = profiler.get()] {
+        try {
+          p->probe(120, /*warm=*/true);
+        } catch (const std::exception&) {  // its first job says what is wrong
+        }
+      });
+    }
+    WorkerClient& metrics_worker() {
+      if (wants_profiler && !profiler) start_profiler();
+      if (profiler_start.joinable()) profiler_start.join();
+      return profiler ? *profiler : worker;
+    }
   };
   std::vector<std::unique_ptr<Lane>> lanes_;
   CompileCache cache_;

@@ -78,7 +78,8 @@ bool alive(pid_t pid) {
 Json record_json(const PoolRecord& r) {
   Json devices = Json::array();
   for (const auto& d : r.devices)
-    devices.push_back(Json{{"gpu", d.gpu}, {"visible", d.visible}, {"socket", d.socket}, {"worker", d.worker}});
+    devices.push_back(Json{{"gpu", d.gpu}, {"visible", d.visible}, {"socket", d.socket}, {"worker", d.worker},
+                           {"role", role_name(d.role)}});
   return Json{{"supervisor", r.supervisor}, {"binary", r.binary}, {"binary_id", r.binary_id}, {"devices", devices},
               {"env", r.env},           {"idle_exit_s", r.idle_exit_s}, {"started", r.started}};
 }
@@ -103,7 +104,8 @@ std::optional<PoolRecord> read_record_file() {
   if (j.contains("env") && j["env"].is_object()) r.env = j["env"].get<std::map<std::string, std::string>>();
   if (j.contains("devices") && j["devices"].is_array())
     for (const auto& d : j["devices"])
-      r.devices.push_back(PoolDevice{d.value("gpu", 0), d.value("visible", ""), d.value("socket", ""), d.value("worker", -1)});
+      r.devices.push_back(PoolDevice{d.value("gpu", 0), d.value("visible", ""), d.value("socket", ""), d.value("worker", -1),
+                                     d.value("role", "") == "profile" ? WorkerRole::Profile : WorkerRole::Measure});
   return r;
 }
 
@@ -156,10 +158,12 @@ bool pool_enabled() {
   return !(e && std::string(e) == "0");
 }
 
-fs::path pool_socket(const std::string& visible) {
+const char* role_name(WorkerRole role) { return role == WorkerRole::Profile ? "profile" : "measure"; }
+
+fs::path pool_socket(const std::string& visible, WorkerRole role) {
   std::string name;
   for (char c : visible) name += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' ? c : '_';
-  return pool_dir() / ("gpu-" + name + ".sock");
+  return pool_dir() / ("gpu-" + name + (role == WorkerRole::Profile ? ".profile" : "") + ".sock");
 }
 
 std::map<std::string, std::string> worker_environment() {
@@ -209,10 +213,13 @@ std::optional<std::string> read_frame(int fd, double timeout_s) {
 
 namespace {
 // checks: a run's attach (its build and environment); without, `evo pool status` looking.
-PoolAttach attach(const std::string& binary, const std::string& visible, int gpu, double timeout_s, bool checks) {
+PoolAttach attach(const std::string& binary, const std::string& visible, int gpu, WorkerRole role, double timeout_s,
+                  bool checks) {
   PoolAttach a;
   if (visible.empty()) return a;
-  const fs::path sock = pool_socket(visible);
+  const fs::path sock = pool_socket(visible, role);
+  const std::string whose = std::string("the pool's ") + (role == WorkerRole::Profile ? "profiling " : "") +
+                            "worker for GPU " + std::to_string(gpu);
   std::error_code ec;
   if (!fs::exists(sock, ec)) return a;
   const int fd = connect_socket(sock);
@@ -221,7 +228,7 @@ PoolAttach attach(const std::string& binary, const std::string& visible, int gpu
   const Json h = hello ? Json::parse(*hello, nullptr, false) : Json();
   if (!h.is_object() || h.value("type", "") != "hello") {
     ::close(fd);
-    a.refused = "the pool's worker for GPU " + std::to_string(gpu) + " did not say hello within " +
+    a.refused = whose + " did not say hello within " +
                 std::to_string(static_cast<int>(timeout_s)) + " s";
     return a;
   }
@@ -243,7 +250,7 @@ PoolAttach attach(const std::string& binary, const std::string& visible, int gpu
   }
   if (!why.empty()) {
     ::close(fd);
-    a.refused = "the pool's worker for GPU " + std::to_string(gpu) + " (pid " + std::to_string(a.pid) + ") not used: " + why;
+    a.refused = whose + " (pid " + std::to_string(a.pid) + ") not used: " + why;
     return a;
   }
   const char* trace = std::getenv("EVO_TRACE");
@@ -251,7 +258,7 @@ PoolAttach attach(const std::string& binary, const std::string& visible, int gpu
   const Json attach_frame{{"type", "attach"}, {"gpu", gpu}, {"trace", trace ? trace : ""}, {"green_times", green_times ? green_times : ""}};
   if (!write_frame(fd, attach_frame.dump())) {
     ::close(fd);
-    a.refused = "the pool's worker for GPU " + std::to_string(gpu) + " closed the connection";
+    a.refused = whose + " closed the connection";
     return a;
   }
   a.fd = fd;
@@ -272,9 +279,10 @@ std::optional<DeviceInfo> probe_attached(int fd, double timeout_s) {
 }
 }  // namespace
 
-PoolAttach attach_pool_worker(const std::string& binary, const std::string& visible, int gpu, double timeout_s) {
+PoolAttach attach_pool_worker(const std::string& binary, const std::string& visible, int gpu, WorkerRole role,
+                              double timeout_s) {
   if (!pool_enabled()) return {};
-  return attach(binary, visible, gpu, timeout_s, true);
+  return attach(binary, visible, gpu, role, timeout_s, true);
 }
 
 // ---- evo pool ----
@@ -290,7 +298,7 @@ std::vector<PoolWorkerState> pool_workers(const PoolRecord& r) {
   for (const auto& d : r.devices) {
     PoolWorkerState w;
     w.device = d;
-    PoolAttach a = attach(r.binary, d.visible, d.gpu, 5, false);
+    PoolAttach a = attach(r.binary, d.visible, d.gpu, d.role, 5, false);
     w.pid = a.pid;
     if (a.fd < 0) {
       w.busy = a.refused.find("serving another run") != std::string::npos;
@@ -328,9 +336,11 @@ PoolRecord start_pool(const std::string& binary, const std::vector<int>& devices
     if (v.empty())
       throw UserError("GPU " + std::to_string(gpu) + ": not among this host's GPUs (CUDA_VISIBLE_DEVICES or the driver's "
                       "listing), so no worker can be given it alone");
-    r.devices.push_back(PoolDevice{gpu, v, pool_socket(v).string()});
-    if (r.devices.back().socket.size() >= sizeof(sockaddr_un{}.sun_path))
-      throw UserError("pool folder " + pool_dir().string() + ": the socket path is too long for a Unix socket (set EVO_POOL_DIR)");
+    for (WorkerRole role : {WorkerRole::Measure, WorkerRole::Profile}) {
+      r.devices.push_back(PoolDevice{gpu, v, pool_socket(v, role).string(), -1, role});
+      if (r.devices.back().socket.size() >= sizeof(sockaddr_un{}.sun_path))
+        throw UserError("pool folder " + pool_dir().string() + ": the socket path is too long for a Unix socket (set EVO_POOL_DIR)");
+    }
   }
   std::error_code ec;
   fs::create_directories(pool_dir(), ec);
@@ -371,7 +381,7 @@ PoolRecord start_pool(const std::string& binary, const std::vector<int>& devices
       if (::waitpid(pid, &status, WNOHANG) == pid)
         throw UserError("evo pool: the supervisor ended before GPU " + std::to_string(d.gpu) + "'s worker was ready (" +
                         (pool_dir() / "pool.log").string() + " says why)");
-      PoolAttach a = attach(r.binary, d.visible, d.gpu, 5, false);
+      PoolAttach a = attach(r.binary, d.visible, d.gpu, d.role, 5, false);
       if (a.fd >= 0) {
         const std::optional<DeviceInfo> probed = probe_attached(a.fd, 60);
         if (!probed) stop_and_throw("evo pool: GPU " + std::to_string(d.gpu) + "'s worker did not answer the probe");
@@ -473,7 +483,7 @@ void run_pool_supervisor(PoolRecord r) {
       ::signal(SIGPIPE, SIG_DFL);
       for (int sig : {SIGTERM, SIGINT, SIGHUP}) ::signal(sig, SIG_DFL);
       ::execl(r.binary.c_str(), r.binary.c_str(), "worker", "--device", "0", "--listen", s.d.socket.c_str(), "--idle-exit",
-              idle, static_cast<char*>(nullptr));
+              idle, "--role", role_name(s.d.role), static_cast<char*>(nullptr));
       std::fprintf(stderr, "evo pool: cannot run %s: %s\n", r.binary.c_str(), std::strerror(errno));
       ::_exit(127);
     }
@@ -510,7 +520,8 @@ void run_pool_supervisor(PoolRecord r) {
     for (auto& s : slots) {
       if (s.pid != dead) continue;
       s.pid = -1;
-      const std::string who = "GPU " + std::to_string(s.d.gpu) + ": worker " + std::to_string(dead);
+      const std::string who = "GPU " + std::to_string(s.d.gpu) + ": " + (s.d.role == WorkerRole::Profile ? "profiling " : "") +
+                              "worker " + std::to_string(dead);
       if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
         say("evo pool: " + who + " ended (idle " + idle + " s)");
         s.done = true;

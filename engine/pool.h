@@ -6,14 +6,17 @@
 // across processes (docs/results/scale9, section 7). On a one-GPU sweep of 8-16 s that fixed part
 // is what keeps 4 GPUs from 4x. A pooled worker made all of it once, before any run.
 //
-// The pool is a supervisor process and one `evo worker --listen SOCKET` per GPU, each seeing its
+// The pool is a supervisor process and two `evo worker --listen SOCKET` per GPU, each seeing its
 // GPU alone (CUDA_VISIBLE_DEVICES) and serving one run at a time over a Unix socket in the pool's
-// folder, with the frames of engine/worker.h. On connecting, a worker says who it is (hello: its
+// folder, with the frames of engine/worker.h: the GPU's measuring worker (GREEN and FAST, CUPTI
+// never loaded) and its profiling worker (metrics passes alone, CUPTI's set-up made at its start
+// and kept; engine/worker.h, WorkerRole). On connecting, a worker says who it is (hello: its
 // pid, its evo build, the environment its behaviour reads, whether it is serving another run);
 // the run attaches only to a worker of its own build and environment and not busy, and otherwise
 // starts its own worker, as without a pool. Between two runs the worker drops everything GREEN
-// kept (a run never reads another run's inputs or references) and keeps its context and CUPTI's
-// tables. A kernel that kills its context, or the watchdog's SIGKILL, ends that worker: the run
+// kept (a run never reads another run's inputs or references) and any profiler session (one left
+// enabled would fail every other process's collection on that GPU), and keeps its context and, in
+// the profiling worker, CUPTI's set-up. A kernel that kills its context, or the watchdog's SIGKILL, ends that worker: the run
 // goes on with a worker of its own for that GPU, and the supervisor starts a fresh one for the next
 // run. A worker idle for --idle-exit seconds ends; the supervisor ends with the last of them.
 #pragma once
@@ -25,14 +28,18 @@
 #include <string>
 #include <vector>
 
+#include "engine/worker.h"  // defines: WorkerRole
+
 namespace evo {
 
-struct PoolDevice {
+struct PoolDevice {  // one worker of the pool: each GPU has a Measure one and a Profile one
   int gpu = 0;          // as `evo run --devices` numbers it where the pool was started
   std::string visible;  // its CUDA_VISIBLE_DEVICES entry: what a run's worker for a GPU is matched by
   std::string socket;
   pid_t worker = -1;    // its worker now (the supervisor rewrites the record when it starts one)
+  WorkerRole role = WorkerRole::Measure;
 };
+const char* role_name(WorkerRole role);  // "measure", "profile"
 
 struct PoolRecord {  // <pool folder>/pool.json, written by the supervisor
   pid_t supervisor = -1;
@@ -46,7 +53,7 @@ struct PoolRecord {  // <pool folder>/pool.json, written by the supervisor
 // $EVO_POOL_DIR, else $XDG_RUNTIME_DIR/evo-pool, else /tmp/evo-pool-<uid>.
 std::filesystem::path pool_dir();
 bool pool_enabled();  // not with EVO_POOL=0
-std::filesystem::path pool_socket(const std::string& visible);
+std::filesystem::path pool_socket(const std::string& visible, WorkerRole role = WorkerRole::Measure);
 // The environment a worker's behaviour reads (EVO_METRICS_*, EVO_PROFILES, EVO_DATA_DIR,
 // CUDA_HOME and the driver's CUDA_* but CUDA_VISIBLE_DEVICES): a run attaches only to workers
 // started with the same. The diagnostics' files (EVO_TRACE, EVO_GREEN_TIMES) are the run's own and
@@ -61,9 +68,10 @@ struct PoolAttach {
   pid_t pid = -1;       // the worker's process (not this one's child)
   std::string refused;  // fd < 0: why a worker that is there was not used ("" : no pool worker for it)
 };
-// The pool's worker for the GPU whose CUDA_VISIBLE_DEVICES entry is `visible`, attached as the
-// run's GPU `gpu`; never throws.
-PoolAttach attach_pool_worker(const std::string& binary, const std::string& visible, int gpu, double timeout_s = 5);
+// The pool's worker of `role` for the GPU whose CUDA_VISIBLE_DEVICES entry is `visible`, attached
+// as the run's GPU `gpu`; never throws.
+PoolAttach attach_pool_worker(const std::string& binary, const std::string& visible, int gpu,
+                              WorkerRole role = WorkerRole::Measure, double timeout_s = 5);
 // Said by a worker on accepting, and the run's answer.
 std::string pool_hello_json(bool busy);
 std::optional<std::string> read_frame(int fd, double timeout_s);  // nullopt: closed or timed out

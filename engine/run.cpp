@@ -435,10 +435,12 @@ class Loop {
     const std::vector<Evaluator::MetricsAlone> got = ev_.collect_metrics_of(cs);
     const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
     double total = 0;
-    std::size_t done = 0;
+    std::size_t done = 0, without = 0;
+    std::string why;
     std::set<int> gpus;
     for (std::size_t i = 0; i < best.size() && i < got.size(); ++i) {
       if (!got[i].metrics) continue;  // none from this evaluator: the record keeps saying it was deferred
+      if (got[i].metrics->outcome != Outcome::Passed && !without++) why = got[i].metrics->reason;
       gpus.insert(got[i].lane);
       Measured* m = best[i];
       m->e.metrics = *got[i].metrics;
@@ -453,6 +455,8 @@ class Loop {
     if (done)
       spdlog::info("metrics of the run's {} best, profiled at its end on {} GPU{}: {:.1f} s of passes in {:.1f} s", done,
                    gpus.size(), gpus.size() == 1 ? "" : "s", total, wall);
+    if (without)  // recorded with the reason (evo show); said here so that nobody reads the line above as figures
+      spdlog::warn("{} of them got no metrics: {}", without, why.empty() ? "no reason given" : why);
   }
 
   bool is_new_best(const Evaluation& e) const {

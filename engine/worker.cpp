@@ -71,11 +71,12 @@ std::optional<std::string> FrameReader::next() {
 // defaults), tagged with their type so a reader can tell a heartbeat from an answer.
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(WorkerJob, profile_path, config, candidate_cubin, candidate_name,
                                                 reference_cubin, reference_name, candidate_kernels, reference_kernels,
-                                                host_reference, reference_cache, builtin_cache, problems, seeds,
+                                                host_reference, reference_cache, share_kernel_outputs,
+                                                builtin_cache, problems, seeds,
                                                 trials, green,
                                                 guard_zones, fast,
                                                 objective, metrics, metrics_max_p50_us, metrics_lock,
-                                                metrics_wait_max_p50_us)
+                                                metrics_wait_max_p50_us, timed_p50_us)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(WorkerAnswer, outcome, message, step, reference_failed, green, fast,
                                                 metrics, seconds_green, seconds_fast, seconds_metrics, references_made,
                                                 references_read, warnings, worker_lost)
@@ -380,6 +381,7 @@ WorkerAnswer run_job(WorkerState& st, const WorkerJob& job, const Heartbeat& sen
       g.reference = rk;
       g.host_reference = job.host_reference && !prof.reference_is_kernel();
       g.reference_cache = job.reference_cache;
+      g.share_kernel_outputs = job.share_kernel_outputs;
       const DeviceInfo& d = st.probe();
       g.device = d.name + " " + d.cc + " driver " + d.driver;
       ReferenceTally tally;
@@ -446,8 +448,8 @@ WorkerAnswer run_job(WorkerState& st, const WorkerJob& job, const Heartbeat& sen
     if (job.metrics) {
       begin_phase(&a.seconds_metrics);  // a wait for another GPU's pass counts in the metrics seconds
       const std::string waiting = "metrics: waiting for another GPU's metrics pass (problem " + obj.name + ")";
-      turn = take_metrics_turn(job, a.fast.outcome == Outcome::Passed ? a.fast.p50_us : 0.0,
-                               [&] { beat(waiting, 60 + timeout); });
+      const double p50 = job.fast ? (a.fast.outcome == Outcome::Passed ? a.fast.p50_us : 0.0) : job.timed_p50_us;
+      turn = take_metrics_turn(job, p50, [&] { beat(waiting, 60 + timeout); });
       if (tracing()) trace_span("metrics turn", track, phase_start, turn->collect ? "collect" : turn->reason);
       if (!turn->collect) {
         a.metrics.outcome = Outcome::Skipped;
@@ -458,11 +460,13 @@ WorkerAnswer run_job(WorkerState& st, const WorkerJob& job, const Heartbeat& sen
     }
     if (turn && turn->collect) {
       beat("metrics: inputs (problem " + obj.name + ")", 60 + timeout);
+      const auto inputs_start = std::chrono::steady_clock::now();
       BufferSet& bufs = kept_buffers(prof, obj, job.config, st.stream);
       LaunchSequence seq(prof.launches(), ck, obj, job.config);
       bufs.fill_inputs(0, 0, st.stream);
       for (std::size_t m = 0; m < cmods.size(); ++m) bufs.upload_symbols(*cmods[m], m == 0, st.stream);
       seq.pack(bufs);
+      trace_span("metrics inputs", track, inputs_start);
       const auto& names = prof.gates.metrics.names.empty() ? default_metric_names() : prof.gates.metrics.names;
       // Each metric pass replays the kernel: give the step room for a few dozen passes. A unit of
       // several launches: the figures cover all, or the one gates.metrics.launch names.
@@ -643,7 +647,7 @@ int worker_main(int device, int in_fd, int out_fd) {
   return serve_session(st, in_fd, out_fd);
 }
 
-int worker_listen(int device, const std::string& socket_path, double idle_exit_s) {
+int worker_listen(int device, const std::string& socket_path, double idle_exit_s, WorkerRole role) {
   install_fatal_signal_handlers();
   ::signal(SIGPIPE, SIG_IGN);  // a run that went away is an error on write, not this worker's end
   WorkerState st;
@@ -655,23 +659,21 @@ int worker_listen(int device, const std::string& socket_path, double idle_exit_s
   }();
   st.gpu_label = own_label;
   // Once CUPTI has been loaded in a process, FAST's medians of short kernels there read higher
-  // (sdpa_fp8, 4-20 us: +0.3 %; gemm_fp16: none) and GREEN is slower. Its hooks are taken out after
-  // the warm-up and between runs (EVO_METRICS_RELEASE=0 keeps them, to compare), but that did not
-  // remove the shift (+0.33 % against +0.39 %). A worker that never loaded it times as a fresh one
-  // does (docs/results/scale10, section 3). EVO_METRICS_PREWARM=0: no CUPTI at the warm-up.
-  auto flag = [](const char* name) {
-    const char* e = std::getenv(name);
-    return !(e && std::string(e) == "0");
-  };
-  const bool release = flag("EVO_METRICS_RELEASE"), prewarm = flag("EVO_METRICS_PREWARM");
-  // Everything a run would wait for, made now: the driver's start, the context and stream, CUPTI's
-  // tables for the default metrics (its hooks then taken out again: see below). A device that is
-  // not there is said to whoever probes.
+  // (sdpa_fp8, 4-20 us: +0.3 %; gemm_fp16: none) and GREEN is slower; taking its hooks out again
+  // does not undo it (docs/results/scale10, section 3). So a measuring worker never loads it (runs
+  // send their metrics to the GPU's profiling worker), and one that was asked to anyway (a run with
+  // EVO_METRICS_PROCESS=0) takes its hooks out after the run; a profiling worker keeps its set-up.
+  // EVO_METRICS_PREWARM=0: a profiling worker makes CUPTI's tables at its first job, not now.
+  const char* prewarm_env = std::getenv("EVO_METRICS_PREWARM");
+  const bool profiler = role == WorkerRole::Profile;
+  const bool prewarm = profiler && !(prewarm_env && std::string(prewarm_env) == "0");
+  // Everything a run would wait for, made now: the driver's start, the context and stream, and for
+  // a profiling worker CUPTI's tables for the default metrics. A device that is not there is said
+  // to whoever probes.
   if (st.probe().present) {
     try {
       st.ready();
       if (prewarm) prepare_metrics({});
-      if (prewarm && release) release_profiler();
     } catch (const std::exception& e) {
       std::fprintf(stderr, "evo worker: GPU %d: %s\n", own_label, e.what());
     }
@@ -753,10 +755,13 @@ int worker_listen(int device, const std::string& socket_path, double idle_exit_s
     ::close(c);
     std::fflush(nullptr);
     if (code == 3) ::_exit(3);  // a dead context: the supervisor starts a fresh worker
-    // Between runs: nothing GREEN kept, no profile read, no profiler, stays.
+    // Between runs: nothing GREEN kept and no profile read stays, and in a measuring worker no profiler.
     try {
-      if (release) release_profiler();
-      else end_metrics_session();
+      // A profiling worker ends its profiler's session, keeping CUPTI's set-up: a session left
+      // enabled holds the GPU's profiler, and every other process's collection there (a run
+      // without the pool, ncu) then fails (call H: all 60 of them, while the pool was idle).
+      if (profiler) end_metrics_session();
+      else release_profiler();
       if (st.stream) {
         forget_run_state(st.stream);
         EVO_CUDA(cudaStreamSynchronize(st.stream));
@@ -793,8 +798,8 @@ int worker_one_shot(int device, const std::string& job_file) {
 
 // ---- the coordinator's side ----
 
-WorkerClient::WorkerClient(std::string evo_binary, int device, std::string visible)
-    : binary_(std::move(evo_binary)), device_(device), visible_(std::move(visible)) {
+WorkerClient::WorkerClient(std::string evo_binary, int device, std::string visible, WorkerRole role)
+    : binary_(std::move(evo_binary)), device_(device), visible_(std::move(visible)), role_(role) {
   // A write to a worker that just died must be an error we handle, not a signal that ends evo.
   ::signal(SIGPIPE, SIG_IGN);
 }
@@ -804,7 +809,7 @@ WorkerClient::~WorkerClient() { stop(false); }
 void WorkerClient::start() {
   if (!pool_tried_) {
     pool_tried_ = true;
-    PoolAttach a = attach_pool_worker(binary_, visible_, device_);
+    PoolAttach a = attach_pool_worker(binary_, visible_, device_, role_);
     pool_note_ = a.refused;
     if (a.fd >= 0) {
       to_fd_ = a.fd;

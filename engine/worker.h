@@ -45,6 +45,7 @@ struct WorkerJob {
   // Where reference results are kept on disk, shared by every worker of the host ("" : not kept):
   // a command's results, a kernel reference's outputs and the trials' inputs (gates/green.h).
   std::string reference_cache;
+  bool share_kernel_outputs = false;  // a kernel reference's outputs stored there too (gates/green.h)
   // Where evo's own kernels (GREEN's comparison, the integrity check) are kept once built, for the
   // worker processes after this one ("": built in each; engine/compiler.h: set_builtin_cache).
   std::string builtin_cache;
@@ -63,6 +64,9 @@ struct WorkerJob {
   // > 0: while another worker holds metrics_lock, wait for it only when FAST's median is at most
   // this (the run's best so far: a new best); any other candidate goes without metrics, saying so.
   double metrics_wait_max_p50_us = 0;
+  // A metrics-only job for a candidate timed by another worker (the lane's measuring one): FAST's
+  // median there, which the turn's rules above read in place of this job's own timing.
+  double timed_p50_us = 0;
 };
 
 // Whether a candidate FAST timed at p50_us gets its CUPTI pass, and the lock held for it. Metrics
@@ -147,13 +151,21 @@ class ClientWatch {
   std::thread thread_;
 };
 
+// What a worker is for. A process CUPTI has entered times short kernels about 0.3 % slower for
+// the rest of its life, and judges slower (docs/results/scale10, section 3), so each GPU has a
+// worker that judges and times and never loads CUPTI, and, where metrics are collected, a second
+// one on the same GPU that only profiles (metrics-only jobs) and keeps CUPTI's set-up between them.
+enum class WorkerRole { Measure, Profile };
+
 // ---- the worker process ----
 // Serves frames on in_fd/out_fd until "quit" or EOF; returns the exit code.
 int worker_main(int device, int in_fd, int out_fd);
 // A pool's worker (`evo worker --listen SOCKET`, engine/pool.h): makes its context at once, then
 // serves one run at a time on the socket, dropping what GREEN kept between runs; ends after
 // idle_exit_s without a run (0: never), or with status 3 when a kernel killed its context.
-int worker_listen(int device, const std::string& socket_path, double idle_exit_s);
+// `role` Profile: CUPTI's set-up made at the start and kept between runs; Measure: CUPTI never
+// loaded unless a job asks for metrics, and then taken out again after the run.
+int worker_listen(int device, const std::string& socket_path, double idle_exit_s, WorkerRole role = WorkerRole::Measure);
 // Runs one job (a JSON file) without a coordinator and prints the answer JSON on stdout.
 int worker_one_shot(int device, const std::string& job_file);
 
@@ -165,7 +177,7 @@ class WorkerClient {
   // selects `device`). With one, the worker sees that device alone, as its device 0: the driver
   // then initialises one GPU, not every GPU of the host (0.19-0.28 s against 0.77-1.05 s on
   // 4 x H200, docs/results/scale9), in each worker and each restart.
-  WorkerClient(std::string evo_binary, int device, std::string visible = "");
+  WorkerClient(std::string evo_binary, int device, std::string visible = "", WorkerRole role = WorkerRole::Measure);
   ~WorkerClient();  // asks the worker to quit, kills it if it does not
   // Asks the worker to quit and returns at once: several workers tear their contexts down side by
   // side (0.1 s each), and the destructor then only waits.
@@ -178,6 +190,7 @@ class WorkerClient {
   // A worker given its device alone (`visible`) that finds none there is started again seeing
   // every device, and that answer stands (visible() is then "").
   DeviceInfo probe(double timeout_s = 120, bool warm = false);
+  WorkerRole role() const { return role_; }
   // Runs a job; crash and hang become the answer's outcome. `timeout_s` is the budget of a step
   // the worker has not announced yet (start-up, loading cubins).
   WorkerAnswer run(const WorkerJob& job, double timeout_s);
@@ -205,6 +218,7 @@ class WorkerClient {
   std::string binary_;
   int device_;
   std::string visible_;
+  WorkerRole role_;
   pid_t pid_ = -1;
   int to_fd_ = -1, from_fd_ = -1;
   int starts_ = 0, restarts_ = 0;

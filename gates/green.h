@@ -27,12 +27,13 @@
 // start (by an earlier FAST or metrics launch) are dropped and made again from verified bytes.
 //
 // With a reference cache (the worker's: the compile cache's `reference` folder), the reference
-// outputs of every trial are had before the first candidate launch, each made once per host: the
-// trials' inputs and a kernel reference's outputs are stored there (engine/trial_store.h, keyed by
-// everything that determines them, the device model included), a command's results as
-// engine/reference.h keeps them. Workers starting at once split the trials between them (each
-// makes those nobody has claimed, then reads the others'); a worker that finds a trial stored
-// reads it instead of drawing the inputs and launching the reference, a restarted one too.
+// outputs of every trial are had before the first candidate launch. The trials' inputs are drawn
+// once per host and stored there (engine/trial_store.h, keyed by everything that determines them),
+// a command's results as engine/reference.h keeps them; a kernel reference runs on each worker's
+// own GPU (GreenRun::share_kernel_outputs: or its outputs are stored too, the device model in
+// their key). What is shared is made once: workers starting at once split the trials between them
+// (each makes those nobody has claimed, then reads the others'), and a worker that finds a trial
+// stored reads it instead of making it, a restarted one too.
 #pragma once
 #include <cuda_runtime_api.h>
 
@@ -71,8 +72,14 @@ struct GreenRun {
   std::vector<Kernel> reference;
   bool host_reference = false;           // compare against the profile's command or data reference
   // Where reference results are kept on disk for every worker of the host ("" : not kept, none
-  // shared): a command's, and a kernel reference's outputs with the trials' inputs.
+  // shared): the trials' inputs, a command's results, and where share_kernel_outputs says so a
+  // kernel reference's outputs.
   std::filesystem::path reference_cache;
+  // A kernel reference's outputs are made by each worker on its own GPU unless this is set: their
+  // trip through the disk cost more than the launches (gemm_fp16: 0.29 s to store and 0.30 s to
+  // read back against 0.024 s for its launches, 4 x H200, docs/results/scale11). For a reference
+  // kernel slower than that trip (EVO_REFERENCE_STORE=1 in the run) they are made once per host.
+  bool share_kernel_outputs = false;
   std::string device;                    // the device model ("NVIDIA H200 sm_90 driver 580.159"): part of a stored output's key
   std::vector<const Problem*> problems;
   bool guard_zones = true;  // false under compute-sanitizer: its memcheck must see a read past a buffer's end

@@ -50,15 +50,18 @@ MetricsResult collect_metrics(const std::vector<std::string>& names, const std::
 // Steps A-C of a collection ahead of it (CUPTI's initialisation, the device's counters, the metric
 // plan: 0.2-0.8 s, host-side but for the counter query), on the calling thread's current device;
 // a later collect_metrics of the same names starts at the session. Never throws: what is
-// unavailable is said by that collection. The worker calls it on a thread of its own when its
-// first job arrives (EVO_METRICS_PREWARM=0: not), so the run's end does not wait for it.
+// unavailable is said by that collection. A pool's profiling worker calls it at its start
+// (EVO_METRICS_PREWARM=0: not); a measuring worker given metrics jobs (EVO_METRICS_PROCESS=0) on a
+// thread of its own when its first such job arrives. The counter query touches the GPU: made
+// beside another process's kernels on it, it stalled them (docs/results/scale11).
 void prepare_metrics(const std::vector<std::string>& names);
-// Disables the session a `keep_session` collection left enabled; nothing when there is none.
+// Disables the session a `keep_session` collection left enabled; nothing when there is none. An
+// enabled session holds the GPU's profiler: other processes' collections there fail meanwhile.
 void end_metrics_session();
-// That, and CUPTI's hooks in the driver taken out (cuptiProfilerDeInitialize): a pooled worker
-// between two runs (engine/pool.h), so each run is timed in a process as a fresh worker's, with no
-// profiler in it until its own first collection. The metric plans stay (host-side); the next
-// collection initialises CUPTI again.
+// That, and CUPTI's hooks in the driver taken out (cuptiProfilerDeInitialize): a pool's measuring
+// worker that was given metrics jobs (EVO_METRICS_PROCESS=0), between two runs (engine/pool.h).
+// It does not undo what CUPTI changed in the process's timings (docs/results/scale10 §3). The
+// metric plans stay (host-side); the next collection initialises CUPTI again.
 void release_profiler();
 
 // One figure for a unit of several kernels from each kernel's (range's) figures, by what the name

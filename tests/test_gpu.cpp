@@ -736,8 +736,9 @@ TEST(GpuGates, DataReferenceProfilePassesOnItsFixedInputsAndCatchesAWrongOne) {
 
 // A GREEN job for gemm_fp16's baseline against its reference kernel, built into `cache` (compiled
 // here: NVRTC only, the test process never initialises CUDA), keeping reference results in
-// `cache`/reference as the GPU evaluator's jobs do.
-WorkerJob gemm_green_job(const fs::path& cache) {
+// `cache`/reference as the GPU evaluator's jobs do; `share`: the reference's outputs stored there
+// too (EVO_REFERENCE_STORE=1), else only the trials' inputs.
+WorkerJob gemm_green_job(const fs::path& cache, bool share = true) {
   const Profile p = load_profile(repo("profiles/gemm_fp16.json"));
   const std::string arch = p.arch.rfind(device().cc, 0) == 0 ? p.arch : device().cc;
   CompileCache cc(cache);
@@ -752,8 +753,16 @@ WorkerJob gemm_green_job(const fs::path& cache) {
   job.reference_cubin = ref.cubin_path;
   job.reference_name = ref.lowered_name;
   job.reference_cache = (cache / "reference").string();
+  job.share_kernel_outputs = share;
   job.green = true;
   return job;
+}
+std::size_t stored_files(const fs::path& cache, const std::string& ext) {
+  std::size_t n = 0;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(cache / "reference", ec), end; !ec && it != end; it.increment(ec))
+    n += it->path().extension() == ext;
+  return n;
 }
 int gemm_trials() {
   const Profile p = load_profile(repo("profiles/gemm_fp16.json"));
@@ -790,6 +799,34 @@ TEST(GpuReferenceStore, ASecondWorkerReadsTheReferenceOutputsInsteadOfMakingThem
 
   const WorkerAnswer c = first.run(job, 300);  // the worker's own memory first
   EXPECT_EQ(c.references_made + c.references_read, 0);
+  fs::remove_all(cache);
+}
+
+// By default a kernel reference runs on each worker's GPU (its launches cost less than its outputs'
+// trip through the disk, gates/green.h): a second worker makes every trial's outputs itself, reads
+// none, and judges exactly as the first; only the trials' inputs are stored and shared.
+TEST(GpuReferenceStore, AKernelReferencesOutputsAreMadeByEachWorkerUnlessShared) {
+  REQUIRE_GPU();
+  const fs::path cache = temp_dir("evo-refstore");
+  const WorkerJob job = gemm_green_job(cache, /*share=*/false);
+  const int n = gemm_trials();
+  WorkerClient first(evo_binary(), 0), second(evo_binary(), 0);
+  const WorkerAnswer a = first.run(job, 300);
+  ASSERT_EQ(a.outcome, Outcome::Passed) << a.message;
+  ASSERT_EQ(a.green.outcome, Outcome::Passed) << a.green.reason;
+  const WorkerAnswer b = second.run(job, 300);
+  ASSERT_EQ(b.outcome, Outcome::Passed) << b.message;
+  ASSERT_EQ(b.green.outcome, Outcome::Passed) << b.green.reason;
+  EXPECT_EQ(a.references_made, n);
+  EXPECT_EQ(b.references_made, n) << "the second worker read outputs nobody should have stored";
+  EXPECT_EQ(a.references_read + b.references_read, 0);
+  EXPECT_EQ(stored_files(cache, ".out"), 0u);
+  EXPECT_GT(stored_files(cache, ".fill"), 0u) << "the trials' inputs are still drawn once and shared";
+  ASSERT_EQ(b.green.problems.size(), a.green.problems.size());
+  for (std::size_t i = 0; i < a.green.problems.size(); ++i) {
+    EXPECT_EQ(b.green.problems[i].max_abs, a.green.problems[i].max_abs) << a.green.problems[i].problem;
+    EXPECT_EQ(b.green.problems[i].mean_abs, a.green.problems[i].mean_abs) << a.green.problems[i].problem;
+  }
   fs::remove_all(cache);
 }
 
@@ -1211,8 +1248,9 @@ struct TestPool {
     ::setenv("EVO_POOL_DIR", (dir.path / "pool").c_str(), 1);
     started = run_evo("pool start --devices " + devices + " --idle-exit 300");
   }
-  // Each GPU's worker pid once every one answers (after a fault the supervisor starts a fresh one).
-  std::map<int, int> ready_pids(double within_s = 60) {
+  // Each GPU's worker pid of `role` (measure, profile) once every worker answers (after a fault
+  // the supervisor starts a fresh one).
+  std::map<int, int> ready_pids(double within_s = 60, const std::string& role = "measure") {
     const auto t0 = std::chrono::steady_clock::now();
     for (;;) {
       const CliResult st = run_evo("pool status --json");
@@ -1222,7 +1260,7 @@ struct TestPool {
       if (all)
         for (const auto& d : j["devices"]) {
           all = all && d.value("error", std::string("x")).empty() && !d.value("busy", true);
-          pids[d.value("gpu", -1)] = d.value("pid", -1);
+          if (d.value("role", std::string()) == role) pids[d.value("gpu", -1)] = d.value("pid", -1);
         }
       if (all) return pids;
       if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > within_s) return {};
@@ -1272,6 +1310,53 @@ TEST(GpuPool, RunsOnThePoolJudgeAsWithoutItThroughFaults) {
   const CliResult stop = run_evo("pool stop");
   EXPECT_EQ(stop.code, 0) << stop.err;
   EXPECT_FALSE(fs::exists(pool.dir.path / "pool" / "pool.json"));
+}
+
+// CUPTI in a process shifts that process's timings for good (docs/results/scale10, section 3):
+// a run's metrics are collected by each GPU's profiling worker, and its measuring worker, which
+// judges and times, never loads CUPTI (whose nvperf library it would then have mapped). Between
+// runs the pool's profiling worker holds no profiler session: a run of its own (EVO_POOL=0) on
+// the same GPU collects its metrics too (a session kept by the idle pool failed all of them, call H).
+TEST(GpuPool, MeasuringWorkersNeverLoadCuptiAndTheProfilingWorkersCollectTheMetrics) {
+  REQUIRE_GPU();
+  TestPool pool("0");
+  ASSERT_EQ(pool.started.code, 0) << pool.started.out << pool.started.err;
+  EXPECT_NE(pool.started.out.find("profiling worker"), std::string::npos) << pool.started.out;
+  const std::map<int, int> measure = pool.ready_pids(60, "measure"), profile = pool.ready_pids(60, "profile");
+  ASSERT_EQ(measure.size(), 1u);
+  ASSERT_EQ(profile.size(), 1u);
+  auto maps = [](int pid) { return file_text("/proc/" + std::to_string(pid) + "/maps"); };
+  EXPECT_NE(maps(profile.begin()->second).find("nvperf"), std::string::npos) << "a profiling worker makes CUPTI's tables at its start";
+  const fs::path dir = temp_dir("evo-pool-roles");
+  const std::string db = (dir / "e.db").string();
+  const std::string args = "--cache '" + test_cache().string() + "' run --profile '" +
+                           repo("profiles/gemm_fp16.json").string() + "' --budget 24 --strategy random --seed 3 --no-sanitize";
+  const CliResult r = run_evo("--db '" + db + "' " + args);
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("the pool's warm worker"), std::string::npos) << r.out;
+  EXPECT_EQ(pool.ready_pids(60, "measure"), measure) << "the same workers served the run";
+  EXPECT_EQ(maps(measure.begin()->second).find("nvperf"), std::string::npos)
+      << "the measuring worker loaded CUPTI:\n" << r.out;
+  auto count = [](const std::string& file, int* measured, int* profiled) {
+    Store s(file);
+    for (const auto& e : s.evaluations_of_run(s.runs().at(0).id)) {
+      *measured += e.eval.status == Status::Measured;
+      *profiled += e.eval.metrics.outcome == Outcome::Passed && !e.eval.metrics.values.empty();
+    }
+  };
+  int measured = 0, profiled = 0;
+  count(db, &measured, &profiled);
+  EXPECT_GT(measured, 0);
+  EXPECT_GT(profiled, 0) << "the run's best have their metrics, from the profiling worker:\n" << r.out;
+  const std::string own_db = (dir / "own.db").string();
+  const CliResult own = run_evo_env("EVO_POOL=0", "--db '" + own_db + "' " + args);
+  ASSERT_EQ(own.code, 0) << own.out << own.err;
+  EXPECT_EQ(own.out.find("the pool's warm worker"), std::string::npos) << own.out;
+  int own_measured = 0, own_profiled = 0;
+  count(own_db, &own_measured, &own_profiled);
+  EXPECT_GT(own_measured, 0);
+  EXPECT_GT(own_profiled, 0) << "beside the idle pool, a run's own profiling worker collects its metrics:\n" << own.out;
+  fs::remove_all(dir);
 }
 
 // A pool's worker killed with SIGKILL mid-candidate: as a run's own worker (the test above it),
