@@ -79,8 +79,7 @@ int main(int argc, char** argv) {
   worker->add_option("--idle-exit", listen_idle_exit_s, "with --listen: end after this many seconds without a run")->group("");
   std::string listen_role = "measure";
   worker->add_option("--role", listen_role, "with --listen: measure (GREEN, FAST) or profile (metrics passes alone)")
-      ->group("")
-      ->check(CLI::IsMember({"measure", "profile"}));
+      ->group("");
 
   PoolArgs pa;
   auto* pool = app.add_subcommand(
@@ -215,6 +214,8 @@ int main(int argc, char** argv) {
         qa.device = worker_device_opt->count() ? worker_device : g.device;
         return cmd_queue_worker(g, qa);
       }
+      if (listen_role != "measure" && listen_role != "profile")
+        throw evo::UserError("--role " + listen_role + ": give measure or profile");
       if (!listen.empty()) return cmd_worker_listen(worker_device, listen, listen_idle_exit_s, listen_role == "profile");
       return cmd_worker(worker_device, one_shot);
     }

@@ -1946,15 +1946,15 @@ struct ListeningWorker {
   std::string kept_pool_dir;
   pid_t pid = -1;
   fs::path socket;
-  explicit ListeningWorker(const std::string& visible, double idle_exit_s = 60) {
+  explicit ListeningWorker(const std::string& visible, double idle_exit_s = 60, WorkerRole role = WorkerRole::Measure) {
     kept_pool_dir = std::getenv("EVO_POOL_DIR") ? std::getenv("EVO_POOL_DIR") : "";
     ::setenv("EVO_POOL_DIR", dir.path.c_str(), 1);
-    socket = pool_socket(visible);
+    socket = pool_socket(visible, role);
     const std::string idle = std::to_string(idle_exit_s);
     pid = fork();
     if (pid == 0) {
       execl(evo_binary().c_str(), "evo", "worker", "--device", "0", "--listen", socket.c_str(), "--idle-exit", idle.c_str(),
-            nullptr);
+            "--role", role_name(role), nullptr);
       _exit(127);
     }
     for (int i = 0; i < 500 && !fs::exists(socket); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -2027,6 +2027,29 @@ TEST(PoolWorker, ARunAttachesToAFreeWorkerOfItsOwnBuildAndEnvironmentOnly) {
 
 // Something else listening where a pool's socket would be, saying a hello evo cannot read: the run
 // does not attach, says why, and measures on a worker of its own.
+// Each GPU of a pool has a measuring worker and a profiling worker, each on a socket of its own: a
+// run's measuring client attaches only to the first, its profiling client only to the second.
+TEST(PoolWorker, TheMeasuringAndTheProfilingWorkerOfAGpuServeTheirOwnRoleOnly) {
+  if (device().present) GTEST_SKIP() << "needs a machine without a GPU (a worker then answers at once): " << device().name;
+  ListeningWorker w("GPU-test", 60, WorkerRole::Profile);
+  ASSERT_TRUE(fs::exists(w.socket)) << "the profiling worker did not listen on " << w.socket;
+  EXPECT_NE(w.socket, pool_socket("GPU-test", WorkerRole::Measure));
+  {
+    WorkerClient measuring(evo_binary(), 0, "GPU-test");
+    measuring.run(job_without_device(), 30);
+    EXPECT_FALSE(measuring.pooled()) << "a measuring client attached to the profiling worker";
+    EXPECT_NE(measuring.pid(), w.pid);
+  }
+  WorkerClient profiling(evo_binary(), 0, "GPU-test", WorkerRole::Profile);
+  const WorkerAnswer a = profiling.run(job_without_device(), 30);
+  EXPECT_NE(a.message.find("no CUDA device is present"), std::string::npos) << a.message;
+  EXPECT_TRUE(profiling.pooled()) << profiling.pool_note();
+  EXPECT_EQ(profiling.pid(), w.pid);
+  const CliResult bad = run_evo("worker --device 0 --listen " + (w.dir.path / "x.sock").string() + " --role timing");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("--role timing: give measure or profile"), std::string::npos) << bad.out << bad.err;
+}
+
 TEST(PoolWorker, AHelloThatIsNotEvosIsRefused) {
   test::TempDir dir;
   const std::string kept = std::getenv("EVO_POOL_DIR") ? std::getenv("EVO_POOL_DIR") : "";
