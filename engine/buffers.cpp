@@ -112,11 +112,20 @@ std::uint64_t fill_seed(std::uint64_t seed, int trial, const std::string& buffer
 
 namespace {
 
+// The threads GREEN's inputs are drawn with: EVO_DRAW_THREADS, else one a core.
+std::size_t draw_threads() {
+  if (const char* e = std::getenv("EVO_DRAW_THREADS")) {
+    const long n = std::strtol(e, nullptr, 10);
+    if (n >= 1) return static_cast<std::size_t>(n);
+  }
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
 // Runs body(begin, end) over [0, n) in pieces of `grain`, on up to 16 threads when there is
 // enough work to be worth starting them.
 void in_parallel(std::size_t n, std::size_t grain, const std::function<void(std::size_t, std::size_t)>& body) {
   const std::size_t pieces = (n + grain - 1) / grain;
-  const std::size_t threads = std::min<std::size_t>({pieces, std::max(1u, std::thread::hardware_concurrency()), 16});
+  const std::size_t threads = std::min<std::size_t>({pieces, draw_threads(), 16});
   if (threads <= 1) {
     if (n) body(0, n);
     return;
@@ -402,7 +411,7 @@ std::vector<std::pair<std::string, std::shared_ptr<EncodedFill>>> make_missing_f
   });
   // Per large fill in flight: its doubles, its encoded bytes, their copy in the store's file.
   constexpr std::int64_t kLargeFillsBytes = std::int64_t(1) << 30;
-  const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  const std::size_t cores = draw_threads();
   for (std::size_t at = 0; at < large.size();) {
     const WantedFill& w = *todo[large[at]];
     const std::size_t threads_each =

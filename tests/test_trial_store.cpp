@@ -574,6 +574,35 @@ TEST(TrialStore, FillsAheadAreEveryTrialsInputsAsAWorkerDrawsThem) {
   for (const auto& [f, t] : files) EXPECT_EQ(fs::last_write_time(f), t) << f << " written again";
 }
 
+// Large fills are drawn several at once where the threads allow (gemm_fp16's twelve of 4 M values
+// kept 5 threads of 64 busy one at a time): each is still the bytes drawn alone, and all are there.
+TEST(TrialStore, LargeFillsDrawnSeveralAtOnceAreEachTheBytesDrawnAlone) {
+  TempDir dir;
+  const std::int64_t n = 4 * static_cast<std::int64_t>(kDrawChunk) + 1000;  // past the size drawn alone
+  const Profile p = reference_profile(dir, [&](nlohmann::json& j) {
+    j["problems"] = {{{"name", "big"}, {"sizes", {{"N", n}}}}};
+    j["gates"] = {{"green", {{"seeds", {0, 1}}, {"trials", 2}}}};
+  });
+  const char* kept = std::getenv("EVO_DRAW_THREADS");
+  const std::string was = kept ? kept : "";
+  ::setenv("EVO_DRAW_THREADS", "20", 1);  // four of them at once (5 chunks each)
+  TrialStore store(dir.path / "reference", nullptr);
+  store_fills_ahead(p, {{"BLOCK", 64}}, store);
+  if (was.empty()) ::unsetenv("EVO_DRAW_THREADS");
+  else ::setenv("EVO_DRAW_THREADS", was.c_str(), 1);
+  const BufferSpec& x = p.buffers.front();
+  int files = 0;
+  for (std::uint64_t seed : {0, 1})
+    for (int trial : {0, 1}) {
+      auto f = store.read_fill(fill_key(x, n, seed, trial), x.dtype, n);
+      ASSERT_TRUE(f) << "seed " << seed << ", trial " << trial;
+      EXPECT_EQ(f->bytes, encode(x.dtype, draw_values(x.init, n, seed, trial, x.name), false, nullptr))
+          << "seed " << seed << ", trial " << trial;
+      ++files;
+    }
+  EXPECT_EQ(files, 4);
+}
+
 }  // namespace
 }  // namespace evo
 
