@@ -151,13 +151,13 @@ int cmd_eval(const Globals& g, const EvalArgs& a) {
   return e.status == Status::Measured ? 0 : 1;
 }
 
-int cmd_worker(int device, const std::string& one_shot_job) {
+int cmd_worker(int device, const std::string& one_shot_job, bool profile) {
   if (!one_shot_job.empty()) return worker_one_shot(device, one_shot_job);
   // The protocol owns stdout: anything else that writes there (a log line, a library's notice)
   // goes to stderr instead.
   const int protocol_out = ::dup(1);
   if (protocol_out < 0 || ::dup2(2, 1) < 0) throw UserError("worker: cannot set up its output");
-  return worker_main(device, 0, protocol_out);
+  return worker_main(device, 0, protocol_out, profile ? WorkerRole::Profile : WorkerRole::Measure);
 }
 
 }  // namespace evo::cli

@@ -32,7 +32,7 @@ struct EvalArgs {
   bool baseline = false, sanitize = false, no_metrics = false;
 };
 int cmd_eval(const Globals& g, const EvalArgs& a);
-int cmd_worker(int device, const std::string& one_shot_job);
+int cmd_worker(int device, const std::string& one_shot_job, bool profile = false);
 int cmd_worker_listen(int device, const std::string& socket, double idle_exit_s, bool profile);  // a pool's worker
 
 // --devices: "all" ({-1}: every GPU the worker sees) or distinct ordinals "0,1,3"; "" = --device.

@@ -78,7 +78,7 @@ int main(int argc, char** argv) {
   worker->add_option("--listen", listen, "serve runs on this Unix socket (a pool's worker: evo pool start)")->group("");
   worker->add_option("--idle-exit", listen_idle_exit_s, "with --listen: end after this many seconds without a run")->group("");
   std::string listen_role = "measure";
-  worker->add_option("--role", listen_role, "with --listen: measure (GREEN, FAST) or profile (metrics passes alone)")
+  worker->add_option("--role", listen_role, "measure (GREEN, FAST) or profile (metrics passes alone): what the worker is for")
       ->group("");
 
   PoolArgs pa;
@@ -217,7 +217,7 @@ int main(int argc, char** argv) {
       if (listen_role != "measure" && listen_role != "profile")
         throw evo::UserError("--role " + listen_role + ": give measure or profile");
       if (!listen.empty()) return cmd_worker_listen(worker_device, listen, listen_idle_exit_s, listen_role == "profile");
-      return cmd_worker(worker_device, one_shot);
+      return cmd_worker(worker_device, one_shot, listen_role == "profile");
     }
     if (*pool) return cmd_pool(g, pa);
     if (*run) {

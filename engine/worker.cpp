@@ -244,6 +244,8 @@ struct WorkerState {
   // The GPU as the coordinator numbers it, for the trace: a worker that sees its GPU alone has it
   // as its device 0 (EVO_WORKER_GPU, set by WorkerClient).
   int gpu_label = 0;
+  bool profiler = false;  // WorkerRole::Profile: its trace track is its GPU's, named apart
+  std::string track() const { return "gpu " + std::to_string(gpu_label) + (profiler ? " profiler" : ""); }
 
   const DeviceInfo& probe() {
     if (!info) {
@@ -339,7 +341,7 @@ WorkerAnswer run_job(WorkerState& st, const WorkerJob& job, const Heartbeat& sen
   const bool metrics_only = job.metrics && !job.green && !job.fast;
   if (!metrics_only) end_metrics_session();
   if (!job.builtin_cache.empty()) set_builtin_cache(job.builtin_cache);
-  const std::string track = "gpu " + std::to_string(st.gpu_label);
+  const std::string track = st.track();
   const auto job_start = std::chrono::steady_clock::now();
   try {
     st.ready();
@@ -596,14 +598,14 @@ int serve_session(WorkerState& st, int in_fd, int out_fd) {
     if (type == "quit") return 0;
     if (type == "probe") {
       {
-        TraceSpan span("probe the device", "gpu " + std::to_string(st.gpu_label));
+        TraceSpan span("probe the device", st.track());
         if (!write_frame(out_fd, device_to_json(st.probe()))) return 0;
       }
       // A worker that will measure makes its CUDA context and stream now, while the coordinator
       // starts its compile pool and compiles, instead of inside the first candidate's job (0.12 s
       // on one H200, 0.38 s when four start at once: call Q). A failure here is the first job's to say.
       if (msg.value("warm", false) && st.probe().present) {
-        TraceSpan span("context and stream made ahead", "gpu " + std::to_string(st.gpu_label));
+        TraceSpan span("context and stream made ahead", st.track());
         try {
           st.ready();
         } catch (const std::exception&) {
@@ -614,7 +616,7 @@ int serve_session(WorkerState& st, int in_fd, int out_fd) {
     if (type != "job") return 2;
     bool fatal = false;
     WorkerAnswer a;
-    TraceSpan span("job", "gpu " + std::to_string(st.gpu_label),
+    TraceSpan span("job", st.track(),
                    tracing() ? msg.value("config", Json::object()).dump() : std::string());
     client.job_started(120);  // before the first beat: the coordinator's budget for a start
     try {
@@ -638,12 +640,13 @@ int serve_session(WorkerState& st, int in_fd, int out_fd) {
 }
 }  // namespace
 
-int worker_main(int device, int in_fd, int out_fd) {
+int worker_main(int device, int in_fd, int out_fd, WorkerRole role) {
   install_fatal_signal_handlers();
   JoinMetricsAhead join_at_return;
   WorkerState st;
   st.device = device;
   st.gpu_label = gpu_label(device);
+  st.profiler = role == WorkerRole::Profile;
   return serve_session(st, in_fd, out_fd);
 }
 
@@ -652,6 +655,7 @@ int worker_listen(int device, const std::string& socket_path, double idle_exit_s
   ::signal(SIGPIPE, SIG_IGN);  // a run that went away is an error on write, not this worker's end
   WorkerState st;
   st.device = device;
+  st.profiler = role == WorkerRole::Profile;
   const int own_label = gpu_label(device);
   const std::string own_trace = [] {
     const char* e = std::getenv("EVO_TRACE");
@@ -839,8 +843,9 @@ void WorkerClient::start() {
   std::vector<char*> envp;
   for (auto& e : env_text) envp.push_back(e.data());
   envp.push_back(nullptr);
-  std::string b = binary_, w = "worker", d = "--device", dv = dev;
-  char* argv[] = {b.data(), w.data(), d.data(), dv.data(), nullptr};
+  std::string b = binary_, w = "worker", d = "--device", dv = dev, r = "--role", rv = "profile";
+  char* argv[] = {b.data(), w.data(), d.data(), dv.data(), role_ == WorkerRole::Profile ? r.data() : nullptr, rv.data(),
+                  nullptr};
   pid_t pid = ::fork();
   if (pid < 0) {
     ::close(to[0]), ::close(to[1]), ::close(from[0]), ::close(from[1]);

@@ -158,8 +158,9 @@ class ClientWatch {
 enum class WorkerRole { Measure, Profile };
 
 // ---- the worker process ----
-// Serves frames on in_fd/out_fd until "quit" or EOF; returns the exit code.
-int worker_main(int device, int in_fd, int out_fd);
+// Serves frames on in_fd/out_fd until "quit" or EOF; returns the exit code. `role` names its
+// trace track ("gpu N", "gpu N profiler").
+int worker_main(int device, int in_fd, int out_fd, WorkerRole role = WorkerRole::Measure);
 // A pool's worker (`evo worker --listen SOCKET`, engine/pool.h): makes its context at once, then
 // serves one run at a time on the socket, dropping what GREEN kept between runs; ends after
 // idle_exit_s without a run (0: never), or with status 3 when a kernel killed its context.

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Where an `evo run`'s seconds went, from its EVO_TRACE file (docs/guide.md, "Where a run's
 seconds go"). One block a run (several runs may append to one file): the coordinator's spans in
-order, then for each GPU worker its first job by phase, when its last job ended, how busy it was
+order, then for each GPU worker (and each GPU's profiling worker) its first job by phase, when its last job ended, how busy it was
 between them and the gaps between its jobs, and for each lane the gaps between measurements.
 
   scripts/trace-summary.py TRACE.jsonl
@@ -23,8 +23,9 @@ def main(path):
         runs[owner].append(e)
     for t0, ev in runs.items():
         t1 = max(e["ts"] + e["dur"] for e in ev)
-        gpus = sorted({e["tid"] for e in ev if e["tid"].startswith("gpu")})
-        print(f"== run at {t0 / 1e6:.2f} s: {len(gpus)} GPU worker(s), {1e-6 * (t1 - t0):.2f} s from its start to its last span")
+        gpus = sorted({e["tid"] for e in ev if e["tid"].startswith("gpu")})  # "gpu N", "gpu N profiler"
+        measuring = [g for g in gpus if not g.endswith("profiler")]
+        print(f"== run at {t0 / 1e6:.2f} s: {len(measuring)} GPU worker(s), {1e-6 * (t1 - t0):.2f} s from its start to its last span")
         for e in sorted(ev, key=lambda e: e["ts"]):
             if e["tid"].startswith("coordinator") and not e["name"].startswith("the baseline re-timed"):
                 print(f"  {1e-6 * (e['ts'] - t0):6.2f} +{1e-6 * e['dur']:.3f}  {e['tid']}: {e['name']}")

@@ -1473,6 +1473,30 @@ TEST(WorkerProtocol, MissingBinaryIsNamedAtTheProbe) {
   fs::remove_all(dir);
 }
 
+// A run's profiling worker (engine/worker.h, WorkerRole) is started as one, and its spans go to a
+// track of their own beside its GPU's measuring worker's ("gpu 0 profiler"), so that a trace tells
+// the two apart (scripts/trace-summary.py).
+TEST(WorkerProtocol, AProfilingWorkerIsStartedAsOneAndTracedApart) {
+  const fs::path dir = temp_dir("evo-role-trace");
+  const fs::path trace = dir / "trace.jsonl";
+  const char* kept = std::getenv("EVO_TRACE");
+  const std::string was = kept ? kept : "";
+  ::setenv("EVO_TRACE", trace.c_str(), 1);
+  std::string cmdline;
+  {
+    WorkerClient w(evo_binary(), 0, "", WorkerRole::Profile);
+    w.probe(30);
+    cmdline = file_text("/proc/" + std::to_string(w.pid()) + "/cmdline");
+  }
+  if (was.empty()) ::unsetenv("EVO_TRACE");
+  else ::setenv("EVO_TRACE", was.c_str(), 1);
+  EXPECT_NE(cmdline.find(std::string("--role") + '\0' + "profile"), std::string::npos) << cmdline;
+  const std::string t = file_text(trace);
+  EXPECT_NE(t.find("\"tid\":\"gpu 0 profiler\""), std::string::npos) << t;
+  EXPECT_EQ(t.find("\"tid\":\"gpu 0\""), std::string::npos) << "a profiling worker's span on the measuring track:\n" << t;
+  fs::remove_all(dir);
+}
+
 TEST(Buffers, Fp8RoundTripsRepresentableValuesExactly) {
   const std::vector<double> e4m3 = {0, 0.5, -1.75, 448, -448, 0.015625, 240};
   auto b = encode(DType::FP8_E4M3, e4m3, false, nullptr);
