@@ -114,15 +114,6 @@ int cmd_check(const Globals& g, const std::string& name) {
   return why ? 1 : 0;
 }
 
-namespace {
-// The first error line of an NVRTC log says what went wrong (often a knob's static_assert).
-std::string first_error(const std::string& log) {
-  const auto pos = log.find("error");
-  const std::string first = pos == std::string::npos ? log : log.substr(pos);
-  return first.substr(0, first.find('\n'));
-}
-}  // namespace
-
 int cmd_compile(const Globals& g, const CompileArgs& a) {
   auto [p, space] = load_checked(a.profile);
   const std::string arch = a.arch.empty() ? p.arch : a.arch;
@@ -156,7 +147,7 @@ int cmd_compile(const Globals& g, const CompileArgs& a) {
   CompilePool pool(g.jobs, g.cache.empty() ? default_cache_dir() : std::filesystem::path(g.cache));
   const auto all = pool.compile_all(reqs);
   for (std::size_t i = candidates; i < all.size(); ++i)
-    if (!all[i].ok) std::cerr << "warning: the reference kernel does not compile: " << first_error(all[i].log) << "\n";
+    if (!all[i].ok) std::cerr << "warning: the reference kernel does not compile: " << first_error_line(all[i].log) << "\n";
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::vector<Build> builds;
   for (std::size_t i = 0, at = 0; i < configs.size(); at += per_config[i].size(), ++i)
@@ -174,7 +165,7 @@ int cmd_compile(const Globals& g, const CompileArgs& a) {
     std::string reason = v.reason;
     if (!b.ok) {
       ++failed_compile;
-      reason = "compile error: " + first_error(b.log);
+      reason = "compile error: " + first_error_line(b.log);
     } else if (v.outcome == Outcome::Passed) {
       ++passed;
     } else {

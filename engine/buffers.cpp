@@ -121,23 +121,34 @@ std::size_t draw_threads() {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
-// Runs body(begin, end) over [0, n) in pieces of `grain`, on up to 16 threads when there is
-// enough work to be worth starting them.
-void in_parallel(std::size_t n, std::size_t grain, const std::function<void(std::size_t, std::size_t)>& body) {
+// Runs body(begin, end) over [0, n) in pieces of `grain`, on up to `most` threads (and 16) when
+// there is enough work to be worth starting them. The first exception a piece throws is rethrown
+// here once every thread has stopped; no further piece starts after it.
+void in_parallel(std::size_t n, std::size_t grain, const std::function<void(std::size_t, std::size_t)>& body,
+                 std::size_t most = 16) {
   const std::size_t pieces = (n + grain - 1) / grain;
-  const std::size_t threads = std::min<std::size_t>({pieces, draw_threads(), 16});
+  const std::size_t threads = std::min<std::size_t>({pieces, draw_threads(), most, 16});
   if (threads <= 1) {
     if (n) body(0, n);
     return;
   }
   std::atomic<std::size_t> next{0};
+  std::exception_ptr failed;
+  std::mutex m;
   auto work = [&] {
-    for (std::size_t i; (i = next.fetch_add(1)) < pieces;) body(i * grain, std::min(n, (i + 1) * grain));
+    try {
+      for (std::size_t i; (i = next.fetch_add(1)) < pieces;) body(i * grain, std::min(n, (i + 1) * grain));
+    } catch (...) {
+      std::lock_guard<std::mutex> g(m);
+      if (!failed) failed = std::current_exception();
+      next = pieces;
+    }
   };
   std::vector<std::thread> pool;
   for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
   work();
   for (auto& t : pool) t.join();
+  if (failed) std::rethrow_exception(failed);
 }
 
 }  // namespace
@@ -420,26 +431,9 @@ std::vector<std::pair<std::string, std::shared_ptr<EncodedFill>>> make_missing_f
     const std::size_t together = std::max<std::size_t>(
         1, std::min<std::size_t>(cores / threads_each, static_cast<std::size_t>(kLargeFillsBytes / bytes_each)));
     const std::size_t to = std::min(large.size(), at + together);
-    std::vector<std::thread> threads;
-    std::exception_ptr failed;
-    std::mutex m;
-    for (std::size_t k = at + 1; k < to; ++k)
-      threads.emplace_back([&, k] {
-        try {
-          make(large[k]);
-        } catch (...) {
-          std::lock_guard<std::mutex> g(m);
-          if (!failed) failed = std::current_exception();
-        }
-      });
-    try {
-      make(large[at]);
-    } catch (...) {
-      std::lock_guard<std::mutex> g(m);
-      if (!failed) failed = std::current_exception();
-    }
-    for (auto& t : threads) t.join();
-    if (failed) std::rethrow_exception(failed);
+    in_parallel(to - at, 1, [&](std::size_t from, std::size_t end) {
+      for (std::size_t k = from; k < end; ++k) make(large[at + k]);
+    }, together);
     at = to;
   }
   return made;

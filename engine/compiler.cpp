@@ -322,6 +322,12 @@ CompileRequest reference_request(const Profile& p, const std::string& arch) {
   return rs.front();
 }
 
+std::string first_error_line(const std::string& log) {
+  const auto pos = log.find("error");
+  const std::string s = pos == std::string::npos ? log : log.substr(pos);
+  return s.substr(0, s.find('\n'));
+}
+
 std::string launch_build_key(const std::vector<std::string>& keys) {
   if (keys.size() == 1) return keys.front();
   std::string all = "launches";

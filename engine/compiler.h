@@ -47,6 +47,8 @@ CompileRequest reference_request(const Profile& p, const std::string& arch = "")
 Build launch_build(const std::vector<const KernelSpec*>& launches, const std::vector<CompileRequest>& requests,
                    const std::vector<Build>& builds);
 std::string launch_build_key(const std::vector<std::string>& keys);  // one key: itself; several: their hash
+// The line of an NVRTC log that says what went wrong (often a knob's static_assert).
+std::string first_error_line(const std::string& log);
 
 std::string nvrtc_version();  // "13.0"; throws UserError if NVRTC cannot be queried
 

@@ -39,13 +39,6 @@
 namespace evo {
 namespace {
 
-// The line of an NVRTC log that says what went wrong (often a knob's static_assert).
-std::string first_error_line(const std::string& log) {
-  auto pos = log.find("error");
-  std::string s = pos == std::string::npos ? log : log.substr(pos);
-  return s.substr(0, s.find('\n'));
-}
-
 std::string fmt(const char* f, double v) {
   char b[64];
   std::snprintf(b, sizeof b, f, v);

@@ -665,8 +665,8 @@ int worker_listen(int device, const std::string& socket_path, double idle_exit_s
   // Once CUPTI has been loaded in a process, FAST's medians of short kernels there read higher
   // (sdpa_fp8, 4-20 us: +0.3 %; gemm_fp16: none) and GREEN is slower; taking its hooks out again
   // does not undo it (docs/results/scale10, section 3). So a measuring worker never loads it (runs
-  // send their metrics to the GPU's profiling worker), and one that was asked to anyway (a run with
-  // EVO_METRICS_PROCESS=0) takes its hooks out after the run; a profiling worker keeps its set-up.
+  // send their metrics to the GPU's profiling worker, unless EVO_METRICS_PROCESS=0); a profiling
+  // worker makes its set-up now and keeps it.
   // EVO_METRICS_PREWARM=0: a profiling worker makes CUPTI's tables at its first job, not now.
   const char* prewarm_env = std::getenv("EVO_METRICS_PREWARM");
   const bool profiler = role == WorkerRole::Profile;
@@ -759,13 +759,11 @@ int worker_listen(int device, const std::string& socket_path, double idle_exit_s
     ::close(c);
     std::fflush(nullptr);
     if (code == 3) ::_exit(3);  // a dead context: the supervisor starts a fresh worker
-    // Between runs: nothing GREEN kept and no profile read stays, and in a measuring worker no profiler.
+    // Between runs: nothing GREEN kept, no profile read and no profiler session stays (one left
+    // enabled holds the GPU's profiler, and every other process's collection there, a run without
+    // the pool or ncu, then fails: call H, all 60 of them while the pool was idle).
     try {
-      // A profiling worker ends its profiler's session, keeping CUPTI's set-up: a session left
-      // enabled holds the GPU's profiler, and every other process's collection there (a run
-      // without the pool, ncu) then fails (call H: all 60 of them, while the pool was idle).
-      if (profiler) end_metrics_session();
-      else release_profiler();
+      end_metrics_session();
       if (st.stream) {
         forget_run_state(st.stream);
         EVO_CUDA(cudaStreamSynchronize(st.stream));

@@ -191,7 +191,6 @@ class WorkerClient {
   // A worker given its device alone (`visible`) that finds none there is started again seeing
   // every device, and that answer stands (visible() is then "").
   DeviceInfo probe(double timeout_s = 120, bool warm = false);
-  WorkerRole role() const { return role_; }
   // Runs a job; crash and hang become the answer's outcome. `timeout_s` is the budget of a step
   // the worker has not announced yet (start-up, loading cubins).
   WorkerAnswer run(const WorkerJob& job, double timeout_s);

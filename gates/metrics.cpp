@@ -124,27 +124,16 @@ CurrentContext current_context() {
 
 // ---- A. process-wide initialisation -----------------------------------------------------------
 
-// Under profiler_mutex. A failure is kept: it (no driver hooks, another tool attached) will not
-// change on a second try.
-struct ProfilerState {
-  bool initialized = false;
-  CUptiResult failed = CUPTI_SUCCESS;
-};
-ProfilerState& profiler_state() {
-  static ProfilerState s;
-  return s;
-}
-
 void initialize_profiler() {
-  // cuptiProfilerInitialize loads nvperf and hooks the driver; once, until release_profiler().
-  ProfilerState& s = profiler_state();
-  if (!s.initialized && s.failed == CUPTI_SUCCESS) {
+  // cuptiProfilerInitialize loads nvperf and hooks the driver; once per process. Its result is
+  // kept: a failure (no driver hooks, another tool attached) will not change on a second try.
+  static std::once_flag once;
+  static CUptiResult result = CUPTI_SUCCESS;
+  std::call_once(once, [] {
     CUpti_Profiler_Initialize_Params p{CUpti_Profiler_Initialize_Params_STRUCT_SIZE, nullptr};
-    const CUptiResult r = cuptiProfilerInitialize(&p);
-    if (r == CUPTI_SUCCESS) s.initialized = true;
-    else s.failed = r;
-  }
-  cupti_check(s.failed, "cuptiProfilerInitialize");
+    result = cuptiProfilerInitialize(&p);
+  });
+  cupti_check(result, "cuptiProfilerInitialize");
 }
 
 // ---- B. the device ----------------------------------------------------------------------------
@@ -523,17 +512,6 @@ void end_metrics_session() {
   KeptSession& k = kept_session();
   k.session.reset();
   k.ctx = nullptr;
-}
-
-void release_profiler() {
-  std::lock_guard<std::mutex> lock(profiler_mutex());
-  KeptSession& k = kept_session();
-  k.session.reset();
-  k.ctx = nullptr;
-  ProfilerState& s = profiler_state();
-  if (!s.initialized) return;
-  CUpti_Profiler_DeInitialize_Params p{CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE, nullptr};
-  if (cuptiProfilerDeInitialize(&p) == CUPTI_SUCCESS) s.initialized = false;
 }
 
 MetricsResult collect_metrics(const std::vector<std::string>& names, const std::function<void()>& launch,

@@ -57,12 +57,9 @@ MetricsResult collect_metrics(const std::vector<std::string>& names, const std::
 void prepare_metrics(const std::vector<std::string>& names);
 // Disables the session a `keep_session` collection left enabled; nothing when there is none. An
 // enabled session holds the GPU's profiler: other processes' collections there fail meanwhile.
+// (Taking CUPTI's hooks out as well, cuptiProfilerDeInitialize, did not undo what CUPTI changed in
+// the process's timings, docs/results/scale10 §3, and nothing else needs it: evo never does.)
 void end_metrics_session();
-// That, and CUPTI's hooks in the driver taken out (cuptiProfilerDeInitialize): a pool's measuring
-// worker that was given metrics jobs (EVO_METRICS_PROCESS=0), between two runs (engine/pool.h).
-// It does not undo what CUPTI changed in the process's timings (docs/results/scale10 §3). The
-// metric plans stay (host-side); the next collection initialises CUPTI again.
-void release_profiler();
 
 // One figure for a unit of several kernels from each kernel's (range's) figures, by what the name
 // says it is: counts and durations (`.sum`) add up, `.max` and `.min` take the extreme, and rates,

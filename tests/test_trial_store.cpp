@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "engine/buffers.h"
+#include "engine/error.h"
 #include "engine/file_lock.h"
 #include "engine/hash.h"
 #include "engine/profile.h"
@@ -601,6 +602,34 @@ TEST(TrialStore, LargeFillsDrawnSeveralAtOnceAreEachTheBytesDrawnAlone) {
       ++files;
     }
   EXPECT_EQ(files, 4);
+}
+
+// A fill that cannot be made while others are made beside it (a raw input file gone since the
+// profile was read) is one error naming the file, raised to the caller, not the end of the process
+// (an exception leaving a drawing thread would call std::terminate).
+TEST(TrialStore, AFillThatCannotBeMadeBesideOthersIsOneErrorNotAnAbort) {
+  TempDir dir;
+  write_text(dir.path / "x.bin", std::string(500 * 2, '\1'));
+  write_text(dir.path / "z.bin", std::string(500 * 2, '\2'));
+  const Profile p = reference_profile(dir, [](nlohmann::json& j) {
+    j["buffers"][0]["init"] = {{"dist", "raw"}, {"file", "x.bin"}};
+    j["buffers"].push_back({{"name", "Z"}, {"dtype", "f16"}, {"shape", {"N"}}, {"init", {{"dist", "raw"}, {"file", "z.bin"}}}});
+    j["args"] = {"X", "Y", "a", "N", "Z"};
+  });
+  fs::remove(dir.path / "x.bin");
+  fs::remove(dir.path / "z.bin");
+  const char* kept = std::getenv("EVO_DRAW_THREADS");
+  const std::string was = kept ? kept : "";
+  ::setenv("EVO_DRAW_THREADS", "4", 1);  // both at once, on threads of their own
+  TrialStore store(dir.path / "reference", nullptr);
+  try {
+    store_fills_ahead(p, {{"BLOCK", 64}}, store);
+    ADD_FAILURE() << "inputs whose files are gone were made";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot read"), std::string::npos) << e.what();
+  }
+  if (was.empty()) ::unsetenv("EVO_DRAW_THREADS");
+  else ::setenv("EVO_DRAW_THREADS", was.c_str(), 1);
 }
 
 }  // namespace
