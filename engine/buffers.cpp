@@ -397,9 +397,17 @@ struct WantedFill {
 // kLargeFillsBytes. One at a time, gemm_fp16's twelve fills of 4 M values kept five threads busy
 // for 0.44 s of a 64-core host while every GPU waited for them. `stop`, when set, ends it before
 // the next.
+//
+// With a store, each fill is drawn once on the host: a fill whose claim (TrialStore::try_claim)
+// another process holds is waited for and read once the others are drawn. Without the claims the
+// coordinator's draw ahead and each of a 4-GPU run's workers drew all of gemm_fp16's inputs at
+// once, five times the work on the same cores, and the last workers' first GREEN waited 0.46 s
+// (docs/results/scale12). `waiting` (when given) is called about once a second while waiting (a
+// worker's heartbeat).
 std::vector<std::pair<std::string, std::shared_ptr<EncodedFill>>> make_missing_fills(
     const std::vector<WantedFill>& wanted, const std::function<bool(const std::string&)>& have,
-    const TrialStore* store, const std::atomic<bool>* stop = nullptr) {
+    const TrialStore* store, const std::atomic<bool>* stop = nullptr,
+    const std::function<void()>& waiting = {}) {
   std::vector<std::pair<std::string, std::shared_ptr<EncodedFill>>> made;
   std::vector<const WantedFill*> todo;
   std::set<std::string> seen;
@@ -409,13 +417,30 @@ std::vector<std::pair<std::string, std::shared_ptr<EncodedFill>>> make_missing_f
     made.emplace_back(std::move(key), nullptr);
     todo.push_back(&w);
   }
+  // Claimed here, or held by another process: those are made last, each once its claim is had (by
+  // then read from the store, or drawn where the holder died or could not store it).
+  std::vector<std::optional<FileLock>> claims(todo.size());
+  std::vector<std::size_t> others;
+  const char* claims_env = std::getenv("EVO_FILL_CLAIMS");  // "0": every process draws what it lacks (to compare)
+  const bool shared = store && !(claims_env && std::string(claims_env) == "0");
+  for (std::size_t i = 0; shared && i < todo.size(); ++i) {
+    if (todo[i]->spec->init.kind == InitSpec::Kind::Raw) continue;  // read where it is, never stored
+    try {
+      claims[i] = store->try_claim(made[i].first);
+      if (!claims[i]) others.push_back(i);
+    } catch (const UserError&) {  // no lock file here: drawn unshared, as before
+    }
+  }
+  std::set<std::size_t> later(others.begin(), others.end());
   constexpr std::int64_t kAlone = 4 * static_cast<std::int64_t>(kDrawChunk);
   std::vector<std::size_t> small, large;
-  for (std::size_t i = 0; i < todo.size(); ++i) (todo[i]->n > kAlone ? large : small).push_back(i);
+  for (std::size_t i = 0; i < todo.size(); ++i)
+    if (!later.count(i)) (todo[i]->n > kAlone ? large : small).push_back(i);
   auto make = [&](std::size_t i) {
     if (stop && *stop) return;
     const WantedFill& w = *todo[i];
     made[i].second = make_fill(made[i].first, *w.spec, w.n, w.seed, w.trial, store);
+    claims[i].reset();  // stored: whoever waits for it reads it now
   };
   in_parallel(small.size(), 1, [&](std::size_t from, std::size_t to) {
     for (std::size_t k = from; k < to; ++k) make(small[k]);
@@ -436,6 +461,20 @@ std::vector<std::pair<std::string, std::shared_ptr<EncodedFill>>> make_missing_f
     }, together);
     at = to;
   }
+  // Another process's: each read (or drawn) once its claim is had, several at once.
+  std::mutex beat;
+  const std::function<void()> waited = [&] {
+    std::lock_guard<std::mutex> g(beat);
+    if (waiting) waiting();
+  };
+  in_parallel(others.size(), 1, [&](std::size_t from, std::size_t to) {
+    for (std::size_t k = from; k < to; ++k) {
+      if (stop && *stop) return;
+      const std::size_t i = others[k];
+      claims[i] = store->claim(made[i].first, waited);
+      make(i);
+    }
+  });
   return made;
 }
 
@@ -448,8 +487,9 @@ class FillMemo {
     return keep(key, make_fill(key, spec, n, seed, trial, store));
   }
   // Every fill of `wanted` the memo lacks, made on several threads, then kept in `wanted`'s order.
-  void prepare(const std::vector<WantedFill>& wanted, const TrialStore* store) {
-    auto made = make_missing_fills(wanted, [&](const std::string& key) { return fills_.count(key) > 0; }, store);
+  void prepare(const std::vector<WantedFill>& wanted, const TrialStore* store, const std::function<void()>& waiting) {
+    auto made = make_missing_fills(wanted, [&](const std::string& key) { return fills_.count(key) > 0; }, store,
+                                   nullptr, waiting);
     for (auto& [key, f] : made) keep(key, std::move(f));
   }
   // Every device copy dropped (they are made again from the host bytes, verified): after a
@@ -523,12 +563,13 @@ void BufferSet::fill_inputs(std::uint64_t seed, int trial, cudaStream_t s, const
   scratch_filled_ = true;
 }
 
-void BufferSet::prepare_fills(const std::vector<std::pair<std::uint64_t, int>>& trials, const TrialStore* store) {
+void BufferSet::prepare_fills(const std::vector<std::pair<std::uint64_t, int>>& trials, const TrialStore* store,
+                              const std::function<void()>& waiting) {
   std::vector<WantedFill> wanted;
   for (const auto& b : bufs_)
     if (drawn_each_trial(profile_, b.spec))
       for (const auto& [seed, trial] : trials) wanted.push_back({&b.spec, b.elements, seed, trial});
-  fill_memo().prepare(wanted, store);
+  fill_memo().prepare(wanted, store, waiting);
 }
 
 void store_fills_ahead(const Profile& p, const Config& c, const TrialStore& store, const std::atomic<bool>* stop) {

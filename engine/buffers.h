@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -48,8 +49,10 @@ std::vector<double> draw_values(const InitSpec& init, std::int64_t n, std::uint6
 // Every drawn input of every problem's GREEN trials (the profile's gates.green seeds and trials,
 // or a problem's own), buffer shapes from `c`, written into `store` where it is not yet: what each
 // GPU worker would otherwise draw for itself before its first candidate (0.5 s of many cores for
-// sdpa_fp8). The coordinator calls it on a thread of its own while the workers start; a worker
-// that gets there first draws the same bytes (a fill depends on its key alone). Nothing is kept.
+// sdpa_fp8). The coordinator calls it on a thread of its own while the workers start. Each fill is
+// drawn once on the host: a worker that needs one the coordinator (or another worker) is drawing
+// waits for it and reads it (its claim in the store, TrialStore::try_claim); one nobody draws it
+// draws itself. Nothing is kept.
 // `stop` (when given) set: returns before the next fill (the run ended, or found no device).
 void store_fills_ahead(const Profile& p, const Config& c, const TrialStore& store,
                        const std::atomic<bool>* stop = nullptr);
@@ -123,7 +126,9 @@ class BufferSet {
   // the process does not hold yet is read from `store` or drawn, on every core together (most
   // inputs are one draw chunk, so one at a time left all cores but one idle: a second of the
   // first candidate's GREEN on sdpa_fp8). The later fill_inputs calls find them ready.
-  void prepare_fills(const std::vector<std::pair<std::uint64_t, int>>& trials, const TrialStore* store = nullptr);
+  // `waiting` is called about once a second while another process draws a fill this one needs.
+  void prepare_fills(const std::vector<std::pair<std::uint64_t, int>>& trials, const TrialStore* store = nullptr,
+                     const std::function<void()>& waiting = {});
   // Copies symbol buffers into `m`'s __constant__ symbols; a module lacking one throws UserError
   // if `required`, else that buffer is skipped (a reference, or a launch after the first, may not
   // need the table). Queued on `s`: a launch queued after it on `s` reads every byte

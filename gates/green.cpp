@@ -402,7 +402,8 @@ GreenVerdict run_green(const GreenRun& r) {
       StepTimer timer(r.step_seconds, "references_fill");
       std::vector<std::pair<std::uint64_t, int>> trials;
       for (const Trial& t : all) trials.emplace_back(t.seed, t.trial);
-      bufs.prepare_fills(trials, store ? &*store : nullptr);
+      bufs.prepare_fills(trials, store ? &*store : nullptr,
+                         [&] { beat("green: inputs, waiting for another process's draw (problem " + p->name + ")", 60 + timeout); });
     }
     if (!store) continue;  // made one by one in B
     LaunchSequence ref(r.reference.empty() ? std::vector<const KernelSpec*>{} : prof.reference_launches(),

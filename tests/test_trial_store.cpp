@@ -604,6 +604,45 @@ TEST(TrialStore, LargeFillsDrawnSeveralAtOnceAreEachTheBytesDrawnAlone) {
   EXPECT_EQ(files, 4);
 }
 
+// Each fill is drawn once on the host: a fill whose claim another process holds (a worker, or the
+// coordinator drawing ahead) is not drawn here but waited for, while the others are drawn, and then
+// read as that process stored it; one whose holder let go without storing it is drawn here. Without
+// the claims, a 4-GPU run drew gemm_fp16's inputs five times at once (docs/results/scale12).
+TEST(TrialStore, AFillAnotherProcessIsDrawingIsWaitedForAndReadNotDrawnAgain) {
+  TempDir dir;
+  const Profile p = reference_profile(dir, [](nlohmann::json& j) {
+    j["problems"] = {{{"name", "small"}, {"sizes", {{"N", 500}}}}};
+    j["gates"] = {{"green", {{"seeds", {0}}, {"trials", 3}}}};
+  });
+  const BufferSpec& x = p.buffers.front();
+  TrialStore store(dir.path / "reference", nullptr);
+  const std::string held_key = fill_key(x, 500, 0, 1), dropped_key = fill_key(x, 500, 0, 2);
+  std::optional<FileLock> held = store.try_claim(held_key), dropped = store.try_claim(dropped_key);
+  ASSERT_TRUE(held && dropped);
+  std::atomic<bool> done{false};
+  std::thread ahead([&] {
+    store_fills_ahead(p, {{"BLOCK", 64}}, store);
+    done = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_FALSE(done) << "it went on without the fills another holds";
+  EXPECT_TRUE(store.has_fill(fill_key(x, 500, 0, 0))) << "the fill nobody held is drawn meanwhile";
+  EXPECT_FALSE(store.has_fill(held_key));
+  // The holder stores bytes of its own (valid, not what this seed draws) and lets go; the other
+  // lets go without storing anything (it died).
+  const std::vector<std::uint8_t> theirs = encode(x.dtype, std::vector<double>(500, 0.25), false, nullptr);
+  store.write_fill(held_key, x.dtype, StoredFill{theirs, 1, xxh64(std::string_view(reinterpret_cast<const char*>(theirs.data()), theirs.size()))});
+  held.reset();
+  dropped.reset();
+  ahead.join();
+  auto f = store.read_fill(held_key, x.dtype, 500);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->bytes, theirs) << "read as its holder stored it, not drawn again over it";
+  auto g = store.read_fill(dropped_key, x.dtype, 500);
+  ASSERT_TRUE(g) << "a fill whose holder let go without it is drawn by the waiter";
+  EXPECT_EQ(g->bytes, encode(x.dtype, draw_values(x.init, 500, 0, 2, x.name), false, nullptr));
+}
+
 // A fill that cannot be made while others are made beside it (a raw input file gone since the
 // profile was read) is one error naming the file, raised to the caller, not the end of the process
 // (an exception leaving a drawing thread would call std::terminate).
