@@ -19,7 +19,8 @@ void print_workers(const PoolRecord& r, bool json) {
     nlohmann::json devices = nlohmann::json::array();
     for (const auto& w : ws)
       devices.push_back({{"gpu", w.device.gpu}, {"visible", w.device.visible}, {"socket", w.device.socket},
-                         {"role", role_name(w.device.role)}, {"pid", w.pid}, {"busy", w.busy}, {"name", w.name}, {"error", w.error}});
+                         {"role", role_name(w.device.role)}, {"pid", w.pid}, {"busy", w.busy}, {"profiler_warm", w.profiler_warm}, {"name", w.name},
+                         {"error", w.error}});
     std::cout << nlohmann::json{{"pool", pool_dir().string()}, {"supervisor", r.supervisor}, {"binary", r.binary},
                                 {"started", r.started}, {"idle_exit_s", r.idle_exit_s}, {"devices", devices}}
                      .dump(2)
@@ -33,7 +34,10 @@ void print_workers(const PoolRecord& r, bool json) {
     std::cout << "  GPU " << w.device.gpu << " (" << w.device.visible << "): ";
     if (w.busy) std::cout << worker << w.pid << ", serving a run\n";
     else if (!w.error.empty()) std::cout << (w.device.role == WorkerRole::Profile ? "profiling worker: " : "") << w.error << '\n';
-    else std::cout << worker << w.pid << ", " << w.name << ", ready\n";
+    else
+      std::cout << worker << w.pid << ", " << w.name << ", ready"
+                << (w.profiler_warm ? ", its profiler session kept (other processes cannot profile on this GPU until it ends)" : "")
+                << '\n';
   }
 }
 }  // namespace

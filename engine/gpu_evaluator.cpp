@@ -536,9 +536,13 @@ class GpuEvaluator : public Evaluator {
     // and 0.57-0.70 s when four start at once (4 x H200, call Q: the first profiler start after
     // enabling takes a turn host-wide), against 26 ms a collection after it. Ten on one GPU took
     // 0.43-0.5 s, on four 0.8 s (docs/results/scale8). Every GPU where each has a profiling worker
-    // past its first collection in this run (its session enabled: 25-35 ms a collection after it).
+    // past its first collection in this run, or the pool's with its session kept (its session
+    // enabled: 25-35 ms a collection after it).
     bool warm = true;
-    for (auto& lane : lanes_) warm = warm && lane->wants_profiler && lane->profiled;
+    for (auto& lane : lanes_) {
+      if (lane->profiler) lane->metrics_worker();  // its start joined: whether it came warm from the pool
+      warm = warm && lane->wants_profiler && lane->profiled;
+    }
     const std::size_t n =
         warm ? std::min(lanes_.size(), todo.size())
              : std::min(lanes_.size(), std::max<std::size_t>(1, (todo.size() + kEndMetricsPerGpu - 1) / kEndMetricsPerGpu));
@@ -725,7 +729,10 @@ class GpuEvaluator : public Evaluator {
     }
     WorkerClient& metrics_worker() {
       if (wants_profiler && !profiler) start_profiler();
-      if (profiler_start.joinable()) profiler_start.join();
+      if (profiler_start.joinable()) {
+        profiler_start.join();
+        if (profiler->profiler_warm()) profiled = true;  // the pool's, its first Start paid at the pool's start
+      }
       return profiler ? *profiler : worker;
     }
   };

@@ -189,12 +189,13 @@ std::string binary_identity(const std::string& path) {
          std::to_string(st.st_mtim.tv_nsec);
 }
 
-std::string pool_hello_json(bool busy) {
+std::string pool_hello_json(bool busy, bool profiler_warm) {
   return Json{{"type", "hello"},
               {"pid", static_cast<int>(::getpid())},
               {"binary_id", binary_identity("/proc/self/exe")},
               {"env", worker_environment()},
-              {"busy", busy}}
+              {"busy", busy},
+              {"profiler_warm", profiler_warm}}
       .dump();
 }
 
@@ -235,6 +236,7 @@ PoolAttach attach(const std::string& binary, const std::string& visible, int gpu
   std::string why;
   try {
     a.pid = h.value("pid", -1);
+    a.profiler_warm = h.value("profiler_warm", false);
     if (h.value("busy", false))
       why = "it is serving another run";
     else if (!checks)
@@ -285,6 +287,27 @@ PoolAttach attach_pool_worker(const std::string& binary, const std::string& visi
   return attach(binary, visible, gpu, role, timeout_s, true);
 }
 
+bool release_pool_profiler(const std::string& visible, double timeout_s) {
+  if (visible.empty()) return false;
+  const fs::path sock = pool_socket(visible, WorkerRole::Profile);
+  std::error_code ec;
+  if (!fs::exists(sock, ec)) return false;
+  const int fd = connect_socket(sock);
+  if (fd < 0) return false;
+  bool released = false;
+  const std::optional<std::string> hello = read_frame(fd, timeout_s);
+  const Json h = hello ? Json::parse(*hello, nullptr, false) : Json();
+  // Busy: serving a run, whose session is that run's (it ends or is kept when the run ends).
+  if (h.is_object() && h.value("type", "") == "hello" && !h.value("busy", true) && h.value("profiler_warm", false) &&
+      write_frame(fd, R"({"type":"release-profiler"})")) {
+    const std::optional<std::string> answer = read_frame(fd, timeout_s);
+    const Json a = answer ? Json::parse(*answer, nullptr, false) : Json();
+    released = a.is_object() && a.value("type", "") == "released";
+  }
+  ::close(fd);
+  return released;
+}
+
 // ---- evo pool ----
 
 std::optional<PoolRecord> read_pool_record() {
@@ -300,6 +323,7 @@ std::vector<PoolWorkerState> pool_workers(const PoolRecord& r) {
     w.device = d;
     PoolAttach a = attach(r.binary, d.visible, d.gpu, d.role, 5, false);
     w.pid = a.pid;
+    w.profiler_warm = a.profiler_warm;
     if (a.fd < 0) {
       w.busy = a.refused.find("serving another run") != std::string::npos;
       if (!w.busy) w.error = a.refused.empty() ? "no worker is listening on " + d.socket : a.refused;

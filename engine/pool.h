@@ -14,9 +14,12 @@
 // pid, its evo build, the environment its behaviour reads, whether it is serving another run);
 // the run attaches only to a worker of its own build and environment and not busy, and otherwise
 // starts its own worker, as without a pool. Between two runs the worker drops everything GREEN
-// kept (a run never reads another run's inputs or references) and any profiler session (one left
-// enabled would fail every other process's collection on that GPU), and keeps its context and, in
-// the profiling worker, CUPTI's set-up. A kernel that kills its context, or the watchdog's SIGKILL, ends that worker: the run
+// kept (a run never reads another run's inputs or references), and keeps its context and, in the
+// profiling worker, CUPTI's set-up and its profiler session, enabled and past its first Start at the
+// pool's start: each run's first collection otherwise pays that Start, 0.17-0.42 s, and the run's
+// end profiled on one GPU because four first Starts take turns host-wide. The session is ended after
+// EVO_POOL_KEEP_PROFILER_S (30) idle seconds, or when another evo process asks
+// (release_pool_profiler): while enabled, no other process can profile on that GPU (ncu neither). A kernel that kills its context, or the watchdog's SIGKILL, ends that worker: the run
 // goes on with a worker of its own for that GPU, and the supervisor starts a fresh one for the next
 // run. A worker idle for --idle-exit seconds ends; the supervisor ends with the last of them.
 #pragma once
@@ -67,13 +70,19 @@ struct PoolAttach {
   int fd = -1;          // connected and attached: the worker's frames on this socket
   pid_t pid = -1;       // the worker's process (not this one's child)
   std::string refused;  // fd < 0: why a worker that is there was not used ("" : no pool worker for it)
+  bool profiler_warm = false;  // a profiling worker whose session is enabled and past its first Start
 };
 // The pool's worker of `role` for the GPU whose CUDA_VISIBLE_DEVICES entry is `visible`, attached
 // as the run's GPU `gpu`; never throws.
 PoolAttach attach_pool_worker(const std::string& binary, const std::string& visible, int gpu,
                               WorkerRole role = WorkerRole::Measure, double timeout_s = 5);
+// A profiling worker of an idle pool keeps its profiler session for EVO_POOL_KEEP_PROFILER_S after a
+// run, which fails every other process's collection on that GPU meanwhile: a process about to profile
+// there without the pool asks it to end that session first. true: it did; false: there is no such
+// worker, it is serving a run, or it had no session. Never throws; whatever EVO_POOL says.
+bool release_pool_profiler(const std::string& visible, double timeout_s = 5);
 // Said by a worker on accepting, and the run's answer.
-std::string pool_hello_json(bool busy);
+std::string pool_hello_json(bool busy, bool profiler_warm = false);
 std::optional<std::string> read_frame(int fd, double timeout_s);  // nullopt: closed or timed out
 
 // ---- `evo pool start | stop | status` ----
@@ -81,6 +90,7 @@ struct PoolWorkerState {
   PoolDevice device;
   pid_t pid = -1;
   bool busy = false;
+  bool profiler_warm = false;  // a profiling worker holding its profiler session (engine/pool.h, above)
   std::string name;    // the device's name from the worker's probe
   std::string error;   // not answering / no device
 };

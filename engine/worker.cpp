@@ -34,6 +34,8 @@
 #include "engine/error.h"
 #include "engine/evaluation_json.h"
 #include "engine/file_lock.h"
+#include "engine/guard.h"  // defines: IntegrityCheck
+#include "engine/device.h"  // defines: DeviceBuffer
 #include "engine/launch.h"
 #include "engine/pool.h"
 #include "engine/profile.h"
@@ -313,6 +315,39 @@ void prepare_metrics_ahead(const Profile& prof) {
     });
   });
 }
+// How long an idle pool's profiling worker keeps its profiler session enabled after its last run
+// (EVO_POOL_KEEP_PROFILER_S, default 30 s; 0: ended after each run). Each run's first collection
+// otherwise pays the first cuptiRangeProfilerStart after enabling, 0.17-0.42 s, and only one GPU's
+// at its end, for the four first starts take turns host-wide (docs/results/scale11 §6). Meanwhile
+// no other process can profile on that GPU: evo's own ask the pool to let go first
+// (release_pool_profiler), ncu must wait or `evo pool stop`.
+double keep_profiler_s() {
+  const char* e = std::getenv("EVO_POOL_KEEP_PROFILER_S");
+  if (!e || !*e) return 30;
+  char* end = nullptr;
+  const double v = std::strtod(e, &end);
+  return end && *end == '\0' && v >= 0 ? v : 30;
+}
+
+// A collection over one of evo's own kernels (the integrity check of a small zeroed buffer), its
+// session kept: the first Start after enabling is paid at the pool's start instead of in a run.
+// Never throws: a run's first collection pays it where this could not.
+void prime_profiler_session(WorkerState& st) {
+  try {
+    st.ready();
+    DeviceBuffer zeros(4096);
+    EVO_CUDA(cudaMemsetAsync(zeros.get(), 0, 4096, st.stream));
+    IntegrityCheck check;
+    check.add_checksum("evo's profiler warm-up buffer", zeros.get(), 4096, 0);
+    const MetricsResult m = collect_metrics({}, [&] { check.run(st.stream); }, st.stream, std::nullopt, {}, true);
+    EVO_CUDA(cudaStreamSynchronize(st.stream));
+    if (m.outcome != Outcome::Passed)
+      std::fprintf(stderr, "evo worker: GPU %d: profiler not warmed up: %s\n", st.gpu_label, m.reason.c_str());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "evo worker: GPU %d: profiler not warmed up: %s\n", st.gpu_label, e.what());
+  }
+}
+
 // Before the worker's process ends: a thread inside CUPTI while statics are destroyed could crash it.
 struct JoinMetricsAhead {
   ~JoinMetricsAhead() {
@@ -674,14 +709,26 @@ int worker_listen(int device, const std::string& socket_path, double idle_exit_s
   // Everything a run would wait for, made now: the driver's start, the context and stream, and for
   // a profiling worker CUPTI's tables for the default metrics. A device that is not there is said
   // to whoever probes.
+  // A pool's profiling worker also enables its session and pays its first Start now
+  // (keep_profiler_s), and keeps it between runs for that long.
+  const double keep_profiler = profiler ? keep_profiler_s() : 0;
   if (st.probe().present) {
     try {
       st.ready();
       if (prewarm) prepare_metrics({});
+      if (prewarm && keep_profiler > 0) prime_profiler_session(st);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "evo worker: GPU %d: %s\n", own_label, e.what());
     }
   }
+  auto end_profiler_session = [&] {
+    try {
+      end_metrics_session();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "evo worker: GPU %d: ending the profiler session: %s\n", own_label, e.what());
+    }
+  };
+  auto idle_since = std::chrono::steady_clock::now();
 
   const int ls = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_un addr{};
@@ -732,8 +779,23 @@ int worker_listen(int device, const std::string& socket_path, double idle_exit_s
     int c = -1;
     {
       std::unique_lock<std::mutex> lock(m);
-      const bool got = idle_exit_s > 0 ? cv.wait_for(lock, std::chrono::duration<double>(idle_exit_s), [&] { return !waiting.empty(); })
-                                       : (cv.wait(lock, [&] { return !waiting.empty(); }), true);
+      auto have = [&] { return !waiting.empty(); };
+      // Idle with a kept profiler session: woken when it is due to end, then waiting on.
+      const auto since_idle = std::chrono::duration<double>(std::chrono::steady_clock::now() - idle_since).count();
+      bool got = false;
+      if (keep_profiler > 0 && metrics_session_kept() && (idle_exit_s <= 0 || keep_profiler < idle_exit_s)) {
+        got = cv.wait_for(lock, std::chrono::duration<double>(std::max(0.0, keep_profiler - since_idle)), have);
+        if (!got) {
+          lock.unlock();
+          end_profiler_session();  // no run came: other processes may profile here again
+          continue;
+        }
+      } else if (idle_exit_s > 0) {
+        got = cv.wait_for(lock, std::chrono::duration<double>(std::max(0.0, idle_exit_s - since_idle)), have);
+      } else {
+        cv.wait(lock, have);
+        got = true;
+      }
       if (!got) {
         ::unlink(socket_path.c_str());
         std::fflush(nullptr);
@@ -744,10 +806,15 @@ int worker_listen(int device, const std::string& socket_path, double idle_exit_s
       serving = true;
     }
     int code = 0;
-    if (write_frame(c, pool_hello_json(false))) {
+    if (write_frame(c, pool_hello_json(false, profiler && metrics_session_kept()))) {
       const std::optional<std::string> first = read_frame(c, 10);
       const Json attach = first ? Json::parse(*first, nullptr, false) : Json();
-      if (attach.is_object() && attach.value("type", "") == "attach") {
+      if (attach.is_object() && attach.value("type", "") == "release-profiler") {
+        // Another evo process profiles on this GPU without the pool (EVO_POOL=0, another build):
+        // the kept session would fail its every collection.
+        end_profiler_session();
+        write_frame(c, R"({"type":"released"})");
+      } else if (attach.is_object() && attach.value("type", "") == "attach") {
         st.gpu_label = attach.value("gpu", own_label);
         set_trace_file(attach.value("trace", std::string()));
         const std::string green_times = attach.value("green_times", std::string());
@@ -759,11 +826,12 @@ int worker_listen(int device, const std::string& socket_path, double idle_exit_s
     ::close(c);
     std::fflush(nullptr);
     if (code == 3) ::_exit(3);  // a dead context: the supervisor starts a fresh worker
-    // Between runs: nothing GREEN kept, no profile read and no profiler session stays (one left
-    // enabled holds the GPU's profiler, and every other process's collection there, a run without
-    // the pool or ncu, then fails: call H, all 60 of them while the pool was idle).
+    // Between runs: nothing GREEN kept and no profile read. A profiler session stays only in the
+    // profiling worker, for keep_profiler_s: one left enabled holds the GPU's profiler, and every
+    // other process's collection there then fails (call H: all 60 of a run without the pool while
+    // the pool was idle), unless it asks the pool to let go first, as evo's do.
     try {
-      end_metrics_session();
+      if (!(profiler && keep_profiler > 0)) end_metrics_session();  // a profiling worker keeps it a while
       if (st.stream) {
         forget_run_state(st.stream);
         EVO_CUDA(cudaStreamSynchronize(st.stream));
@@ -779,6 +847,7 @@ int worker_listen(int device, const std::string& socket_path, double idle_exit_s
     ::unsetenv("EVO_GREEN_TIMES");
     std::lock_guard<std::mutex> lock(m);
     serving = false;
+    idle_since = std::chrono::steady_clock::now();
     cv.notify_all();
   }
 }
@@ -819,10 +888,14 @@ void WorkerClient::start() {
       ::fcntl(from_fd_, F_SETFD, FD_CLOEXEC);
       pid_ = a.pid;
       pooled_ = true;
+      profiler_warm_ = a.profiler_warm;
       ++starts_;
       return;
     }
   }
+  profiler_warm_ = false;
+  // A profiling worker of its own: an idle pool's kept session on this GPU would fail its collections.
+  if (role_ == WorkerRole::Profile) release_pool_profiler(visible_);
   int to[2], from[2];
   if (::pipe2(to, O_CLOEXEC) != 0) throw UserError(std::string("worker: pipe: ") + std::strerror(errno));
   if (::pipe2(from, O_CLOEXEC) != 0) {

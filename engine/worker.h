@@ -199,6 +199,9 @@ class WorkerClient {
   // build and environment; every later one (after a fault) is its own child, as without a pool.
   bool pooled() const { return pooled_; }
   const std::string& pool_note() const { return pool_note_; }  // why the pool's worker was not used
+  // The pool's profiling worker, attached with its profiler session enabled and past its first
+  // Start (engine/pool.h): its collections cost 25-35 ms from the first.
+  bool profiler_warm() const { return pooled_ && profiler_warm_; }
   const std::string& visible() const { return visible_; }  // its CUDA_VISIBLE_DEVICES ("": every device)
   pid_t pid() const { return pid_; }
   // run(), and once more on a fresh worker when the first dies without answering (worker_lost):
@@ -224,6 +227,7 @@ class WorkerClient {
   int starts_ = 0, restarts_ = 0;
   bool pooled_ = false;      // pid_ is the pool's worker, not a child: no waitpid, a detach is a quit
   bool pool_tried_ = false;
+  bool profiler_warm_ = false;
   std::string pool_note_;
 };
 

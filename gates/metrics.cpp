@@ -507,6 +507,11 @@ void prepare_metrics(const std::vector<std::string>& names) {
   }
 }
 
+bool metrics_session_kept() {
+  std::lock_guard<std::mutex> lock(profiler_mutex());
+  return kept_session().session != nullptr;
+}
+
 void end_metrics_session() {
   std::lock_guard<std::mutex> lock(profiler_mutex());
   KeptSession& k = kept_session();

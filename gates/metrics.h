@@ -60,6 +60,8 @@ void prepare_metrics(const std::vector<std::string>& names);
 // (Taking CUPTI's hooks out as well, cuptiProfilerDeInitialize, did not undo what CUPTI changed in
 // the process's timings, docs/results/scale10 §3, and nothing else needs it: evo never does.)
 void end_metrics_session();
+// Whether a `keep_session` collection left a session enabled (end_metrics_session not since).
+bool metrics_session_kept();
 
 // One figure for a unit of several kernels from each kernel's (range's) figures, by what the name
 // says it is: counts and durations (`.sum`) add up, `.max` and `.min` take the extreme, and rates,

@@ -1359,6 +1359,59 @@ TEST(GpuPool, MeasuringWorkersNeverLoadCuptiAndTheProfilingWorkersCollectTheMetr
   fs::remove_all(dir);
 }
 
+// A pool's profiling worker enables its profiler session at the pool's start and keeps it between
+// runs (each run's first collection would otherwise pay the first Start, 0.17-0.42 s): until a
+// process profiling there without the pool asks it to let go (that run still gets its metrics),
+// or until it has been idle EVO_POOL_KEEP_PROFILER_S seconds.
+TEST(GpuPool, AnIdlePoolKeepsItsProfilerSessionUntilAskedOrIdleTooLong) {
+  REQUIRE_GPU();
+  const char* was = std::getenv("EVO_POOL_KEEP_PROFILER_S");
+  const std::string kept_env = was ? was : "";
+  ::setenv("EVO_POOL_KEEP_PROFILER_S", "4", 1);  // the pool's workers inherit it
+  TestPool pool("0");
+  if (kept_env.empty()) ::unsetenv("EVO_POOL_KEEP_PROFILER_S");
+  else ::setenv("EVO_POOL_KEEP_PROFILER_S", kept_env.c_str(), 1);
+  ASSERT_EQ(pool.started.code, 0) << pool.started.out << pool.started.err;
+  ASSERT_EQ(pool.ready_pids(60, "profile").size(), 1u);
+  auto warm = [] {
+    const CliResult st = run_evo("pool status --json");
+    const auto j = nlohmann::json::parse(st.out, nullptr, false);
+    for (const auto& d : j.value("devices", nlohmann::json::array()))
+      if (d.value("role", std::string()) == "profile") return d.value("profiler_warm", false);
+    ADD_FAILURE() << "no profiling worker in: " << st.out;
+    return false;
+  };
+  EXPECT_TRUE(warm()) << "primed at the pool's start";
+  const fs::path dir = temp_dir("evo-pool-keep");
+  const std::string args = "--cache '" + test_cache().string() + "' run --profile '" +
+                           repo("profiles/gemm_fp16.json").string() + "' --budget 12 --strategy random --seed 5 --no-sanitize";
+  auto profiled = [](const std::string& file) {
+    Store s(file);
+    int n = 0;
+    for (const auto& e : s.evaluations_of_run(s.runs().at(0).id))
+      n += e.eval.metrics.outcome == Outcome::Passed && !e.eval.metrics.values.empty();
+    return n;
+  };
+  const std::string db1 = (dir / "pooled.db").string();
+  const CliResult pooled = run_evo("--db '" + db1 + "' " + args);
+  ASSERT_EQ(pooled.code, 0) << pooled.out << pooled.err;
+  EXPECT_GT(profiled(db1), 0) << pooled.out;
+  EXPECT_TRUE(warm()) << "kept across the run";
+  const std::string db2 = (dir / "own.db").string();
+  const CliResult own = run_evo_env("EVO_POOL=0", "--db '" + db2 + "' " + args);
+  ASSERT_EQ(own.code, 0) << own.out << own.err;
+  EXPECT_GT(profiled(db2), 0) << "a run without the pool asked it to let go, and profiled:\n" << own.out;
+  EXPECT_FALSE(warm()) << "ended on that run's request";
+  const std::string db3 = (dir / "again.db").string();
+  const CliResult again = run_evo("--db '" + db3 + "' " + args);
+  ASSERT_EQ(again.code, 0) << again.out << again.err;
+  EXPECT_GT(profiled(db3), 0) << again.out;
+  EXPECT_TRUE(warm()) << "enabled again by that run's collections, and kept";
+  std::this_thread::sleep_for(std::chrono::milliseconds(5500));
+  EXPECT_FALSE(warm()) << "ended after 4 idle seconds";
+  fs::remove_all(dir);
+}
+
 // A pool's worker killed with SIGKILL mid-candidate: as a run's own worker (the test above it),
 // its candidate is measured again, nothing is lost or duplicated, and the pool starts a fresh one.
 TEST(GpuPool, APoolWorkerKilledMidCandidateIsNotACrashAndLosesNothing) {
@@ -2098,6 +2151,62 @@ TEST(PoolWorker, AHelloThatIsNotEvosIsRefused) {
   ::setenv("EVO_POOL_DIR", kept.c_str(), 1);
   EXPECT_FALSE(w.pooled());
   EXPECT_NE(w.pool_note().find("its hello is not this evo's"), std::string::npos) << w.pool_note();
+}
+
+// A process about to profile on a GPU without the pool asks the pool's profiling worker there to
+// end its kept profiler session (release_pool_profiler): only an idle one that says it holds one
+// (its hello) is asked, and the answer says whether it let go. A profiling worker of a run's own
+// asks before it starts (WorkerClient::start).
+TEST(PoolWorker, AProcessProfilingWithoutThePoolAsksAnIdleWarmProfilerToLetGo) {
+  test::TempDir dir;
+  const std::string kept = std::getenv("EVO_POOL_DIR") ? std::getenv("EVO_POOL_DIR") : "";
+  ::setenv("EVO_POOL_DIR", dir.path.c_str(), 1);
+  const fs::path sock = pool_socket("GPU-warm", WorkerRole::Profile);
+  const int ls = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, sock.c_str(), sizeof addr.sun_path - 1);
+  ASSERT_EQ(::bind(ls, reinterpret_cast<const sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(ls, 4), 0);
+  // Three connections: warm and idle (asked), busy (not asked), idle without a session (not asked).
+  std::vector<std::string> asked;
+  std::thread server([&] {
+    for (const std::string& hello : {std::string(R"({"type":"hello","pid":1,"busy":false,"profiler_warm":true})"),
+                                     std::string(R"({"type":"hello","pid":1,"busy":true,"profiler_warm":true})"),
+                                     std::string(R"({"type":"hello","pid":1,"busy":false,"profiler_warm":false})")}) {
+      const int c = ::accept(ls, nullptr, nullptr);
+      if (c < 0) return;
+      write_frame(c, hello);
+      const std::optional<std::string> f = read_frame(c, 2);
+      asked.push_back(f.value_or(""));
+      if (f && f->find("release-profiler") != std::string::npos) write_frame(c, R"({"type":"released"})");
+      ::close(c);
+    }
+  });
+  EXPECT_TRUE(release_pool_profiler("GPU-warm"));
+  EXPECT_FALSE(release_pool_profiler("GPU-warm")) << "serving a run: its session is that run's";
+  EXPECT_FALSE(release_pool_profiler("GPU-warm")) << "no session to end";
+  EXPECT_FALSE(release_pool_profiler("GPU-none")) << "no pool worker for that GPU";
+  server.join();
+  ::close(ls);
+  ::setenv("EVO_POOL_DIR", kept.c_str(), 1);
+  ASSERT_EQ(asked.size(), 3u);
+  EXPECT_NE(asked[0].find("release-profiler"), std::string::npos) << asked[0];
+  EXPECT_EQ(asked[1], "") << "a busy worker is not asked";
+  EXPECT_EQ(asked[2], "") << "nor one without a session";
+}
+
+// A real profiling worker of a pool, on a machine without a GPU (no session: nothing to let go),
+// answers a release request and serves the next run as before.
+TEST(PoolWorker, AReleaseRequestLeavesTheWorkerServingRuns) {
+  if (device().present) GTEST_SKIP() << "needs a machine without a GPU (a worker then answers at once): " << device().name;
+  ListeningWorker w("GPU-rel", 60, WorkerRole::Profile);
+  EXPECT_FALSE(release_pool_profiler("GPU-rel")) << "it holds no session";
+  WorkerClient a(evo_binary(), 0, "GPU-rel", WorkerRole::Profile);
+  const WorkerAnswer r = a.run(job_without_device(), 30);
+  EXPECT_TRUE(a.pooled()) << a.pool_note();
+  EXPECT_FALSE(a.profiler_warm());
+  EXPECT_NE(r.message.find("no CUDA device is present"), std::string::npos) << r.message;
 }
 
 TEST(PoolWorker, APoolWorkerThatDiesMidRunIsReplacedByTheRunsOwn) {
