@@ -85,7 +85,24 @@ int cmd_pool(const Globals& g, const PoolArgs& a) {
     print_workers(*r, g.json);
     return 0;
   }
-  throw UserError("evo pool " + a.action + ": give start, stop or status");
+  if (a.action == "release") {
+    const std::optional<PoolRecord> r = read_pool_record();
+    if (!r) {
+      std::cout << "no pool is running (" << pool_dir().string() << "): nothing holds a profiler session\n";
+      return 0;
+    }
+    int released = 0;
+    std::string gpus;
+    for (const auto& d : r->devices)
+      if (d.role == WorkerRole::Profile && release_pool_profiler(d.visible)) {
+        ++released;
+        gpus += (gpus.empty() ? "" : ",") + std::to_string(d.gpu);
+      }
+    if (released) std::cout << "profiler sessions ended on GPU " << gpus << ": ncu can profile there until the pool's next run\n";
+    else std::cout << "no idle profiling worker of the pool held a profiler session\n";
+    return 0;
+  }
+  throw UserError("evo pool " + a.action + ": give start, stop, status or release");
 }
 
 int cmd_worker_listen(int device, const std::string& socket, double idle_exit_s, bool profile) {

@@ -83,8 +83,12 @@ int main(int argc, char** argv) {
 
   PoolArgs pa;
   auto* pool = app.add_subcommand(
-      "pool", "warm GPU workers kept between runs, which every evo run on this host attaches to: start, stop, status");
-  pool->add_option("action", pa.action, "start, stop or status")->required()->check(CLI::IsMember({"start", "stop", "status"}));
+      "pool", "warm GPU workers kept between runs, which every evo run on this host attaches to: start, stop, status, release");
+  pool->add_option("action", pa.action,
+                   "start, stop, status, or release (end the profiler sessions its idle profiling workers keep, so that "
+                   "ncu can profile those GPUs)")
+      ->required()
+      ->check(CLI::IsMember({"start", "stop", "status", "release"}));
   pool->add_option("--devices", pa.devices, "start: GPUs, all or ordinals 0,1,... (default: --device)");
   pool->add_option("--idle-exit", pa.idle_exit_s, "start: seconds a worker waits for a run before it ends (0: never)")
       ->capture_default_str();

@@ -18,8 +18,9 @@
 // profiling worker, CUPTI's set-up and its profiler session, enabled and past its first Start at the
 // pool's start: each run's first collection otherwise pays that Start, 0.17-0.42 s, and the run's
 // end profiled on one GPU because four first Starts take turns host-wide. The session is ended after
-// EVO_POOL_KEEP_PROFILER_S (30) idle seconds, or when another evo process asks
-// (release_pool_profiler): while enabled, no other process can profile on that GPU (ncu neither). A kernel that kills its context, or the watchdog's SIGKILL, ends that worker: the run
+// EVO_POOL_KEEP_PROFILER_S (300) idle seconds, or when another evo process asks
+// (release_pool_profiler; `evo pool release` asks them all): while enabled, no other process can
+// profile on that GPU (ncu neither). A kernel that kills its context, or the watchdog's SIGKILL, ends that worker: the run
 // goes on with a worker of its own for that GPU, and the supervisor starts a fresh one for the next
 // run. A worker idle for --idle-exit seconds ends; the supervisor ends with the last of them.
 #pragma once

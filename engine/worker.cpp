@@ -42,6 +42,7 @@
 #include "engine/reference.h"
 #include "engine/space.h"  // defines: set_device_sms
 #include "engine/trace.h"
+#include "engine/trial_store.h"
 #include "gates/fast.h"
 #include "gates/green.h"
 #include "gates/metrics.h"
@@ -316,17 +317,19 @@ void prepare_metrics_ahead(const Profile& prof) {
   });
 }
 // How long an idle pool's profiling worker keeps its profiler session enabled after its last run
-// (EVO_POOL_KEEP_PROFILER_S, default 30 s; 0: ended after each run). Each run's first collection
+// (EVO_POOL_KEEP_PROFILER_S, default 300 s; 0: ended after each run). Each run's first collection
 // otherwise pays the first cuptiRangeProfilerStart after enabling, 0.17-0.42 s, and only one GPU's
-// at its end, for the four first starts take turns host-wide (docs/results/scale11 §6). Meanwhile
-// no other process can profile on that GPU: evo's own ask the pool to let go first
-// (release_pool_profiler), ncu must wait or `evo pool stop`.
+// at its end, for the four first starts take turns host-wide (docs/results/scale11 §6). 30 s let
+// the sessions of GPUs 2 and 3 go while a sweep ran on GPUs 0 and 1 (call M). Meanwhile no other
+// process can profile on that GPU: evo's own ask the pool to let go first (release_pool_profiler);
+// for ncu, `evo pool release` or `evo pool stop`.
 double keep_profiler_s() {
+  constexpr double kDefault = 300;
   const char* e = std::getenv("EVO_POOL_KEEP_PROFILER_S");
-  if (!e || !*e) return 30;
+  if (!e || !*e) return kDefault;
   char* end = nullptr;
   const double v = std::strtod(e, &end);
-  return end && *end == '\0' && v >= 0 ? v : 30;
+  return end && *end == '\0' && v >= 0 ? v : kDefault;
 }
 
 // A collection over one of evo's own kernels (the integrity check of a small zeroed buffer), its
@@ -378,6 +381,14 @@ WorkerAnswer run_job(WorkerState& st, const WorkerJob& job, const Heartbeat& sen
   if (!job.builtin_cache.empty()) set_builtin_cache(job.builtin_cache);
   const std::string track = st.track();
   const auto job_start = std::chrono::steady_clock::now();
+  // The host's trial store (GREEN's, engine/trial_store.h), for the inputs FAST and the metrics
+  // pass fill: read where the run or another worker drew them, not drawn again here.
+  std::optional<TrialStore> store;
+  auto inputs_store = [&]() -> const TrialStore* {
+    if (job.reference_cache.empty()) return nullptr;
+    if (!store) store.emplace(job.reference_cache, nullptr);
+    return &*store;
+  };
   try {
     st.ready();
     const Profile& prof = st.profile(job.profile_path);
@@ -471,6 +482,7 @@ WorkerAnswer run_job(WorkerState& st, const WorkerJob& job, const Heartbeat& sen
       f.l2_bytes = st.probe().l2_bytes;
       f.stream = st.stream;
       f.beat = beat;
+      f.store = inputs_store();
       a.fast = run_fast(f);
       a.seconds_fast = seconds_since(phase_start);
       trace_span("fast", track, phase_start);
@@ -500,7 +512,9 @@ WorkerAnswer run_job(WorkerState& st, const WorkerJob& job, const Heartbeat& sen
       const auto inputs_start = std::chrono::steady_clock::now();
       BufferSet& bufs = kept_buffers(prof, obj, job.config, st.stream);
       LaunchSequence seq(prof.launches(), ck, obj, job.config);
-      bufs.fill_inputs(0, 0, st.stream);
+      // A profiling worker runs no GREEN: the objective's inputs come from the store, where the run
+      // drew them ahead (drawing gemm_fp16's took its first collection on a GPU 0.22 s, call M).
+      bufs.fill_inputs(0, 0, st.stream, inputs_store());
       for (std::size_t m = 0; m < cmods.size(); ++m) bufs.upload_symbols(*cmods[m], m == 0, st.stream);
       seq.pack(bufs);
       trace_span("metrics inputs", track, inputs_start);

@@ -92,7 +92,7 @@ Timing run_fast(const FastRun& r) {
   beat("fast: inputs" + where, 60 + timeout);
   BufferSet& bufs = kept_buffers(prof, *r.problem, r.config, r.stream);
   LaunchSequence seq(prof.launches(), r.kernels, *r.problem, r.config);
-  bufs.fill_inputs(0, 0, r.stream);
+  bufs.fill_inputs(0, 0, r.stream, r.store);
   for (std::size_t m = 0; m < r.modules.size(); ++m) bufs.upload_symbols(*r.modules[m], m == 0, r.stream);
   bufs.poison_outputs(r.stream);
   seq.pack(bufs);

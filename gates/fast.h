@@ -22,6 +22,8 @@
 
 namespace evo {
 
+class TrialStore;  // engine/trial_store.h
+
 struct FastRun {
   const Profile* profile = nullptr;
   Config config;
@@ -31,6 +33,9 @@ struct FastRun {
   std::int64_t l2_bytes = 0;   // the device's (DeviceInfo.l2_bytes)
   cudaStream_t stream = nullptr;
   Heartbeat beat;
+  // The host's trial store (engine/trial_store.h): inputs another process drew are read, not drawn
+  // again (a worker that has not run GREEN: a FAST-only or metrics-only job). nullptr: drawn here.
+  const TrialStore* store = nullptr;
 };
 
 // Throws CudaError when a launch fails; Rejected (with where) when the kernel wrote out of bounds,

@@ -1362,7 +1362,7 @@ TEST(GpuPool, MeasuringWorkersNeverLoadCuptiAndTheProfilingWorkersCollectTheMetr
 // A pool's profiling worker enables its profiler session at the pool's start and keeps it between
 // runs (each run's first collection would otherwise pay the first Start, 0.17-0.42 s): until a
 // process profiling there without the pool asks it to let go (that run still gets its metrics),
-// or until it has been idle EVO_POOL_KEEP_PROFILER_S seconds.
+// until it has been idle EVO_POOL_KEEP_PROFILER_S seconds, or until `evo pool release`.
 TEST(GpuPool, AnIdlePoolKeepsItsProfilerSessionUntilAskedOrIdleTooLong) {
   REQUIRE_GPU();
   const char* was = std::getenv("EVO_POOL_KEEP_PROFILER_S");
@@ -1409,6 +1409,14 @@ TEST(GpuPool, AnIdlePoolKeepsItsProfilerSessionUntilAskedOrIdleTooLong) {
   EXPECT_TRUE(warm()) << "enabled again by that run's collections, and kept";
   std::this_thread::sleep_for(std::chrono::milliseconds(5500));
   EXPECT_FALSE(warm()) << "ended after 4 idle seconds";
+  const std::string db4 = (dir / "last.db").string();
+  const CliResult last = run_evo("--db '" + db4 + "' " + args);
+  ASSERT_EQ(last.code, 0) << last.out << last.err;
+  EXPECT_TRUE(warm());
+  const CliResult release = run_evo("pool release");
+  EXPECT_EQ(release.code, 0) << release.out << release.err;
+  EXPECT_NE(release.out.find("profiler sessions ended on GPU 0"), std::string::npos) << release.out;
+  EXPECT_FALSE(warm()) << "`evo pool release` ended it (for ncu)";
   fs::remove_all(dir);
 }
 
@@ -2295,6 +2303,9 @@ TEST(PoolCli, StartingWhereAGpuDoesNotAnswerLeavesNothingRunning) {
   const CliResult stop = run_evo_env(env, "pool stop");
   EXPECT_EQ(stop.code, 0) << stop.out << stop.err;
   EXPECT_NE(stop.out.find("no pool was running"), std::string::npos) << stop.out;
+  const CliResult release = run_evo_env(env, "pool release");
+  EXPECT_EQ(release.code, 0) << release.out << release.err;
+  EXPECT_NE(release.out.find("nothing holds a profiler session"), std::string::npos) << release.out;
   // A GPU the host does not list: said before anything starts.
   r = run_evo_env(env + "CUDA_VISIBLE_DEVICES=0", "pool start --devices 3");
   EXPECT_EQ(r.code, 2);
