@@ -297,10 +297,9 @@ class GpuEvaluator : public Evaluator {
     } else {
       job.host_reference = true;
     }
-    // Shared by every worker of the host through the compile cache: the trials' inputs (drawn once,
-    // read by the others; a kernel reference's outputs too with EVO_REFERENCE_STORE=1, gates/green.h)
-    // and the lock that keeps metrics passes from overlapping.
-    job.reference_cache = (cache_.dir() / "reference").string();
+    // Shared by every worker of the host through the compile cache (job_for): the trials' inputs
+    // (drawn once, read by the others; a kernel reference's outputs too with EVO_REFERENCE_STORE=1,
+    // gates/green.h) and the lock that keeps metrics passes from overlapping.
     const char* share = std::getenv("EVO_REFERENCE_STORE");
     job.share_kernel_outputs = share && std::string(share) == "1";
     job.metrics_lock = metrics_lock();
@@ -488,29 +487,71 @@ class GpuEvaluator : public Evaluator {
       job.metrics = true;
       jobs[i] = std::move(job);
     }
-    auto alone = [&](std::size_t l, const WorkerJob& job) {
-      Lane& lane = *lanes_[l];
-      MetricsAlone r;
-      r.lane = static_cast<int>(l);
-      WorkerAnswer a = lane.metrics_worker().run_measured(job, 60 + profile_.gates.timeout_s,
-                                                           [](const std::string& line) { spdlog::warn("{}", line); });
-      if (a.outcome == Outcome::Passed && a.metrics.outcome == Outcome::Passed) lane.profiled = true;
-      r.seconds = a.seconds_metrics;
-      if (a.outcome == Outcome::Skipped) throw LaneLost("GPU " + std::to_string(lane.device) + ": " + a.message);
-      if (a.outcome != Outcome::Passed) {  // it passed every gate before: say what happened, keep its verdict
-        MetricsResult mr;
-        mr.outcome = a.outcome;
-        mr.reason = "metrics at the run's end: " + a.message;
-        r.metrics = mr;
-      } else {
-        r.metrics = a.metrics;
+    // One task a batch: candidates whose buffers are alike, as many as the profiler's ranges hold,
+    // profiled in one collection (collect_metrics_batch: CUPTI's calls take turns host-wide, so
+    // ten alone cost as much on four GPUs as on one). EVO_END_METRICS_BATCH=0: each alone (to compare).
+    const char* batch_env = std::getenv("EVO_END_METRICS_BATCH");
+    const std::size_t per_candidate = std::max<std::size_t>(1, profile_.launches().size());
+    const std::size_t most = (batch_env && std::string(batch_env) == "0") || profile_.gates.metrics.launch
+                                 ? 1
+                                 : std::max<std::size_t>(1, kMetricsBatchRanges / per_candidate);
+    std::vector<std::vector<std::size_t>> tasks;  // the fastest first
+    {
+      const Problem& obj = profile_.objective_problem();
+      std::map<std::string, std::size_t> open;  // buffer shapes -> its task still filling
+      for (std::size_t i = 0; i < cs.size(); ++i) {
+        if (!jobs[i]) continue;
+        const std::string shapes = buffer_shapes_key(profile_, obj, cs[i].config);
+        auto it = open.find(shapes);
+        if (it == open.end() || tasks[it->second].size() >= most) {
+          tasks.push_back({});
+          it = open.insert_or_assign(shapes, tasks.size() - 1).first;
+        }
+        tasks[it->second].push_back(i);
       }
-      return r;
+    }
+    auto run_task = [&](std::size_t l, const std::vector<std::size_t>& task, auto& self) -> void {
+      Lane& lane = *lanes_[l];
+      WorkerJob job = *jobs[task.front()];
+      for (std::size_t k = 1; k < task.size(); ++k) {
+        const WorkerJob& o = *jobs[task[k]];
+        job.metrics_batch.push_back(MetricsCandidate{o.config, o.candidate_cubin, o.candidate_name, o.candidate_kernels});
+      }
+      WorkerAnswer a = lane.metrics_worker().run_measured(job, 60 + profile_.gates.timeout_s * task.size(),
+                                                           [](const std::string& line) { spdlog::warn("{}", line); });
+      if (a.outcome == Outcome::Skipped) throw LaneLost("GPU " + std::to_string(lane.device) + ": " + a.message);
+      if (a.outcome != Outcome::Passed && task.size() > 1) {
+        // Which of them? Each alone says (on a fresh worker where that one died).
+        for (std::size_t i : task) self(l, std::vector<std::size_t>{i}, self);
+        return;
+      }
+      const bool whole = a.batch_metrics.size() + 1 == task.size();
+      for (std::size_t k = 0; k < task.size(); ++k) {
+        MetricsAlone& r = out[task[k]];
+        r.lane = static_cast<int>(l);
+        r.seconds = a.seconds_metrics / static_cast<double>(task.size());
+        if (a.outcome != Outcome::Passed) {  // it passed every gate before: say what happened, keep its verdict
+          MetricsResult mr;
+          mr.outcome = a.outcome;
+          mr.reason = "metrics at the run's end: " + a.message;
+          r.metrics = mr;
+        } else if (k == 0) {
+          r.metrics = a.metrics;
+        } else if (whole) {
+          r.metrics = a.batch_metrics[k - 1];
+        } else {
+          MetricsResult mr;
+          mr.outcome = Outcome::Skipped;
+          mr.reason = "metrics at the run's end: the worker answered " + std::to_string(a.batch_metrics.size() + 1) +
+                      " of " + std::to_string(task.size()) + " candidates";
+          r.metrics = mr;
+        }
+        if (r.metrics && r.metrics->outcome == Outcome::Passed) lane.profiled = true;
+      }
     };
     std::mutex m;
-    std::vector<std::size_t> todo;  // taken from the back: the fastest first
-    for (std::size_t i = cs.size(); i-- > 0;)
-      if (jobs[i]) todo.push_back(i);
+    std::vector<std::size_t> todo;  // task indices, taken from the back: the fastest first
+    for (std::size_t t = tasks.size(); t-- > 0;) todo.push_back(t);
     std::vector<std::exception_ptr> lost(lanes_.size());
     auto take = [&](std::size_t& i) {
       std::lock_guard<std::mutex> g(m);
@@ -520,32 +561,35 @@ class GpuEvaluator : public Evaluator {
       return true;
     };
     auto work = [&](std::size_t l) {
-      std::size_t i = 0;
-      while (take(i)) {
+      std::size_t t = 0;
+      while (take(t)) {
         try {
-          out[i] = alone(l, *jobs[i]);
-        } catch (...) {  // this GPU can no longer measure: its candidate goes back to the others
+          run_task(l, tasks[t], run_task);
+        } catch (...) {  // this GPU can no longer measure: its task goes back to the others
           std::lock_guard<std::mutex> g(m);
-          todo.push_back(i);
+          todo.push_back(t);
           lost[l] = std::current_exception();
           return;
         }
       }
     };
-    // One GPU for each kEndMetricsPerGpu of them: each worker's first collection costs 0.17 s alone
-    // and 0.57-0.70 s when four start at once (4 x H200, call Q: the first profiler start after
-    // enabling takes a turn host-wide), against 26 ms a collection after it. Ten on one GPU took
-    // 0.43-0.5 s, on four 0.8 s (docs/results/scale8). Every GPU where each has a profiling worker
-    // past its first collection in this run, or the pool's with its session kept (its session
-    // enabled: 25-35 ms a collection after it).
+    // One GPU for each kEndMetricsPerGpu of the candidates: each worker's first collection costs
+    // 0.17 s alone and 0.57-0.70 s when four start at once (4 x H200, call Q: the first profiler
+    // start after enabling takes a turn host-wide), against 26 ms a collection after it. Ten on one
+    // GPU took 0.43-0.5 s, on four 0.8 s (docs/results/scale8). Every GPU where each has a profiling
+    // worker past its first collection in this run, or the pool's with its session kept (its
+    // session enabled: 25-35 ms a collection after it), a task each.
     bool warm = true;
     for (auto& lane : lanes_) {
       if (lane->profiler) lane->metrics_worker();  // its start joined: whether it came warm from the pool
       warm = warm && lane->wants_profiler && lane->profiled;
     }
+    std::size_t candidates = 0;
+    for (const auto& t : tasks) candidates += t.size();
     const std::size_t n =
         warm ? std::min(lanes_.size(), todo.size())
-             : std::min(lanes_.size(), std::max<std::size_t>(1, (todo.size() + kEndMetricsPerGpu - 1) / kEndMetricsPerGpu));
+             : std::min({lanes_.size(), todo.size(),
+                         std::max<std::size_t>(1, (candidates + kEndMetricsPerGpu - 1) / kEndMetricsPerGpu)});
     std::vector<std::thread> threads;
     for (std::size_t l = 1; l < n; ++l) threads.emplace_back(work, l);
     work(0);
@@ -607,6 +651,9 @@ class GpuEvaluator : public Evaluator {
     job.candidate_cubin = b.cubin_path;
     job.candidate_name = b.lowered_name;
     job.candidate_kernels = b.kernels;
+    // The host's trial store: GREEN's inputs, and FAST's and the metrics pass's (a profiling worker
+    // or a FAST-only job reads them there instead of drawing them: 0.2 s of gemm_fp16's, call N).
+    job.reference_cache = (cache_.dir() / "reference").string();
     return job;
   }
 

@@ -72,6 +72,7 @@ std::optional<std::string> FrameReader::next() {
 
 // The messages are the plain structs as JSON (nlohmann's macros; absent fields take the struct's
 // defaults), tagged with their type so a reader can tell a heartbeat from an answer.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(MetricsCandidate, config, candidate_cubin, candidate_name, candidate_kernels)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(WorkerJob, profile_path, config, candidate_cubin, candidate_name,
                                                 reference_cubin, reference_name, candidate_kernels, reference_kernels,
                                                 host_reference, reference_cache, share_kernel_outputs,
@@ -79,9 +80,9 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(WorkerJob, profile_path, config,
                                                 trials, green,
                                                 guard_zones, fast,
                                                 objective, metrics, metrics_max_p50_us, metrics_lock,
-                                                metrics_wait_max_p50_us, timed_p50_us)
+                                                metrics_wait_max_p50_us, timed_p50_us, metrics_batch)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(WorkerAnswer, outcome, message, step, reference_failed, green, fast,
-                                                metrics, seconds_green, seconds_fast, seconds_metrics, references_made,
+                                                metrics, batch_metrics, seconds_green, seconds_fast, seconds_metrics, references_made,
                                                 references_read, warnings, worker_lost)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(DeviceInfo, present, ordinal, device_count, error, name, cc, sm_count,
                                                 l2_bytes, smem_per_block_optin, regs_per_sm, global_mem_bytes, driver,
@@ -507,7 +508,90 @@ WorkerAnswer run_job(WorkerState& st, const WorkerJob& job, const Heartbeat& sen
         phase_seconds = nullptr;
       }
     }
-    if (turn && turn->collect) {
+    if (turn && turn->collect && !job.metrics_batch.empty()) {
+      // The run's end: this job's candidate and the batch's, in one collection where their
+      // buffers are alike (one set of kept buffers serves them all), each alone otherwise.
+      beat("metrics: inputs (problem " + obj.name + ")", 60 + timeout);
+      const auto inputs_start = std::chrono::steady_clock::now();
+      struct Entry {
+        Config config;
+        std::vector<Kernel> kernels;
+        std::vector<const Module*> modules;
+        std::unique_ptr<LaunchSequence> seq;
+      };
+      std::vector<Entry> entries(1 + job.metrics_batch.size());
+      entries[0].config = job.config;
+      entries[0].kernels = ck;
+      entries[0].modules = cmods;
+      for (std::size_t i = 0; i < job.metrics_batch.size(); ++i) {
+        const MetricsCandidate& m = job.metrics_batch[i];
+        entries[i + 1].config = m.config;
+        load(m.candidate_kernels, m.candidate_cubin, m.candidate_name, entries[i + 1].kernels, entries[i + 1].modules);
+      }
+      const std::string shapes = buffer_shapes_key(prof, obj, job.config);
+      std::size_t ranges = 0;
+      bool together = !prof.gates.metrics.launch;
+      for (auto& e : entries) {
+        e.seq = std::make_unique<LaunchSequence>(prof.launches(), e.kernels, obj, e.config);
+        ranges += e.seq->size();
+        together = together && buffer_shapes_key(prof, obj, e.config) == shapes;
+      }
+      together = together && ranges <= kMetricsBatchRanges;
+      BufferSet* bufs = nullptr;
+      auto ready = [&](Entry& e) {  // the kept buffers configured, filled and packed for it
+        bufs = &kept_buffers(prof, obj, e.config, st.stream);
+        bufs->fill_inputs(0, 0, st.stream, inputs_store());
+        for (std::size_t m = 0; m < e.modules.size(); ++m) bufs->upload_symbols(*e.modules[m], m == 0, st.stream);
+        e.seq->pack(*bufs);
+      };
+      const std::int64_t l2 = st.probe().l2_bytes;
+      auto before = [&] {
+        bufs->refill_inouts(false, st.stream);
+        if (prof.gates.fast.flush_l2) flush_l2(l2, st.stream);
+      };
+      const auto& names = prof.gates.metrics.names.empty() ? default_metric_names() : prof.gates.metrics.names;
+      std::vector<MetricsResult> results;
+      if (together) {
+        for (auto& e : entries) ready(e);
+        trace_span("metrics inputs", track, inputs_start);
+        beat("metrics: profiling " + std::to_string(entries.size()) + " candidates (problem " + obj.name + ")",
+             60 + 40 * timeout * ranges);
+        std::vector<MetricsUnit> units;
+        for (auto& e : entries) units.push_back(MetricsUnit{[&e, &st] { e.seq->launch(st.stream); }, before, e.seq->size()});
+        results = collect_metrics_batch(names, units, st.stream, metrics_only);
+        if (results.front().outcome != Outcome::Passed) results.clear();  // each alone, below: it says why if it must
+      }
+      for (std::size_t i = results.size(); i < entries.size(); ++i) {
+        ready(entries[i]);
+        beat("metrics: profiling (problem " + obj.name + ")", 60 + 40 * timeout * entries[i].seq->size());
+        Entry& e = entries[i];
+        results.push_back(collect_metrics(names, [&] { e.seq->launch(st.stream); }, st.stream, prof.gates.metrics.launch,
+                                          before, metrics_only));
+      }
+      turn->lock.reset();
+      beat("metrics: checking where the kernels wrote (problem " + obj.name + ")", 60 + timeout);
+      bufs->check_writes(st.stream);
+      EVO_CUDA(cudaStreamSynchronize(st.stream));
+      const std::vector<RegionFinding> wrote = bufs->write_findings();
+      if (!wrote.empty()) {  // not one candidate's to say: none of them gets these figures
+        std::string where;
+        for (const auto& f : wrote) where += " " + f.text() + ";";
+        where.pop_back();
+        for (auto& r : results) {
+          r = MetricsResult{};
+          r.outcome = Outcome::Rejected;
+          r.reason = "one of the " + std::to_string(entries.size()) + " kernels profiled together wrote where it may not:" + where;
+        }
+        *fatal = true;
+      } else {
+        bufs->idle(st.stream);
+      }
+      a.metrics = results.front();
+      a.batch_metrics.assign(results.begin() + 1, results.end());
+      a.seconds_metrics = seconds_since(phase_start);
+      trace_span("metrics", track, phase_start, std::to_string(entries.size()) + " candidates");
+      phase_seconds = nullptr;
+    } else if (turn && turn->collect) {
       beat("metrics: inputs (problem " + obj.name + ")", 60 + timeout);
       const auto inputs_start = std::chrono::steady_clock::now();
       BufferSet& bufs = kept_buffers(prof, obj, job.config, st.stream);

@@ -32,6 +32,13 @@
 
 namespace evo {
 
+// One more candidate of a metrics-only job (WorkerJob::metrics_batch): its config and cubins.
+struct MetricsCandidate {
+  Config config;
+  std::string candidate_cubin, candidate_name;
+  std::vector<LaunchKernel> candidate_kernels;
+};
+
 // One candidate's work on the GPU. Cubins are files in the compile cache.
 struct WorkerJob {
   std::string profile_path;
@@ -67,6 +74,10 @@ struct WorkerJob {
   // A metrics-only job for a candidate timed by another worker (the lane's measuring one): FAST's
   // median there, which the turn's rules above read in place of this job's own timing.
   double timed_p50_us = 0;
+  // A metrics-only job for several candidates at once (the run's end): these after the job's own,
+  // profiled in one collection (gates/metrics.h: collect_metrics_batch) where their buffers are
+  // alike, each alone otherwise. Their results in WorkerAnswer::batch_metrics, in this order.
+  std::vector<MetricsCandidate> metrics_batch;
 };
 
 // Whether a candidate FAST timed at p50_us gets its CUPTI pass, and the lock held for it. Metrics
@@ -90,6 +101,7 @@ struct WorkerAnswer {
   GreenVerdict green;
   Timing fast;
   MetricsResult metrics;
+  std::vector<MetricsResult> batch_metrics;  // WorkerJob::metrics_batch's, in its order
   double seconds_green = 0, seconds_fast = 0, seconds_metrics = 0;
   // GREEN's reference outputs: trials whose outputs this job made, and those it read from the
   // reference cache (made by another worker); a line for each damaged file found there.

@@ -32,6 +32,7 @@
 #include <sstream>
 #include <utility>
 
+#include "engine/error.h"
 #include "engine/device.h"  // defines: CudaError, is_sticky
 
 namespace evo {
@@ -41,7 +42,7 @@ using namespace metric;  // the names (engine/evaluation.h)
 
 // Ranges the counter-data image holds: one per kernel that `launch` starts; beyond this many the
 // rest are dropped (and the reason says so).
-constexpr std::size_t kMaxRanges = 16;
+constexpr std::size_t kMaxRanges = kMetricsBatchRanges;
 // EVO_METRICS_MAX_RANGES=N (1-16): room for N ranges instead, an experiment's switch to see
 // whether cuptiRangeProfilerStart's cost (about 80 ms a pass on GH100) depends on it.
 std::size_t max_ranges() {
@@ -519,10 +520,13 @@ void end_metrics_session() {
   k.ctx = nullptr;
 }
 
-MetricsResult collect_metrics(const std::vector<std::string>& names, const std::function<void()>& launch,
-                              cudaStream_t stream, std::optional<std::size_t> only,
-                              const std::function<void()>& before_pass, bool keep_session) {
-  MetricsResult r;
+namespace {
+
+// One collection over `units` (collect_metrics for one, collect_metrics_batch for several): one
+// configuration and one Start/Stop a pass for all of them, each unit's kernels its own ranges.
+std::vector<MetricsResult> collect_units(const std::vector<std::string>& names, const std::vector<MetricsUnit>& units,
+                                         cudaStream_t stream, std::optional<std::size_t> only, bool keep_session) {
+  std::vector<MetricsResult> out(units.size());
   const auto& wanted = names.empty() ? default_metric_names() : names;
   std::lock_guard<std::mutex> lock(profiler_mutex());
   StepClock clock;
@@ -533,7 +537,7 @@ MetricsResult collect_metrics(const std::vector<std::string>& names, const std::
     check_device_supported(cc.device);
     const std::string chip = chip_name(cc.device);
     HostPlan& plan = cached_plan(chip, cc.ctx, wanted);
-    r.unavailable = plan.unknown;
+    for (auto& r : out) r.unavailable = plan.unknown;
     if (plan.collect.empty()) throw Unavailable{"none of the " + std::to_string(wanted.size()) + " metrics exists on " + chip};
     auto metric_ptrs = c_names(plan.collect);
     clock.mark("setup");
@@ -562,12 +566,13 @@ MetricsResult collect_metrics(const std::vector<std::string>& names, const std::
     init.pCounterData = data.data();
     EVO_CUPTI(cuptiRangeProfilerCounterDataImageInitialize(&init));
 
-    // Auto range: each kernel is a range. User replay (the default): `launch` runs the unit once
-    // per pass after `before_pass` (the worker's L2 flush), so every pass sees the cold cache FAST
-    // times. Kernel replay (EVO_METRICS_REPLAY=kernel): CUPTI replays each kernel itself, restoring
-    // the device memory between passes, which leaves the inputs in L2 (an 8 MB copy read 23 KB
-    // from DRAM, docs/results/scale5 §6). Both cost about the same. Should the device refuse user
-    // replay, kernel replay is used; the loop is bounded in case CUPTI never says it is done.
+    // Auto range: each kernel is a range. User replay (the default): the units run once per pass,
+    // each after its `before` (the worker's restore and L2 flush), so every pass sees the cold
+    // cache FAST times. Kernel replay (EVO_METRICS_REPLAY=kernel): CUPTI replays each kernel
+    // itself, restoring the device memory between passes, which leaves the inputs in L2 (an 8 MB
+    // copy read 23 KB from DRAM, docs/results/scale5 §6). Both cost about the same. Should the
+    // device refuse user replay, kernel replay is used; the loop is bounded in case CUPTI never
+    // says it is done.
     const bool user_replay = metrics_user_replay();
     CUpti_RangeProfiler_SetConfig_Params sc{};
     sc.structSize = CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE;
@@ -603,13 +608,18 @@ MetricsResult collect_metrics(const std::vector<std::string>& names, const std::
     std::size_t launches = 0;
     clock.begin_within();
     for (;;) {
-      if (before_pass) before_pass();
+      // The first unit's `before` outside the pass, as a unit profiled alone has it; the others'
+      // between two units (a restore and a memset: no kernel, so no range of their own).
+      if (units.front().before) units.front().before();
       clock.add("pass_before");
       CUpti_RangeProfiler_Start_Params st{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE, nullptr, session.get()};
       EVO_CUPTI(cuptiRangeProfilerStart(&st));
       clock.add("pass_start");
       clock.add_also("pass_start_" + std::to_string(launches + 1));
-      launch();
+      for (std::size_t u = 0; u < units.size(); ++u) {
+        if (u > 0 && units[u].before) units[u].before();
+        units[u].launch();
+      }
       ++launches;
       clock.add("pass_launch");
       CUpti_RangeProfiler_Stop_Params sp{};
@@ -635,15 +645,18 @@ MetricsResult collect_metrics(const std::vector<std::string>& names, const std::
     EVO_CUPTI(cuptiRangeProfilerGetCounterDataInfo(&info));
     if (info.numTotalRanges == 0) throw Unavailable{"no kernel ran inside the profiled launch"};
 
-    // Each kernel of the unit is a range, in launch order: the one the profile names, or all.
+    // Each kernel is a range, in launch order. Alone, a unit's are all it ran; in a batch, each
+    // unit's `kernels` in turn, and they must add up to what ran.
     const std::size_t kernels = info.numTotalRanges + dd.numOfRangeDropped;
-    if (only && *only >= info.numTotalRanges)
-      throw Unavailable{"the profile names launch " + std::to_string(*only) + " (gates.metrics.launch), and the unit ran " +
-                        std::to_string(kernels) + " kernel" + (kernels == 1 ? "" : "s") +
-                        (dd.numOfRangeDropped ? " (" + std::to_string(dd.numOfRangeDropped) + " beyond the profiler's room)" : "")};
-    const std::size_t from = only ? *only : 0, to = only ? *only + 1 : info.numTotalRanges;
-    std::vector<std::map<std::string, double>> ranges;
-    for (std::size_t k = from; k < to; ++k) {
+    std::vector<std::size_t> first(units.size(), 0), count(units.size(), info.numTotalRanges);
+    if (units.size() > 1) {
+      std::size_t at = 0;
+      for (std::size_t u = 0; u < units.size(); ++u) first[u] = at, count[u] = units[u].kernels, at += units[u].kernels;
+      if (at != kernels || dd.numOfRangeDropped)
+        throw Unavailable{"the batch ran " + std::to_string(kernels) + " kernels where its " + std::to_string(units.size()) +
+                          " units launch " + std::to_string(at)};
+    }
+    auto range_values = [&](std::size_t k) {
       std::vector<double> values(plan.collect.size(), 0.0);
       CUpti_Profiler_Host_EvaluateToGpuValues_Params ev{};
       ev.structSize = CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE;
@@ -661,7 +674,38 @@ MetricsResult collect_metrics(const std::vector<std::string>& names, const std::
         // (left out here, it is listed as unavailable below).
         if (std::isfinite(values[i])) range[plan.collect[i]] = values[i];
       }
-      ranges.push_back(std::move(range));
+      return range;
+    };
+    for (std::size_t u = 0; u < units.size(); ++u) {
+      MetricsResult& r = out[u];
+      const std::size_t unit_kernels = units.size() > 1 ? count[u] : kernels;
+      if (only && *only >= count[u])
+        throw Unavailable{"the profile names launch " + std::to_string(*only) + " (gates.metrics.launch), and the unit ran " +
+                          std::to_string(unit_kernels) + " kernel" + (unit_kernels == 1 ? "" : "s") +
+                          (dd.numOfRangeDropped ? " (" + std::to_string(dd.numOfRangeDropped) + " beyond the profiler's room)" : "")};
+      const std::size_t from = first[u] + (only ? *only : 0), to = only ? from + 1 : first[u] + count[u];
+      std::vector<std::map<std::string, double>> ranges;
+      for (std::size_t k = from; k < to; ++k) ranges.push_back(range_values(k));
+      const CombinedRanges combined = combine_ranges(ranges);
+      r.values = combined.values;
+      for (const auto& name : plan.collect)
+        if (!r.values.count(name) &&
+            std::find(r.unavailable.begin(), r.unavailable.end(), name) == r.unavailable.end())
+          r.unavailable.push_back(name);
+      add_derived(r);
+      r.outcome = Outcome::Passed;
+      std::vector<std::string> notes;
+      if (!r.unavailable.empty()) notes.push_back(std::to_string(r.unavailable.size()) + " metric(s) unavailable on " + chip);
+      if (only && unit_kernels > 1)
+        notes.push_back("the unit ran " + std::to_string(unit_kernels) + " kernels; figures are launch " + std::to_string(*only) +
+                        "'s (gates.metrics.launch)");
+      else if (unit_kernels > 1)
+        notes.push_back("the unit ran " + std::to_string(unit_kernels) + " kernels; figures cover all of them (sums added, " +
+                        (combined.equal_weights ? "rates averaged" : "rates weighted by each kernel's duration") + ")");
+      if (dd.numOfRangeDropped)
+        notes.push_back(std::to_string(dd.numOfRangeDropped) + " kernels beyond the profiler's " + std::to_string(ranges_room) +
+                        " ranges are not counted");
+      for (std::size_t i = 0; i < notes.size(); ++i) r.reason += (i ? "; " : "") + notes[i];
     }
     clock.mark("decode");
     if (keep_session && keep_sessions_allowed()) {
@@ -671,32 +715,30 @@ MetricsResult collect_metrics(const std::vector<std::string>& names, const std::
       session_holder.reset();
       clock.mark("disable");
     }
-    const CombinedRanges combined = combine_ranges(ranges);
-    r.values = combined.values;
-    for (const auto& name : plan.collect)
-      if (!r.values.count(name) &&
-          std::find(r.unavailable.begin(), r.unavailable.end(), name) == r.unavailable.end())
-        r.unavailable.push_back(name);
-    add_derived(r);
-    r.outcome = Outcome::Passed;
-    std::vector<std::string> notes;
-    if (!r.unavailable.empty()) notes.push_back(std::to_string(r.unavailable.size()) + " metric(s) unavailable on " + chip);
-    if (only && kernels > 1)
-      notes.push_back("the unit ran " + std::to_string(kernels) + " kernels; figures are launch " + std::to_string(*only) +
-                      "'s (gates.metrics.launch)");
-    else if (kernels > 1)
-      notes.push_back("the unit ran " + std::to_string(kernels) + " kernels; figures cover all of them (sums added, " +
-                      (combined.equal_weights ? "rates averaged" : "rates weighted by each kernel's duration") + ")");
-    if (dd.numOfRangeDropped)
-      notes.push_back(std::to_string(dd.numOfRangeDropped) + " kernels beyond the profiler's " + std::to_string(ranges_room) +
-                      " ranges are not counted");
-    for (std::size_t i = 0; i < notes.size(); ++i) r.reason += (i ? "; " : "") + notes[i];
   } catch (const Unavailable& u) {
-    r.outcome = Outcome::Skipped;
-    r.values.clear();
-    r.reason = "metrics unavailable: " + u.why;
+    for (auto& r : out) {
+      r.outcome = Outcome::Skipped;
+      r.values.clear();
+      r.reason = "metrics unavailable: " + u.why;
+    }
   }
-  return r;
+  return out;
+}
+
+}  // namespace
+
+MetricsResult collect_metrics(const std::vector<std::string>& names, const std::function<void()>& launch,
+                              cudaStream_t stream, std::optional<std::size_t> only,
+                              const std::function<void()>& before_pass, bool keep_session) {
+  return collect_units(names, {MetricsUnit{launch, before_pass, 0}}, stream, only, keep_session).front();
+}
+
+std::vector<MetricsResult> collect_metrics_batch(const std::vector<std::string>& names, const std::vector<MetricsUnit>& units,
+                                                 cudaStream_t stream, bool keep_session) {
+  if (units.empty()) return {};
+  for (const auto& u : units)
+    if (u.kernels == 0 && units.size() > 1) throw UserError("collect_metrics_batch: a unit of unknown kernel count");
+  return collect_units(names, units, stream, std::nullopt, keep_session);
 }
 
 MetricGateVerdict metric_gate(const MetricsResult& m, const std::vector<MetricThreshold>& thresholds) {

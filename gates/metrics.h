@@ -47,6 +47,23 @@ bool metrics_user_replay();
 MetricsResult collect_metrics(const std::vector<std::string>& names, const std::function<void()>& launch,
                               cudaStream_t stream, std::optional<std::size_t> only = std::nullopt,
                               const std::function<void()>& before_pass = {}, bool keep_session = false);
+// Several units in one collection (the run's end profiling its best): one configuration, and in
+// each pass one Start and Stop around all of them, each unit's `before` then its `launch`. Alone,
+// each collection costs 25-30 ms of CUPTI's calls, which take turns host-wide: ten on four GPUs at
+// once took as long as on one (docs/results/scale12). Each unit must say how many kernels its
+// launch starts (`kernels`), every one a range of its own, and together at most the profiler's
+// room (16 ranges); when what ran does not add up, every result is Skipped saying so, and the
+// caller profiles them one by one. Units read the same kept buffers: `before` restores what the
+// unit before it changed.
+struct MetricsUnit {
+  std::function<void()> launch;
+  std::function<void()> before;  // outside any range: a restore, an L2 flush (no kernel)
+  std::size_t kernels = 0;       // what `launch` starts; 0: unknown (alone only)
+};
+constexpr std::size_t kMetricsBatchRanges = 16;
+std::vector<MetricsResult> collect_metrics_batch(const std::vector<std::string>& names, const std::vector<MetricsUnit>& units,
+                                                 cudaStream_t stream, bool keep_session = false);
+
 // Steps A-C of a collection ahead of it (CUPTI's initialisation, the device's counters, the metric
 // plan: 0.2-0.8 s, host-side but for the counter query), on the calling thread's current device;
 // a later collect_metrics of the same names starts at the session. Never throws: what is

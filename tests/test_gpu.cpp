@@ -170,6 +170,12 @@ void expect_green_everywhere(const fs::path& path, const Config& change) {
   }
 }
 
+// The whole of a text file ("" when it cannot be read).
+std::string file_text(const fs::path& p) {
+  std::ifstream in(p);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
 TEST(GpuGates, GemmBaselinePassesGreenAndIsTimed) {
   REQUIRE_GPU();
   const Profile p = load_profile(repo("profiles/gemm_fp16.json"));
@@ -375,12 +381,18 @@ TEST(GpuGates, MetricsDeferredDuringTheRunAndCollectedAloneAtItsEnd) {
 }
 
 // The run's end profiles its best side by side, one GPU for each 16 of them (engine/evaluator.h,
-// collect_metrics_of): each answer must be its own candidate's, whichever GPU took it. Two
-// configurations of clearly different speed, interleaved, 18 in all (two GPUs where there are
-// several): each pass's duration follows its candidate, not its neighbour.
+// collect_metrics_of), up to 16 in one collection (collect_metrics_batch): each answer must be its
+// own candidate's, whichever GPU and whichever place in the batch took it. Two configurations of
+// clearly different speed, interleaved, 18 in all (two GPUs where there are several): each
+// range's duration follows its candidate, not its neighbour.
 TEST(GpuGates, MetricsAtTheRunsEndOnEveryGpuAnswerForTheirOwnCandidate) {
   REQUIRE_GPU();
   const Profile p = load_profile(repo("profiles/gemm_fp16.json"));
+  // Every collection's steps, one line each: the workers inherit it.
+  const fs::path times = temp_dir("evo-end-batch") / "times.jsonl";
+  const char* was = std::getenv("EVO_METRICS_TIMES");
+  const std::string kept_times = was ? was : "";
+  ::setenv("EVO_METRICS_TIMES", times.c_str(), 1);
   GpuEvaluatorOptions o;
   o.jobs = 2;
   o.cache_dir = test_cache();
@@ -416,6 +428,14 @@ TEST(GpuGates, MetricsAtTheRunsEndOnEveryGpuAnswerForTheirOwnCandidate) {
     const double fast = i % 2 ? eb.fast.p50_us : ea.fast.p50_us;
     EXPECT_NEAR(us[i], fast, 0.25 * fast) << "answer " << i << " on " << ev->lanes() << " GPU(s)";
   }
+  ev.reset();
+  if (kept_times.empty()) ::unsetenv("EVO_METRICS_TIMES");
+  else ::setenv("EVO_METRICS_TIMES", kept_times.c_str(), 1);
+  // Interleaved in one or two collections (16 candidates' ranges at most in one), not 18: the two
+  // candidates measured first had theirs too.
+  const std::string lines = file_text(times);
+  EXPECT_LE(std::count(lines.begin(), lines.end(), '\n'), 2 + 2) << lines;
+  fs::remove_all(times.parent_path());
 }
 
 TEST(GpuGates, OffByOneTileFailsGreenWithFigures) {
@@ -1128,12 +1148,6 @@ TEST(GpuGreenSafety, ExhaustiveRunOnEveryDeviceMeasuresExactlyTheCorrectConfigur
   fs::remove_all(dir);
 }
 
-// The whole of a text file ("" when it cannot be read).
-std::string file_text(const fs::path& p) {
-  std::ifstream in(p);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
 // After a worker was killed mid-run: the run finished with `budget` evaluations, each
 // configuration once, none with the loss as its verdict, and the database checks clean.
 void expect_every_candidate_recorded_once(const fs::path& db, int budget) {
@@ -1830,7 +1844,11 @@ TEST(WorkerProtocol, JobsAnswersAndDevicesRoundTrip) {
   j.metrics_wait_max_p50_us = 10.5;
   j.reference_cache = "/cache/reference";
   j.metrics_lock = "/cache/locks/metrics.lock";
+  j.metrics_batch.push_back(MetricsCandidate{{{"TILE", 32}}, "/c/b.cubin", "planted_gemm", {}});
   const WorkerJob k = job_from_json(job_to_json(j));
+  ASSERT_EQ(k.metrics_batch.size(), 1u);
+  EXPECT_EQ(k.metrics_batch[0].config, (Config{{"TILE", 32}}));
+  EXPECT_EQ(k.metrics_batch[0].candidate_cubin, "/c/b.cubin");
   EXPECT_DOUBLE_EQ(k.metrics_max_p50_us, 11.5);
   EXPECT_DOUBLE_EQ(k.metrics_wait_max_p50_us, 10.5);
   EXPECT_EQ(k.reference_cache, j.reference_cache);
@@ -1858,7 +1876,12 @@ TEST(WorkerProtocol, JobsAnswersAndDevicesRoundTrip) {
   a.references_made = 4;
   a.references_read = 38;
   a.warnings = {"trial store: /c/ab/ab12.out is damaged (checksum differs): removed, made again"};
+  a.batch_metrics.resize(2);
+  a.batch_metrics[1].outcome = Outcome::Passed;
+  a.batch_metrics[1].values = {{"gpu__time_duration.sum", 1234.5}};
   const WorkerAnswer b = answer_from_json(answer_to_json(a));
+  ASSERT_EQ(b.batch_metrics.size(), 2u);
+  EXPECT_EQ(b.batch_metrics[1].values.at("gpu__time_duration.sum"), 1234.5);
   EXPECT_EQ(b.references_made, 4);
   EXPECT_EQ(b.references_read, 38);
   EXPECT_EQ(b.warnings, a.warnings);
