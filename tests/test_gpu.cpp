@@ -2158,17 +2158,26 @@ TEST(PoolWorker, TheMeasuringAndTheProfilingWorkerOfAGpuServeTheirOwnRoleOnly) {
   EXPECT_NE(bad.err.find("--role timing: give measure or profile"), std::string::npos) << bad.out << bad.err;
 }
 
+// A Unix socket listening at `path`, as a pool worker's would (-1 when it cannot be made): the
+// tests below play the worker's side themselves.
+int listening_socket(const fs::path& path) {
+  const int ls = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
+  if (ls < 0 || ::bind(ls, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0 || ::listen(ls, 4) != 0) {
+    if (ls >= 0) ::close(ls);
+    return -1;
+  }
+  return ls;
+}
+
 TEST(PoolWorker, AHelloThatIsNotEvosIsRefused) {
   test::TempDir dir;
   const std::string kept = std::getenv("EVO_POOL_DIR") ? std::getenv("EVO_POOL_DIR") : "";
   ::setenv("EVO_POOL_DIR", dir.path.c_str(), 1);
-  const fs::path sock = pool_socket("GPU-odd");
-  const int ls = ::socket(AF_UNIX, SOCK_STREAM, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::strncpy(addr.sun_path, sock.c_str(), sizeof addr.sun_path - 1);
-  ASSERT_EQ(::bind(ls, reinterpret_cast<const sockaddr*>(&addr), sizeof addr), 0);
-  ASSERT_EQ(::listen(ls, 4), 0);
+  const int ls = listening_socket(pool_socket("GPU-odd"));
+  ASSERT_GE(ls, 0);
   std::thread server([&] {
     const int c = ::accept(ls, nullptr, nullptr);
     const std::string frame = encode_frame(R"({"type":"hello","pid":"not a pid","busy":false})");
@@ -2192,13 +2201,8 @@ TEST(PoolWorker, AProcessProfilingWithoutThePoolAsksAnIdleWarmProfilerToLetGo) {
   test::TempDir dir;
   const std::string kept = std::getenv("EVO_POOL_DIR") ? std::getenv("EVO_POOL_DIR") : "";
   ::setenv("EVO_POOL_DIR", dir.path.c_str(), 1);
-  const fs::path sock = pool_socket("GPU-warm", WorkerRole::Profile);
-  const int ls = ::socket(AF_UNIX, SOCK_STREAM, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::strncpy(addr.sun_path, sock.c_str(), sizeof addr.sun_path - 1);
-  ASSERT_EQ(::bind(ls, reinterpret_cast<const sockaddr*>(&addr), sizeof addr), 0);
-  ASSERT_EQ(::listen(ls, 4), 0);
+  const int ls = listening_socket(pool_socket("GPU-warm", WorkerRole::Profile));
+  ASSERT_GE(ls, 0);
   // Three connections: warm and idle (asked), busy (not asked), idle without a session (not asked).
   std::vector<std::string> asked;
   std::thread server([&] {
