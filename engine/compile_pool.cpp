@@ -183,6 +183,7 @@ struct CompilePool::Impl {
 
   void dispatch() {
     for (auto& w : workers) {
+      if (w.pid <= 0 && !queue.empty()) spawn(w);
       while (w.key.empty() && !queue.empty()) {
         const nlohmann::json msg = {{"key", queue.front().key}, {"request", queue.front().request}};
         if (send_msg(w.fd, msg.dump())) {
@@ -235,8 +236,13 @@ struct CompilePool::Impl {
 CompilePool::CompilePool(int jobs, std::filesystem::path cache_dir)
     : impl_(std::make_unique<Impl>(std::move(cache_dir))) {
   if (jobs <= 0) jobs = hardware_cores();
+  // Each started when a compile first needs it (dispatch): from a warm cache a run compiles
+  // nothing, and forking 64 workers up front held its first candidate back 37 ms (4 x H200,
+  // docs/results/scale12). A fork while other threads run is safe for what a worker does: glibc
+  // takes malloc's locks across fork, the trace writes with O_APPEND and no lock, and no other
+  // lock a worker takes (the template digests') is held by any thread but the one that forks.
+  // Before, the workers were forked while the draw-ahead and lane threads ran too.
   impl_->workers.resize(static_cast<std::size_t>(jobs));
-  for (auto& w : impl_->workers) impl_->spawn(w);
 }
 
 CompilePool::~CompilePool() {
