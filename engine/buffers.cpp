@@ -613,6 +613,25 @@ std::string buffer_shapes_key(const Profile& p, const Problem& prob, const Confi
   return k;
 }
 
+std::vector<std::vector<std::size_t>> batches_by_buffers(const Profile& p, const Problem& prob,
+                                                         const std::vector<std::optional<Config>>& configs,
+                                                         std::size_t most) {
+  most = std::max<std::size_t>(1, most);
+  std::vector<std::vector<std::size_t>> batches;
+  std::map<std::string, std::size_t> open;  // buffer shapes -> its batch still filling
+  for (std::size_t i = 0; i < configs.size(); ++i) {
+    if (!configs[i]) continue;
+    const std::string shapes = buffer_shapes_key(p, prob, *configs[i]);
+    auto it = open.find(shapes);
+    if (it == open.end() || batches[it->second].size() >= most) {
+      batches.push_back({});
+      it = open.insert_or_assign(shapes, batches.size() - 1).first;
+    }
+    batches[it->second].push_back(i);
+  }
+  return batches;
+}
+
 void BufferSet::upload_symbols(const Module& m, bool required, cudaStream_t s) {
   for (const auto& b : bufs_) {
     if (b.spec.symbol.empty()) continue;

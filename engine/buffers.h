@@ -15,6 +15,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -104,6 +105,13 @@ void forget_fill_copies();
 // The shapes of every buffer of `p` for problem `prob` at configuration `c`: two configurations
 // with the same key can share one BufferSet (only scratch buffers may depend on knobs).
 std::string buffer_shapes_key(const Profile& p, const Problem& prob, const Config& c);
+// Candidates one set of kept buffers serves together, for a metrics collection of several
+// (gates/metrics.h, collect_metrics_batch): the indices of `configs` grouped by their buffer shapes
+// on `prob`, at most `most` a group (at least 1), each group and the groups in the order given (a
+// group is where its first member stands); absent entries are left out.
+std::vector<std::vector<std::size_t>> batches_by_buffers(const Profile& p, const Problem& prob,
+                                                         const std::vector<std::optional<Config>>& configs,
+                                                         std::size_t most);
 
 class BufferSet {
  public:

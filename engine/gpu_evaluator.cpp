@@ -495,21 +495,11 @@ class GpuEvaluator : public Evaluator {
     const std::size_t most = (batch_env && std::string(batch_env) == "0") || profile_.gates.metrics.launch
                                  ? 1
                                  : std::max<std::size_t>(1, kMetricsBatchRanges / per_candidate);
-    std::vector<std::vector<std::size_t>> tasks;  // the fastest first
-    {
-      const Problem& obj = profile_.objective_problem();
-      std::map<std::string, std::size_t> open;  // buffer shapes -> its task still filling
-      for (std::size_t i = 0; i < cs.size(); ++i) {
-        if (!jobs[i]) continue;
-        const std::string shapes = buffer_shapes_key(profile_, obj, cs[i].config);
-        auto it = open.find(shapes);
-        if (it == open.end() || tasks[it->second].size() >= most) {
-          tasks.push_back({});
-          it = open.insert_or_assign(shapes, tasks.size() - 1).first;
-        }
-        tasks[it->second].push_back(i);
-      }
-    }
+    std::vector<std::optional<Config>> built(cs.size());
+    for (std::size_t i = 0; i < cs.size(); ++i)
+      if (jobs[i]) built[i] = cs[i].config;
+    const std::vector<std::vector<std::size_t>> tasks =  // the fastest first
+        batches_by_buffers(profile_, profile_.objective_problem(), built, most);
     auto run_task = [&](std::size_t l, const std::vector<std::size_t>& task, auto& self) -> void {
       Lane& lane = *lanes_[l];
       WorkerJob job = *jobs[task.front()];

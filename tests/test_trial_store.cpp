@@ -643,6 +643,31 @@ TEST(TrialStore, AFillAnotherProcessIsDrawingIsWaitedForAndReadNotDrawnAgain) {
   EXPECT_EQ(g->bytes, encode(x.dtype, draw_values(x.init, 500, 0, 2, x.name), false, nullptr));
 }
 
+// The run's end profiles its best several to a collection where one set of kept buffers serves
+// them all (gates/metrics.h, collect_metrics_batch): grouped by their buffer shapes, in the order
+// given (the fastest first), no group larger than the profiler's room allows, none left out but
+// the candidates that did not build.
+TEST(MetricsBatches, CandidatesShareACollectionOnlyWhereTheirBuffersAreAlike) {
+  TempDir dir;
+  const Profile p = reference_profile(dir, [](nlohmann::json& j) {
+    j["knobs"] = {{"BLOCK", {64, 128}}, {"PAD", {0, 32}}};
+    j["baseline"] = {{"BLOCK", 64}, {"PAD", 0}};
+    j["buffers"].push_back({{"name", "S"}, {"dtype", "f32"}, {"shape", {"BLOCK + PAD"}}, {"role", "scratch"}});
+  });
+  const Problem& prob = p.problems.front();
+  auto config = [](int block, int pad) { return std::optional<Config>(Config{{"BLOCK", block}, {"PAD", pad}}); };
+  // Shapes by BLOCK + PAD: 64 (a), 96 (b), 128 (c, twice over: 128+0 and 64+64 is not in the space).
+  const std::vector<std::optional<Config>> cs{config(64, 0), config(128, 0), config(64, 32), std::nullopt,
+                                              config(64, 0),  config(128, 0), config(64, 0), config(128, 32)};
+  EXPECT_EQ(batches_by_buffers(p, prob, cs, 16),
+            (std::vector<std::vector<std::size_t>>{{0, 4, 6}, {1, 5}, {2}, {7}}));
+  EXPECT_EQ(batches_by_buffers(p, prob, cs, 2),
+            (std::vector<std::vector<std::size_t>>{{0, 4}, {1, 5}, {2}, {6}, {7}}))
+      << "a full group closes; the next alike starts its own";
+  EXPECT_EQ(batches_by_buffers(p, prob, cs, 0).size(), 7u) << "each alone: at least one a group";
+  EXPECT_TRUE(batches_by_buffers(p, prob, {std::nullopt}, 16).empty());
+}
+
 // A fill that cannot be made while others are made beside it (a raw input file gone since the
 // profile was read) is one error naming the file, raised to the caller, not the end of the process
 // (an exception leaving a drawing thread would call std::terminate).
