@@ -213,20 +213,36 @@ std::optional<std::string> read_frame(int fd, double timeout_s) {
 }
 
 namespace {
+// Connected to the pool's worker of `role` for the GPU `visible` names, and what it said on
+// accepting (not an object when it said nothing readable). fd < 0: no pool worker there (no
+// socket, or one left by a worker that is gone).
+struct Greeting {
+  int fd = -1;
+  Json hello;
+};
+Greeting greet(const std::string& visible, WorkerRole role, double timeout_s) {
+  Greeting g;
+  if (visible.empty()) return g;
+  const fs::path sock = pool_socket(visible, role);
+  std::error_code ec;
+  if (!fs::exists(sock, ec)) return g;
+  g.fd = connect_socket(sock);
+  if (g.fd < 0) return g;
+  const std::optional<std::string> hello = read_frame(g.fd, timeout_s);
+  if (hello) g.hello = Json::parse(*hello, nullptr, false);
+  return g;
+}
+
 // checks: a run's attach (its build and environment); without, `evo pool status` looking.
 PoolAttach attach(const std::string& binary, const std::string& visible, int gpu, WorkerRole role, double timeout_s,
                   bool checks) {
   PoolAttach a;
-  if (visible.empty()) return a;
-  const fs::path sock = pool_socket(visible, role);
   const std::string whose = std::string("the pool's ") + (role == WorkerRole::Profile ? "profiling " : "") +
                             "worker for GPU " + std::to_string(gpu);
-  std::error_code ec;
-  if (!fs::exists(sock, ec)) return a;
-  const int fd = connect_socket(sock);
-  if (fd < 0) return a;  // a socket left by a worker that is gone: no pool worker there
-  const std::optional<std::string> hello = read_frame(fd, timeout_s);
-  const Json h = hello ? Json::parse(*hello, nullptr, false) : Json();
+  const Greeting g = greet(visible, role, timeout_s);
+  if (g.fd < 0) return a;
+  const int fd = g.fd;
+  const Json& h = g.hello;
   if (!h.is_object() || h.value("type", "") != "hello") {
     ::close(fd);
     a.refused = whose + " did not say hello within " +
@@ -288,23 +304,21 @@ PoolAttach attach_pool_worker(const std::string& binary, const std::string& visi
 }
 
 bool release_pool_profiler(const std::string& visible, double timeout_s) {
-  if (visible.empty()) return false;
-  const fs::path sock = pool_socket(visible, WorkerRole::Profile);
-  std::error_code ec;
-  if (!fs::exists(sock, ec)) return false;
-  const int fd = connect_socket(sock);
-  if (fd < 0) return false;
+  const Greeting g = greet(visible, WorkerRole::Profile, timeout_s);
+  if (g.fd < 0) return false;
   bool released = false;
-  const std::optional<std::string> hello = read_frame(fd, timeout_s);
-  const Json h = hello ? Json::parse(*hello, nullptr, false) : Json();
-  // Busy: serving a run, whose session is that run's (it ends or is kept when the run ends).
-  if (h.is_object() && h.value("type", "") == "hello" && !h.value("busy", true) && h.value("profiler_warm", false) &&
-      write_frame(fd, R"({"type":"release-profiler"})")) {
-    const std::optional<std::string> answer = read_frame(fd, timeout_s);
-    const Json a = answer ? Json::parse(*answer, nullptr, false) : Json();
-    released = a.is_object() && a.value("type", "") == "released";
+  try {
+    const Json& h = g.hello;
+    // Busy: serving a run, whose session is that run's (it ends or is kept when the run ends).
+    if (h.is_object() && h.value("type", "") == "hello" && !h.value("busy", true) && h.value("profiler_warm", false) &&
+        write_frame(g.fd, R"({"type":"release-profiler"})")) {
+      const std::optional<std::string> answer = read_frame(g.fd, timeout_s);
+      const Json a = answer ? Json::parse(*answer, nullptr, false) : Json();
+      released = a.is_object() && a.value("type", "") == "released";
+    }
+  } catch (const Json::exception&) {  // another evo's hello, or not evo's at all: nothing asked
   }
-  ::close(fd);
+  ::close(g.fd);
   return released;
 }
 

@@ -2203,12 +2203,14 @@ TEST(PoolWorker, AProcessProfilingWithoutThePoolAsksAnIdleWarmProfilerToLetGo) {
   ::setenv("EVO_POOL_DIR", dir.path.c_str(), 1);
   const int ls = listening_socket(pool_socket("GPU-warm", WorkerRole::Profile));
   ASSERT_GE(ls, 0);
-  // Three connections: warm and idle (asked), busy (not asked), idle without a session (not asked).
+  // Four connections: warm and idle (asked), busy (not asked), idle without a session (not asked),
+  // a hello evo cannot read (a field of another type: not asked, and no exception).
   std::vector<std::string> asked;
   std::thread server([&] {
     for (const std::string& hello : {std::string(R"({"type":"hello","pid":1,"busy":false,"profiler_warm":true})"),
                                      std::string(R"({"type":"hello","pid":1,"busy":true,"profiler_warm":true})"),
-                                     std::string(R"({"type":"hello","pid":1,"busy":false,"profiler_warm":false})")}) {
+                                     std::string(R"({"type":"hello","pid":1,"busy":false,"profiler_warm":false})"),
+                                     std::string(R"({"type":"hello","pid":1,"busy":"no","profiler_warm":true})")}) {
       const int c = ::accept(ls, nullptr, nullptr);
       if (c < 0) return;
       write_frame(c, hello);
@@ -2221,14 +2223,16 @@ TEST(PoolWorker, AProcessProfilingWithoutThePoolAsksAnIdleWarmProfilerToLetGo) {
   EXPECT_TRUE(release_pool_profiler("GPU-warm"));
   EXPECT_FALSE(release_pool_profiler("GPU-warm")) << "serving a run: its session is that run's";
   EXPECT_FALSE(release_pool_profiler("GPU-warm")) << "no session to end";
+  EXPECT_FALSE(release_pool_profiler("GPU-warm")) << "a hello it cannot read";
   EXPECT_FALSE(release_pool_profiler("GPU-none")) << "no pool worker for that GPU";
   server.join();
   ::close(ls);
   ::setenv("EVO_POOL_DIR", kept.c_str(), 1);
-  ASSERT_EQ(asked.size(), 3u);
+  ASSERT_EQ(asked.size(), 4u);
   EXPECT_NE(asked[0].find("release-profiler"), std::string::npos) << asked[0];
   EXPECT_EQ(asked[1], "") << "a busy worker is not asked";
   EXPECT_EQ(asked[2], "") << "nor one without a session";
+  EXPECT_EQ(asked[3], "") << "nor one whose hello is not evo's";
 }
 
 // A real profiling worker of a pool, on a machine without a GPU (no session: nothing to let go),
