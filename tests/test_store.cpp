@@ -853,13 +853,21 @@ void expect_whole(const StoredEvaluation& got, int i) {
 
 // A child process that records evaluations 0, 1, 2 ... into `run` and writes the count to
 // `fd` after each commit. Never returns.
-[[noreturn]] void record_forever(const std::string& db, std::int64_t run, int fd, int limit) {
+// Records `limit` evaluations, reporting each commit on `fd`. With a `resume_fd`, it stops after
+// `pause_after` commits until a byte arrives there, so that a reader is sure to see a part-written
+// run however fast the database writes.
+[[noreturn]] void record_forever(const std::string& db, std::int64_t run, int fd, int limit,
+                                 int pause_after = -1, int resume_fd = -1) {
   try {
     Store s(db);
     for (std::int64_t i = 0; i < limit; ++i) {
       s.record(run, sample_key(), numbered(static_cast<int>(i)), false);
       const std::int64_t committed = i + 1;
       if (write(fd, &committed, sizeof committed) != sizeof committed) _exit(3);
+      if (committed == pause_after) {
+        char go;
+        if (read(resume_fd, &go, 1) != 1) _exit(4);
+      }
     }
     _exit(0);
   } catch (...) {
@@ -910,19 +918,25 @@ TEST_P(StoreOn, ReaderInAnotherProcessSeesWriterProgress) {
     Store s(db);
     run = s.begin_run(sample_run());
   }
-  constexpr int kRecords = 150;
-  int fds[2];
+  constexpr int kRecords = 150, kPauseAfter = kRecords / 2;
+  int fds[2], resume[2];
   ASSERT_EQ(pipe(fds), 0);
+  ASSERT_EQ(pipe(resume), 0);
   const pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
     close(fds[0]);
-    record_forever(db, run, fds[1], kRecords);
+    close(resume[1]);
+    record_forever(db, run, fds[1], kRecords, kPauseAfter, resume[0]);
   }
   close(fds[1]);
+  close(resume[0]);
 
+  // The writer pauses half-way until the reader has seen that half; a loaded machine that lets
+  // the writer finish before the reader's first read then cannot make the test vacuous.
   Store reader(db);  // opened after the fork: no connection crosses it
   std::size_t seen = 0, reads = 0, partial_views = 0;
+  bool resumed = false;
   int status = 0;
   while (waitpid(child, &status, WNOHANG) == 0) {
     const auto rows = reader.evaluations_of_run(run);  // never "database is locked"
@@ -932,10 +946,18 @@ TEST_P(StoreOn, ReaderInAnotherProcessSeesWriterProgress) {
     if (!rows.empty()) expect_whole(rows.back(), static_cast<int>(rows.size() - 1));
     reader.elites("sdpa", "large", 5);
     ++reads;
+    if (!resumed && seen >= std::size_t(kPauseAfter)) {
+      EXPECT_EQ(seen, std::size_t(kPauseAfter)) << "the writer went on past its pause";
+      ASSERT_EQ(write(resume[1], "g", 1), 1);
+      resumed = true;
+    }
   }
   close(fds[0]);
+  close(resume[1]);
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "writer failed, status " << status;
+  EXPECT_TRUE(resumed);
   EXPECT_EQ(reader.evaluations_of_run(run).size(), std::size_t(kRecords));
+  EXPECT_GE(partial_views, 1u);
   EXPECT_GT(reads, 1u);
   std::cerr << "  " << reads << " reads while writing, " << partial_views << " saw a part-written run\n";
 }
