@@ -201,7 +201,11 @@ enum class Pipeline { Here, Simulated, None };
 void print_summary(const RunSummary& s, const std::string& problem, Pipeline pipeline, std::ostream& out) {
   out << "run " << s.run_id << (problem.empty() ? "" : " (problem " + problem + ")") << " " << s.status << " (" << s.stop_reason << "): " << s.new_evaluations << " new, "
             << s.evaluations - s.new_evaluations << " read back, "
-            << (s.evaluations ? fmt_num(100.0 * s.measured / s.evaluations, 1) : "0") << "% valid\n";
+            << (s.evaluations ? fmt_num(100.0 * s.measured / s.evaluations, 1) : "0") << "% valid"
+            << (s.dropped_at_end > 0 ? "; " + std::to_string(s.dropped_at_end) + " more in flight dropped, not recorded" +
+                                           (s.stop_reason == "budget spent" ? " (extras compiled on idle workers at the budget's end)" : "")
+                                     : std::string())
+            << "\n";
   if (s.best)
     out << "best: #" << s.best_id << " " << fmt_us(s.best->fast.p50_us) << " us, " << fmt_num(s.best->speedup, 2)
               << "x the baseline (" << fmt_us(s.baseline_p50_us) << " us): " << config_text(s.best->config) << " ["

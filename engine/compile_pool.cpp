@@ -317,6 +317,40 @@ std::optional<std::pair<std::uint64_t, Build>> CompilePool::wait_any(double time
   }
 }
 
+void CompilePool::cancel(const std::vector<std::uint64_t>& ids) {
+  Impl& m = *impl_;
+  const std::set<std::uint64_t> gone(ids.begin(), ids.end());
+  const auto before = m.done.size();
+  std::erase_if(m.done, [&](const auto& d) { return gone.count(d.first) > 0; });
+  m.outstanding -= before - m.done.size();
+  for (auto it = m.waiting.begin(); it != m.waiting.end();) {
+    auto& waiting_ids = it->second;
+    const auto had = waiting_ids.size();
+    std::erase_if(waiting_ids, [&](std::uint64_t id) { return gone.count(id) > 0; });
+    m.outstanding -= had - waiting_ids.size();
+    if (!waiting_ids.empty() || had == 0) {
+      ++it;
+      continue;
+    }
+    const std::string key = it->first;
+    it = m.waiting.erase(it);
+    std::erase_if(m.queue, [&](const Impl::Job& j) { return j.key == key; });
+    for (auto& w : m.workers)
+      if (w.pid > 0 && w.key == key) {
+        // Killed, not waited for: an NVRTC compile of a large unrolled kernel can take a minute.
+        // The cache's writes are atomic, so nothing torn is left; the next dispatch starts another.
+        ::kill(w.pid, SIGKILL);
+        int status = 0;
+        while (::waitpid(w.pid, &status, 0) < 0 && errno == EINTR) {
+        }
+        ::close(w.fd);
+        w.pid = -1;
+        w.fd = -1;
+        w.key.clear();
+      }
+  }
+}
+
 std::vector<Build> CompilePool::compile_all(const std::vector<CompileRequest>& rs) {
   std::map<std::uint64_t, std::size_t> index;  // id -> position in rs
   for (std::size_t i = 0; i < rs.size(); ++i) index[submit(rs[i])] = i;

@@ -118,6 +118,10 @@ class CompilePool {
   std::optional<std::pair<std::uint64_t, Build>> wait_any(double timeout_s = -1);
   std::vector<Build> compile_all(const std::vector<CompileRequest>& rs);  // in request order
   std::size_t pending() const;  // submitted, not yet returned by wait_any
+  // These requests' answers are no longer wanted: each is forgotten, and a compile no other
+  // request waits for is stopped (its worker killed, started again when next needed). Unknown
+  // ids are ignored.
+  void cancel(const std::vector<std::uint64_t>& ids);
   int jobs() const;
 
  private:

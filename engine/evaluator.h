@@ -69,6 +69,15 @@ class Evaluator {
   // True when measure() costs no real time (a replay without delays): the loop then measures in
   // its own thread, in submission order, so a seeded replay is the same run every time.
   virtual bool measures_instantly() const { return false; }
+  // Candidates submitted and not yet handed back by collect() are forgotten and their compiles
+  // stopped: the run loop calls this when it stops with candidates still in their CPU stages (the
+  // budget spent, a time limit), so that none of them comes back to a later run.
+  virtual void drop_unfinished() {}
+  // True when drop_unfinished() costs nothing but the compiles it stops (this host's compile
+  // processes): at a run's end the loop then keeps idle compile workers busy with extra
+  // candidates while the GPUs wait for a long compile, and records whichever finish first
+  // (engine/run.cpp, "the budget's end"). A work queue's claims on other hosts are not.
+  virtual bool can_drop_unfinished() const { return false; }
 
   // Every gate for one candidate, synchronously (evo eval, tests); not to be mixed with submit().
   virtual Evaluation evaluate(const Candidate& c);

@@ -260,6 +260,14 @@ class GpuEvaluator : public Evaluator {
     for (auto t : group->tickets) compiling_.emplace(t, group);
   }
 
+  void drop_unfinished() override {
+    std::vector<std::uint64_t> tickets;
+    for (const auto& [ticket, group] : compiling_) tickets.push_back(ticket);
+    compiling_.clear();
+    pool_->cancel(tickets);
+  }
+  bool can_drop_unfinished() const override { return true; }
+
   std::vector<Prepared> collect(double timeout_s) override {
     std::vector<Prepared> out;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(std::max(0.0, timeout_s));

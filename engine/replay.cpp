@@ -393,6 +393,15 @@ void ReplayEvaluator::submit(const Candidate& c) {
   queue_.push_back(std::move(q));
 }
 
+void ReplayEvaluator::drop_unfinished() {
+  queue_.clear();
+  compiling_.clear();
+  ready_.clear();
+  // Their simulated workers are free now, as a killed compile process's core is.
+  const double t = now();
+  for (double& free_at : slot_free_) free_at = std::min(free_at, t);
+}
+
 void ReplayEvaluator::advance(double t) {
   // Start what can start by `t`, on the earliest free slot, at max(its submission, that slot free).
   while (!queue_.empty()) {

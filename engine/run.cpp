@@ -139,7 +139,9 @@ class Loop {
         ready_.clear();  // dropped, not recorded: a resume proposes anew (their builds stay cached)
         for (std::size_t i = 0; i < lanes_.size(); ++i)
           if (lanes_[i].busy.valid()) finish_measurement(i);  // Ctrl-C finishes the candidates on the GPUs
+        s_.dropped_at_end = in_flight_.size();
         in_flight_.clear();
+        ev_.drop_unfinished();  // their compiles stopped: none comes back to a later run
         break;
       }
       start_measurements();
@@ -150,7 +152,9 @@ class Loop {
       if (measuring() && compiling() == 0) wait_for_a_gpu(kWaitForAGpu_s);
       const double wait = measuring() ? kPollWhileMeasuring_s : kPollWhileCompiling_s;
       for (auto& p : ev_.collect(compiling() == 0 ? 0 : wait)) {
-        if (!p.needs_gpu) {
+        if (!p.needs_gpu && beyond_budget(p.eval.config_hash)) {
+          in_flight_.erase(p.eval.config_hash);  // an extra the budget has no room for (below)
+        } else if (!p.needs_gpu) {
           record(p.candidate, std::move(p.eval), 0);
         } else if (ev_.measures_instantly()) {
           Evaluation e = ev_.measure(p, 0);
@@ -164,6 +168,22 @@ class Loop {
         if (lanes_[i].busy.valid() && lanes_[i].busy.wait_for(std::chrono::seconds(0)) == std::future_status::ready)
           finish_measurement(i);
     }
+  }
+
+  // Evaluations the run will record without another candidate: recorded, on a GPU, measured and
+  // held for the baseline, and the baseline itself until it is recorded (it always is).
+  std::int64_t committed() const {
+    std::int64_t n = spent() + static_cast<std::int64_t>(held_.size() + finishing_);
+    bool baseline_on_gpu = false;
+    for (const auto& l : lanes_)
+      if (l.busy.valid()) ++n, baseline_on_gpu |= l.measuring.eval.config_hash == baseline_hash_;
+    if (!baseline_done_ && !baseline_on_gpu && in_flight_.count(baseline_hash_)) ++n;
+    return n;
+  }
+  // An extra candidate (top_up, the budget's end) that the budget has no room for: not measured,
+  // not recorded. The baseline is counted in committed() already.
+  bool beyond_budget(const std::string& hash) const {
+    return speculate_ && hash != baseline_hash_ && committed() >= o_.budget;
   }
 
   bool measuring() const {
@@ -199,11 +219,23 @@ class Loop {
   // The first call asks for enough to start every GPU, no more: admitting the whole `ahead`
   // (132 on 4 GPUs of a 64-core host; a database lookup, a compile key and a cache read each) held
   // the first candidate back 23-60 ms (docs/results/scale12). The rest come once the GPUs measure.
+  //
+  // The budget's end. Once every evaluation the budget has room for is in flight, the GPUs can
+  // be left waiting on one long compile (Kernel Tuner's convolution: 4 s at the median, up to 50 s
+  // with a large filter unrolled) while the other compile workers idle. Where the evaluator can
+  // drop unfinished candidates for nothing, the loop then keeps those workers busy with extra
+  // candidates, the budget's last evaluations are whichever finish first, and what is still
+  // compiling when the budget is spent is dropped (not recorded; a later run proposes it anew).
+  // The extras start only while no candidate is ready for a GPU, so a run whose GPUs are the
+  // bottleneck proposes none; and none is measured or recorded beyond the budget
+  // (beyond_budget), so a run records exactly its budget as before.
   void top_up() {
     const std::size_t target = first_top_up_ ? std::min(ahead_, 2 * lanes_.size()) : ahead_;
     first_top_up_ = false;
     while (!stopping()) {
-      const std::int64_t room = o_.budget - spent() - static_cast<std::int64_t>(in_flight_.size());
+      std::int64_t room = o_.budget - spent() - static_cast<std::int64_t>(in_flight_.size());
+      if (room <= 0 && speculate_ && ready_.empty() && committed() < o_.budget && compiling() < s_.compile_slots)
+        room = static_cast<std::int64_t>(s_.compile_slots - compiling());
       const std::size_t want = std::min<std::size_t>(target - std::min(target, in_flight_.size()),
                                                      static_cast<std::size_t>(std::max<std::int64_t>(room, 0)));
       if (want == 0) return;
@@ -237,6 +269,7 @@ class Loop {
       auto next = ready_.begin();
       for (auto it = ready_.begin(); it != ready_.end(); ++it)
         if (it->eval.config_hash == baseline_hash_) next = it;
+      if (beyond_budget(next->eval.config_hash)) return;  // waits: the budget may yet need it
       lane.measuring = std::move(*next);
       ready_.erase(next);
       lane.started = Clock::now();
@@ -283,7 +316,9 @@ class Loop {
     }
     s_.seconds_gpu += std::chrono::duration<double>(Clock::now() - lane.started).count();
     const Candidate done = std::move(lane.measuring.candidate);
+    ++finishing_;  // still to be recorded: the budget counts it (committed)
     if (!stopping()) start_measurements();
+    --finishing_;
     record(done, std::move(e), i);
   }
 
@@ -549,6 +584,10 @@ class Loop {
   RunSummary s_;
   std::size_t ahead_ = 1;
   bool first_top_up_ = true;
+  std::size_t finishing_ = 0;  // a GPU's result taken, not yet recorded (finish_measurement)
+  // Extra candidates at the budget's end (top_up): only where dropping them costs nothing but
+  // their compiles, and never when the run repeats another from the database.
+  const bool speculate_ = ev_.can_drop_unfinished() && !o_.repeat_of;
   std::string baseline_hash_;
   std::unordered_set<std::string> recorded_;   // config hashes this run holds
   std::unordered_set<std::string> in_flight_;  // submitted, not yet recorded

@@ -8,7 +8,9 @@
 //
 //   A. begin the run (or reopen it with --resume, re-observing what it recorded)
 //   B. the baseline: submitted first and measured first, then re-timed for this run's speedups
-//   C. the pipeline: keep `ahead` candidates in flight; record each as it finishes, in any order
+//   C. the pipeline: keep `ahead` candidates in flight; record each as it finishes, in any order;
+//      at the budget's end keep idle compile workers busy with extras, recording whichever finish
+//      first and dropping the rest (where the evaluator can drop them for nothing)
 //   D. before the run reports its best, the best passes compute-sanitizer (the next best if not)
 //   E. the run's status: finished, interrupted (Ctrl-C) or failed (an exception, rethrown)
 #pragma once
@@ -90,6 +92,9 @@ struct RunSummary {
   double seconds_first_result = 0;
   double seconds_workers_ready = 0;  // before the session: the GPU workers started and probed (set by evo run)
   double seconds_metrics_at_end = 0;  // wall seconds of the best's metrics profiled at the run's end (deferred)
+  // Candidates still compiling (or compiled, not yet measured) when the run stopped, dropped: at the
+  // budget's end, the extras the loop compiled on idle workers that lost the race (engine/run.cpp).
+  std::size_t dropped_at_end = 0;
   double bound_s() const {
     return std::max(seconds_compile / double(compile_slots ? compile_slots : 1), seconds_gpu / double(gpus ? gpus : 1));
   }

@@ -685,6 +685,52 @@ TEST(CompilePool, WorkerKilledMidCompileIsReportedAndReplaced) {
   EXPECT_FALSE(builds[0].from_cache);
 }
 
+// The run loop drops extra candidates still compiling when its budget is spent (engine/run.cpp):
+// their compiles are stopped at once, not waited for, and nothing of theirs comes back.
+TEST(CompilePool, CancelledCompilesAreStoppedForgottenAndTheirWorkersStartedAgainWhenNeeded) {
+  TempDir t;
+  std::string slow_source;  // tens of seconds of NVRTC, as in the test above
+  for (int k = 0; k < 1000; ++k)
+    slow_source += "extern \"C\" __global__ void slow" + std::to_string(k) +
+                   "(float* y, const float* x) {\n  float acc = 0;\n#pragma unroll\n"
+                   "  for (int i = 0; i < 64; ++i) acc = acc * x[i * " + std::to_string(k + 1) +
+                   "] + __sinf(acc + i);\n  y[threadIdx.x] = acc;\n}\n";
+  write_text(t.path / "slow.cu", slow_source);
+  TinyTemplate tiny(t.path);
+  CompilePool pool(1, t.path / "cache");
+  CompileRequest slow;
+  slow.source_path = (t.path / "slow.cu").string();
+  slow.name_expression = "slow0";
+  slow.arch = "sm_90";
+  const auto compiling = pool.submit(slow);
+  const auto queued = pool.submit(tiny.request());  // behind it: the pool has one worker
+  const auto workers = child_pids();
+  ASSERT_EQ(workers.size(), 1u);
+  EXPECT_EQ(pool.pending(), 2u);
+
+  const auto t0 = std::chrono::steady_clock::now();
+  pool.cancel({compiling, queued, 12345});  // an unknown id is ignored
+  EXPECT_EQ(pool.pending(), 0u);
+  EXPECT_FALSE(pool.wait_any(0.5).has_value()) << "nothing cancelled comes back";
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 2.0)
+      << "the slow compile is stopped, not waited for";
+  EXPECT_TRUE(child_pids().empty()) << "its worker killed and reaped";
+  CompileCache reader(t.path / "cache");
+  EXPECT_FALSE(reader.lookup(reader.key(slow)).has_value()) << "a stopped compile is no verdict";
+
+  // A request another submit also waits for is not stopped by cancelling one of the two.
+  auto scaled = tiny.request();
+  scaled.defines["SCALE"] = "7";
+  const auto a = pool.submit(scaled), b = pool.submit(scaled);
+  pool.cancel({a});
+  const auto r = pool.wait_any(60);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->first, b);
+  EXPECT_TRUE(r->second.ok) << r->second.log;
+  EXPECT_EQ(pool.pending(), 0u);
+  EXPECT_EQ(child_pids().size(), 1u) << "a worker started again when a compile needed one";
+}
+
 TEST(CompilePool, UnreadableTemplateIsAUserErrorAtSubmit) {
   TempDir t;
   CompilePool pool(1, t.path / "cache");
