@@ -197,6 +197,15 @@ RunArgs resumed_args(const Store& store, const RunArgs& given, std::string& prof
 // seconds are the landscape's record).
 enum class Pipeline { Here, Simulated, None };
 
+// The bound above counts the recorded evaluations' compiles; the candidates dropped at the run's
+// end had compile workers too. With their seconds, the bound the schedule itself is held to.
+std::string dropped_bound_text(const RunSummary& s, double wall) {
+  RunSummary all = s;
+  all.seconds_compile += s.seconds_compile_dropped;
+  return "; with the " + fmt_num(s.seconds_compile_dropped, 1) + " compile seconds of the " + std::to_string(s.dropped_at_end) +
+         " dropped, bound " + fmt_num(all.bound_s(), 1) + " s (" + fmt_num(wall / std::max(all.bound_s(), 1e-9), 2) + "x)";
+}
+
 // One run's summary: what was spent, the best, where the time went.
 void print_summary(const RunSummary& s, const std::string& problem, Pipeline pipeline, std::ostream& out) {
   out << "run " << s.run_id << (problem.empty() ? "" : " (problem " + problem + ")") << " " << s.status << " (" << s.stop_reason << "): " << s.new_evaluations << " new, "
@@ -231,6 +240,7 @@ void print_summary(const RunSummary& s, const std::string& problem, Pipeline pip
               << (s.longest_compile_s > s.bound_s() ? "; one compile alone took " + fmt_num(s.longest_compile_s, 1) + " s"
                                                     : std::string())
               << ")"
+              << (s.seconds_compile_dropped > 0 ? dropped_bound_text(s, pipe_wall) : std::string())
               << (s.seconds_sanitize > 0 ? ", then memcheck " + fmt_num(s.seconds_sanitize, 1) + " s" : "") << "\n";
 }
 

@@ -118,6 +118,7 @@ struct CompilePool::Impl {
     pid_t pid = -1;
     int fd = -1;       // the parent's end of the socketpair
     std::string key;   // being compiled; "" when idle
+    std::chrono::steady_clock::time_point since;  // when it was given `key`
   };
   struct Job {
     CompileRequest request;
@@ -188,6 +189,7 @@ struct CompilePool::Impl {
         const nlohmann::json msg = {{"key", queue.front().key}, {"request", queue.front().request}};
         if (send_msg(w.fd, msg.dump())) {
           w.key = queue.front().key;
+          w.since = std::chrono::steady_clock::now();
           queue.pop_front();
         } else {
           replace(w);  // died while idle: nothing lost; retry on its successor
@@ -317,8 +319,9 @@ std::optional<std::pair<std::uint64_t, Build>> CompilePool::wait_any(double time
   }
 }
 
-void CompilePool::cancel(const std::vector<std::uint64_t>& ids) {
+double CompilePool::cancel(const std::vector<std::uint64_t>& ids) {
   Impl& m = *impl_;
+  double ran = 0;
   const std::set<std::uint64_t> gone(ids.begin(), ids.end());
   const auto before = m.done.size();
   std::erase_if(m.done, [&](const auto& d) { return gone.count(d.first) > 0; });
@@ -340,6 +343,7 @@ void CompilePool::cancel(const std::vector<std::uint64_t>& ids) {
         // Killed, not waited for: an NVRTC compile of a large unrolled kernel can take a minute.
         // The cache's writes are atomic, so nothing torn is left; the next dispatch starts another.
         ::kill(w.pid, SIGKILL);
+        ran += std::chrono::duration<double>(std::chrono::steady_clock::now() - w.since).count();
         int status = 0;
         while (::waitpid(w.pid, &status, 0) < 0 && errno == EINTR) {
         }
@@ -349,6 +353,7 @@ void CompilePool::cancel(const std::vector<std::uint64_t>& ids) {
         w.key.clear();
       }
   }
+  return ran;
 }
 
 std::vector<Build> CompilePool::compile_all(const std::vector<CompileRequest>& rs) {

@@ -120,8 +120,8 @@ class CompilePool {
   std::size_t pending() const;  // submitted, not yet returned by wait_any
   // These requests' answers are no longer wanted: each is forgotten, and a compile no other
   // request waits for is stopped (its worker killed, started again when next needed). Unknown
-  // ids are ignored.
-  void cancel(const std::vector<std::uint64_t>& ids);
+  // ids are ignored. Returns the seconds the stopped compiles had run.
+  double cancel(const std::vector<std::uint64_t>& ids);
   int jobs() const;
 
  private:

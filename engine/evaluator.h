@@ -71,8 +71,9 @@ class Evaluator {
   virtual bool measures_instantly() const { return false; }
   // Candidates submitted and not yet handed back by collect() are forgotten and their compiles
   // stopped: the run loop calls this when it stops with candidates still in their CPU stages (the
-  // budget spent, a time limit), so that none of them comes back to a later run.
-  virtual void drop_unfinished() {}
+  // budget spent, a time limit), so that none of them comes back to a later run. Returns the
+  // compile seconds already spent on them (the pipeline's bound counts them too).
+  virtual double drop_unfinished() { return 0; }
   // True when drop_unfinished() costs nothing but the compiles it stops (this host's compile
   // processes): at a run's end the loop then keeps idle compile workers busy with extra
   // candidates while the GPUs wait for a long compile, and records whichever finish first

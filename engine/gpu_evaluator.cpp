@@ -260,11 +260,11 @@ class GpuEvaluator : public Evaluator {
     for (auto t : group->tickets) compiling_.emplace(t, group);
   }
 
-  void drop_unfinished() override {
+  double drop_unfinished() override {
     std::vector<std::uint64_t> tickets;
     for (const auto& [ticket, group] : compiling_) tickets.push_back(ticket);
     compiling_.clear();
-    pool_->cancel(tickets);
+    return pool_->cancel(tickets);
   }
   bool can_drop_unfinished() const override { return true; }
 

@@ -393,13 +393,16 @@ void ReplayEvaluator::submit(const Candidate& c) {
   queue_.push_back(std::move(q));
 }
 
-void ReplayEvaluator::drop_unfinished() {
+double ReplayEvaluator::drop_unfinished() {
+  const double t = now();
+  double spent = 0;
+  for (const auto& [end, q] : compiling_) spent += t - (end - q.eval.seconds_compile);
   queue_.clear();
   compiling_.clear();
   ready_.clear();
   // Their simulated workers are free now, as a killed compile process's core is.
-  const double t = now();
   for (double& free_at : slot_free_) free_at = std::min(free_at, t);
+  return spent;
 }
 
 void ReplayEvaluator::advance(double t) {

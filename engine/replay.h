@@ -93,7 +93,7 @@ class ReplayEvaluator : public Evaluator {
   std::size_t compile_slots() const override { return cost_.jobs; }
   std::size_t lanes() const override { return measures_instantly() ? 1 : cost_.gpus; }
   bool measures_instantly() const override { return cost_.gpu_s <= 0; }
-  void drop_unfinished() override;
+  double drop_unfinished() override;
   bool can_drop_unfinished() const override { return !measures_instantly(); }
   Timing time_baseline(std::size_t lane = 0) override;  // the recorded baseline median
   SanitizeVerdict sanitize(const Candidate& c) override;  // the recorded verdict, or Skipped

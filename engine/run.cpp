@@ -141,7 +141,7 @@ class Loop {
           if (lanes_[i].busy.valid()) finish_measurement(i);  // Ctrl-C finishes the candidates on the GPUs
         s_.dropped_at_end = in_flight_.size();
         in_flight_.clear();
-        ev_.drop_unfinished();  // their compiles stopped: none comes back to a later run
+        s_.seconds_compile_dropped = ev_.drop_unfinished();  // their compiles stopped: none comes back later
         break;
       }
       start_measurements();

@@ -95,6 +95,7 @@ struct RunSummary {
   // Candidates still compiling (or compiled, not yet measured) when the run stopped, dropped: at the
   // budget's end, the extras the loop compiled on idle workers that lost the race (engine/run.cpp).
   std::size_t dropped_at_end = 0;
+  double seconds_compile_dropped = 0;  // the compile seconds they had spent, stopped with them
   double bound_s() const {
     return std::max(seconds_compile / double(compile_slots ? compile_slots : 1), seconds_gpu / double(gpus ? gpus : 1));
   }

@@ -708,6 +708,34 @@ TEST(CliReplay, PrintsAPipelineLineOnlyForASimulatedPipeline) {
   EXPECT_GE(std::stod(simulated.out.substr(at + 25)), 0.0);
 }
 
+// At the budget's end idle compile workers take extra candidates (engine/run.cpp): the summary says
+// how many were dropped and, beside the bound of the recorded compiles, the bound with theirs.
+TEST(CliReplay, TheSummarySaysWhatWasDroppedAtTheBudgetsEndAndTheBoundWithItsCompiles) {
+  TempDir t;
+  const fs::path synthetic = kSource / "tests/data/landscape_synthetic.json";
+  Landscape land = read_landscape(synthetic);
+  KnobSpace space(landscape_profile(land, synthetic));
+  const std::string baseline = config_hash(land.baseline);
+  std::string slow;  // exhaustive's first proposal after the baseline: 2 s, every other 0.01 s
+  for (const auto& c : space.enumerate_valid())
+    if (config_hash(c) != baseline) {
+      slow = config_hash(c);
+      break;
+    }
+  for (auto& p : land.points) p.seconds_compile = config_hash(p.knobs) == slow ? 2.0 : 0.01;
+  const fs::path landscape = t.path / "landscape_slow.json";
+  std::ofstream(landscape) << landscape_text(land);
+  const Result r = run_evo({"--db", (t.path / "a.db").string(), "-j", "4", "run", "--replay", landscape.string(),
+                            "--budget", "30", "--strategy", "exhaustive", "--replay-compile-s", "-1", "--replay-gpu-s",
+                            "0.001", "-q"}, t.path);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("30 new, 0 read back"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("more in flight dropped, not recorded (extras compiled on idle workers at the budget's end)"),
+            std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" dropped, bound "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("one compile alone took 2.0 s"), std::string::npos) << "the slow one was dropped: " << r.out;
+}
+
 // Transfer (engine/search/transfer.h): the same profile recorded on another device (here the H200
 // landscape of sdpa_fp8, replayed into the database) is where a run on the H100 starts: one line
 // says so, the two proposals after the baseline are its fastest, and --no-transfer starts afresh.

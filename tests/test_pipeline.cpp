@@ -177,6 +177,7 @@ TEST(Pipeline, OneLongCompileIsAFloorTheSummaryNamesWhereCandidatesCannotBeDropp
   EXPECT_GE(r.wall_s, 1.0) << "no schedule finishes before its longest compile";
   EXPECT_LE(r.wall_s, 1.5) << "the other candidates compile and measure beside it";
   EXPECT_EQ(r.summary.dropped_at_end, 0u);
+  EXPECT_EQ(r.summary.seconds_compile_dropped, 0.0);
 }
 
 // Where they can (this host's compile pool), the idle workers compile extra candidates while the
@@ -187,6 +188,8 @@ TEST(Pipeline, AtTheBudgetsEndIdleWorkersCompileExtrasSoOneLongCompileNoLongerHo
   EXPECT_LT(r.summary.longest_compile_s, 1.0);
   EXPECT_LT(r.wall_s, 0.6) << "before the extras, no run finished before the 1 s compile";
   EXPECT_GE(r.summary.dropped_at_end, 1u) << "the long one at least";
+  EXPECT_GT(r.summary.seconds_compile_dropped, 0.1) << "the long one's compile seconds until it was stopped";
+  EXPECT_LT(r.summary.seconds_compile_dropped, 4 * r.wall_s) << "no more than the workers had";
   // With several GPUs a result can come back while another GPU measures an extra: the budget is
   // still met exactly (run_with_one_long_compile checks it), nothing measured beyond it.
   const LongCompileRun two = run_with_one_long_compile(true, 2);
