@@ -20,6 +20,7 @@
 #include "engine/replay.h"  // defines: Landscape, landscape_text
 #include "engine/space.h"
 #include "population/store.h"
+#include "tests/slow_compile_landscape.h"
 #include "tests/support.h"
 
 namespace evo {
@@ -712,19 +713,7 @@ TEST(CliReplay, PrintsAPipelineLineOnlyForASimulatedPipeline) {
 // how many were dropped and, beside the bound of the recorded compiles, the bound with theirs.
 TEST(CliReplay, TheSummarySaysWhatWasDroppedAtTheBudgetsEndAndTheBoundWithItsCompiles) {
   TempDir t;
-  const fs::path synthetic = kSource / "tests/data/landscape_synthetic.json";
-  Landscape land = read_landscape(synthetic);
-  KnobSpace space(landscape_profile(land, synthetic));
-  const std::string baseline = config_hash(land.baseline);
-  std::string slow;  // exhaustive's first proposal after the baseline: 2 s, every other 0.01 s
-  for (const auto& c : space.enumerate_valid())
-    if (config_hash(c) != baseline) {
-      slow = config_hash(c);
-      break;
-    }
-  for (auto& p : land.points) p.seconds_compile = config_hash(p.knobs) == slow ? 2.0 : 0.01;
-  const fs::path landscape = t.path / "landscape_slow.json";
-  std::ofstream(landscape) << landscape_text(land);
+  const fs::path landscape = test::write_slow_compile_landscape(kSource, t.path, 2.0, 0.01).path;
   const Result r = run_evo({"--db", (t.path / "a.db").string(), "-j", "4", "run", "--replay", landscape.string(),
                             "--budget", "30", "--strategy", "exhaustive", "--replay-compile-s", "-1", "--replay-gpu-s",
                             "0.001", "-q"}, t.path);

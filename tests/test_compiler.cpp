@@ -642,17 +642,21 @@ TEST(CompilePool, CompilesInParallelWorkersInRequestOrder) {
   for (const auto& b : again) EXPECT_TRUE(b.from_cache);
 }
 
+// A thousand small kernels: tens of seconds of NVRTC on this machine (100 take 2.4 s), so a kill
+// lands while the worker compiles, however fast the machine.
+std::string slow_nvrtc_source() {
+  std::string source;
+  for (int k = 0; k < 1000; ++k)
+    source += "extern \"C\" __global__ void slow" + std::to_string(k) +
+              "(float* y, const float* x) {\n  float acc = 0;\n#pragma unroll\n"
+              "  for (int i = 0; i < 64; ++i) acc = acc * x[i * " + std::to_string(k + 1) +
+              "] + __sinf(acc + i);\n  y[threadIdx.x] = acc;\n}\n";
+  return source;
+}
+
 TEST(CompilePool, WorkerKilledMidCompileIsReportedAndReplaced) {
   TempDir t;
-  // A thousand small kernels: tens of seconds of NVRTC on this machine (100 take 2.4 s), so the
-  // kill lands while the worker compiles, however fast the machine.
-  std::string slow_source;
-  for (int k = 0; k < 1000; ++k)
-    slow_source += "extern \"C\" __global__ void slow" + std::to_string(k) +
-                   "(float* y, const float* x) {\n  float acc = 0;\n#pragma unroll\n"
-                   "  for (int i = 0; i < 64; ++i) acc = acc * x[i * " + std::to_string(k + 1) +
-                   "] + __sinf(acc + i);\n  y[threadIdx.x] = acc;\n}\n";
-  write_text(t.path / "slow.cu", slow_source);
+  write_text(t.path / "slow.cu", slow_nvrtc_source());
   TinyTemplate tiny(t.path);
   CompilePool pool(1, t.path / "cache");
   EXPECT_TRUE(child_pids().empty()) << "no worker is started before a compile needs one (a warm cache needs none)";
@@ -689,13 +693,7 @@ TEST(CompilePool, WorkerKilledMidCompileIsReportedAndReplaced) {
 // their compiles are stopped at once, not waited for, and nothing of theirs comes back.
 TEST(CompilePool, CancelledCompilesAreStoppedForgottenAndTheirWorkersStartedAgainWhenNeeded) {
   TempDir t;
-  std::string slow_source;  // tens of seconds of NVRTC, as in the test above
-  for (int k = 0; k < 1000; ++k)
-    slow_source += "extern \"C\" __global__ void slow" + std::to_string(k) +
-                   "(float* y, const float* x) {\n  float acc = 0;\n#pragma unroll\n"
-                   "  for (int i = 0; i < 64; ++i) acc = acc * x[i * " + std::to_string(k + 1) +
-                   "] + __sinf(acc + i);\n  y[threadIdx.x] = acc;\n}\n";
-  write_text(t.path / "slow.cu", slow_source);
+  write_text(t.path / "slow.cu", slow_nvrtc_source());
   TinyTemplate tiny(t.path);
   CompilePool pool(1, t.path / "cache");
   CompileRequest slow;

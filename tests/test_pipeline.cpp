@@ -13,6 +13,7 @@
 #include "engine/run.h"
 #include "engine/search/strategy.h"
 #include "population/store.h"
+#include "tests/slow_compile_landscape.h"
 #include "tests/support.h"
 
 namespace evo {
@@ -115,10 +116,8 @@ TEST(Pipeline, TwoGpusMeasureAtLeast1_8TimesAsManyCandidatesASecondAsOne) {
   EXPECT_LE(two.wall_s, 1.15 * two.summary.bound_s()) << "each GPU kept busy";
 }
 
-// A space with a few very long compiles (Kernel Tuner's convolution: 4 s median, 50 s at most on a
-// 4 x H200 host): the landscape of the tests below, exhaustive's first proposal after the baseline
-// made to compile for 1 s and every other configuration for 0.01 s, so that one compile is longer
-// than the bound.
+// A space with a few very long compiles: one compile (1 s) longer than the bound, the others 0.01 s
+// (tests/slow_compile_landscape.h).
 struct LongCompileRun {
   RunSummary summary;
   double wall_s = 0;
@@ -134,23 +133,11 @@ class UndroppableReplay : public ReplayEvaluator {
 
 LongCompileRun run_with_one_long_compile(bool droppable, std::size_t gpus = 1) {
   test::TempDir dir;
-  Landscape land = read_landscape(kLandscape);
-  const Profile prof = landscape_profile(land, kLandscape);
-  KnobSpace space(prof);
-  // Exhaustive's first proposal after the baseline (which is its very first, and always measured).
-  const std::string baseline = config_hash(Config(prof.baseline.begin(), prof.baseline.end()));
-  std::string first;
-  for (const auto& c : space.enumerate_valid())
-    if (config_hash(c) != baseline) {
-      first = config_hash(c);
-      break;
-    }
-  for (auto& p : land.points) p.seconds_compile = config_hash(p.knobs) == first ? 1.0 : 0.01;
-  const fs::path path = dir.path / "landscape_long_compile.json";
-  std::ofstream(path) << landscape_text(land);
+  const auto [path, first] = test::write_slow_compile_landscape(test::source_root(), dir.path, 1.0, 0.01);
   const ReplayCost cost{-1, 0.001, 4, gpus};
   std::unique_ptr<ReplayEvaluator> ev = droppable ? std::make_unique<ReplayEvaluator>(path, cost)
                                                   : std::make_unique<UndroppableReplay>(path, cost);
+  KnobSpace space(ev->profile());
   StrategyContext ctx{ev->profile(), space, 7, {}, "", "", {}};
   auto strategy = make_strategy("exhaustive", ctx);
   Store store(dir.path / "evo.db");
