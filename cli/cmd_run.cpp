@@ -405,6 +405,8 @@ int cmd_run(const Globals& g, const RunArgs& given) {
     KnobSpace space(prof);
     StrategyContext ctx{prof, space, a.seed, parse_options(a.options), "", "", {}};
     if (!a.proposer.empty()) ctx.options["proposer"] = a.proposer;
+    ctx.budget = a.budget;
+    ctx.pipelined = pipeline != Pipeline::None;
     ctx.device = evaluator->device();
     const std::string setup = measurement_setup(prof);  // hashes the files the profile names: once
     if (a.strategy == "evo") {

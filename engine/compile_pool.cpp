@@ -319,6 +319,20 @@ std::optional<std::pair<std::uint64_t, Build>> CompilePool::wait_any(double time
   }
 }
 
+std::vector<std::pair<std::uint64_t, double>> CompilePool::running() const {
+  const Impl& m = *impl_;
+  const auto now = std::chrono::steady_clock::now();
+  std::vector<std::pair<std::uint64_t, double>> out;
+  for (const auto& w : m.workers) {
+    if (w.pid <= 0 || w.key.empty()) continue;
+    const auto it = m.waiting.find(w.key);
+    if (it == m.waiting.end()) continue;
+    const double s = std::chrono::duration<double>(now - w.since).count();
+    for (auto id : it->second) out.emplace_back(id, s);
+  }
+  return out;
+}
+
 double CompilePool::cancel(const std::vector<std::uint64_t>& ids) {
   Impl& m = *impl_;
   double ran = 0;

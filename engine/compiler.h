@@ -122,6 +122,9 @@ class CompilePool {
   // request waits for is stopped (its worker killed, started again when next needed). Unknown
   // ids are ignored. Returns the seconds the stopped compiles had run.
   double cancel(const std::vector<std::uint64_t>& ids);
+  // The requests a worker is compiling now, each with the seconds it has run (ids waiting for the
+  // same build each get its seconds).
+  std::vector<std::pair<std::uint64_t, double>> running() const;
   int jobs() const;
 
  private:

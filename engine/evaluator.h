@@ -79,6 +79,9 @@ class Evaluator {
   // candidates while the GPUs wait for a long compile, and records whichever finish first
   // (engine/run.cpp, "the budget's end"). A work queue's claims on other hosts are not.
   virtual bool can_drop_unfinished() const { return false; }
+  // Candidates a compile worker is compiling now, each with the seconds it has so far (those still
+  // waiting for a worker are left out). Empty where this evaluator does not know.
+  virtual std::vector<std::pair<Config, double>> still_compiling() const { return {}; }
 
   // Every gate for one candidate, synchronously (evo eval, tests); not to be mixed with submit().
   virtual Evaluation evaluate(const Candidate& c);

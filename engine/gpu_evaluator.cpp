@@ -267,6 +267,15 @@ class GpuEvaluator : public Evaluator {
     return pool_->cancel(tickets);
   }
   bool can_drop_unfinished() const override { return true; }
+  std::vector<std::pair<Config, double>> still_compiling() const override {
+    std::map<const Compiling*, double> longest;  // a candidate of several templates: its longest compile
+    for (const auto& [ticket, s] : pool_->running())
+      if (auto it = compiling_.find(ticket); it != compiling_.end())
+        longest[it->second.get()] = std::max(longest[it->second.get()], s);
+    std::vector<std::pair<Config, double>> out;
+    for (const auto& [group, s] : longest) out.emplace_back(group->candidate.config, s);
+    return out;
+  }
 
   std::vector<Prepared> collect(double timeout_s) override {
     std::vector<Prepared> out;

@@ -393,6 +393,14 @@ void ReplayEvaluator::submit(const Candidate& c) {
   queue_.push_back(std::move(q));
 }
 
+std::vector<std::pair<Config, double>> ReplayEvaluator::still_compiling() const {
+  const double t = now();
+  std::vector<std::pair<Config, double>> out;
+  for (const auto& [end, q] : compiling_)
+    if (end > t) out.emplace_back(q.candidate.config, t - (end - q.eval.seconds_compile));
+  return out;
+}
+
 double ReplayEvaluator::drop_unfinished() {
   const double t = now();
   double spent = 0;

@@ -95,6 +95,7 @@ class ReplayEvaluator : public Evaluator {
   bool measures_instantly() const override { return cost_.gpu_s <= 0; }
   double drop_unfinished() override;
   bool can_drop_unfinished() const override { return !measures_instantly(); }
+  std::vector<std::pair<Config, double>> still_compiling() const override;
   Timing time_baseline(std::size_t lane = 0) override;  // the recorded baseline median
   SanitizeVerdict sanitize(const Candidate& c) override;  // the recorded verdict, or Skipped
   void set_metrics_during_run(bool on) override { metrics_during_run_ = on; }

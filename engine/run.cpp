@@ -236,9 +236,13 @@ class Loop {
       std::int64_t room = o_.budget - spent() - static_cast<std::int64_t>(in_flight_.size());
       if (room <= 0 && speculate_ && ready_.empty() && committed() < o_.budget && compiling() < s_.compile_slots)
         room = static_cast<std::int64_t>(s_.compile_slots - compiling());
-      const std::size_t want = std::min<std::size_t>(target - std::min(target, in_flight_.size()),
+      // A strategy that learns nothing from results (a scheduled sweep) keeps the compile workers
+      // fed however many compiled candidates wait for a GPU.
+      const std::size_t flying = strategy_.ready_counts_ahead() ? in_flight_.size() : compiling();
+      const std::size_t want = std::min<std::size_t>(target - std::min(target, flying),
                                                      static_cast<std::size_t>(std::max<std::int64_t>(room, 0)));
       if (want == 0) return;
+      strategy_.observe_compiling(ev_.still_compiling());
       std::vector<Candidate> more = strategy_.propose(want);
       if (more.empty()) return;
       for (auto& c : more) admit(std::move(c));

@@ -691,7 +691,7 @@ TEST(CompilePool, WorkerKilledMidCompileIsReportedAndReplaced) {
 
 // The run loop drops extra candidates still compiling when its budget is spent (engine/run.cpp):
 // their compiles are stopped at once, not waited for, and nothing of theirs comes back.
-TEST(CompilePool, CancelledCompilesAreStoppedForgottenAndTheirWorkersStartedAgainWhenNeeded) {
+TEST(CompilePool, ARunningCompileIsListedAndACancelledOneStoppedForgottenItsWorkerStartedAgainWhenNeeded) {
   TempDir t;
   write_text(t.path / "slow.cu", slow_nvrtc_source());
   TinyTemplate tiny(t.path);
@@ -707,6 +707,11 @@ TEST(CompilePool, CancelledCompilesAreStoppedForgottenAndTheirWorkersStartedAgai
   EXPECT_EQ(pool.pending(), 2u);
 
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  // What is compiling now, and for how long: the slow one; the one behind it waits for a worker.
+  const auto running = pool.running();
+  ASSERT_EQ(running.size(), 1u);
+  EXPECT_EQ(running[0].first, compiling);
+  EXPECT_GE(running[0].second, 0.2);
   const auto t0 = std::chrono::steady_clock::now();
   const double ran = pool.cancel({compiling, queued, 12345});  // an unknown id is ignored
   EXPECT_GE(ran, 0.2) << "the seconds the stopped compile had run";
@@ -716,6 +721,7 @@ TEST(CompilePool, CancelledCompilesAreStoppedForgottenAndTheirWorkersStartedAgai
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 2.0)
       << "the slow compile is stopped, not waited for";
   EXPECT_TRUE(child_pids().empty()) << "its worker killed and reaped";
+  EXPECT_TRUE(pool.running().empty());
   CompileCache reader(t.path / "cache");
   EXPECT_FALSE(reader.lookup(reader.key(slow)).has_value()) << "a stopped compile is no verdict";
 

@@ -184,6 +184,29 @@ TEST(Pipeline, AtTheBudgetsEndIdleWorkersCompileExtrasSoOneLongCompileNoLongerHo
   EXPECT_LT(two.wall_s, 0.6);
 }
 
+// A replay that simulates its compile workers says which candidates they are compiling and for how
+// long (a lower bound on their compile seconds, which exhaustive's scheduled sweep learns from), and
+// drops them on request with the seconds they had spent.
+TEST(Pipeline, ASimulatedPoolSaysWhatItIsCompilingAndForHowLongAndDropsIt) {
+  test::TempDir dir;
+  const auto [path, slow] = test::write_slow_compile_landscape(test::source_root(), dir.path, 0.4, 0.4);
+  ReplayEvaluator ev(path, ReplayCost{-1, 0.001, 1});
+  KnobSpace space(ev.profile());
+  const auto configs = space.enumerate_valid();
+  ev.submit({configs[0], Origin{"exhaustive", "", {}}});
+  ev.submit({configs[1], Origin{"exhaustive", "", {}}});  // waits: one simulated worker
+  EXPECT_TRUE(ev.collect(0.15).empty());
+  const auto compiling = ev.still_compiling();
+  ASSERT_EQ(compiling.size(), 1u) << "the one a worker has; not the one waiting";
+  EXPECT_EQ(compiling[0].first, configs[0]);
+  EXPECT_GE(compiling[0].second, 0.14);
+  EXPECT_LT(compiling[0].second, 0.4);
+  const double spent = ev.drop_unfinished();
+  EXPECT_NEAR(spent, compiling[0].second, 0.05);
+  EXPECT_TRUE(ev.still_compiling().empty());
+  EXPECT_TRUE(ev.collect(0.5).empty()) << "nothing dropped comes back";
+}
+
 TEST(Pipeline, InstantReplayIsTheSameRunEveryTime) {
   const PipelineRun a = run_with_cost({}, 60), b = run_with_cost({}, 60);
   ASSERT_TRUE(a.summary.best && b.summary.best);

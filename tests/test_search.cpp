@@ -93,6 +93,80 @@ TEST(Strategies, ExhaustiveVisitsEveryValidConfigThenStops) {
   EXPECT_EQ(all.size(), ev.landscape().points.size());
 }
 
+// A whole sweep where compiles and measurements run side by side is ordered by Johnson's rule on
+// what the strategy learns (engine/search/exhaustive.cpp): what reaches the GPU, shortest compile
+// first, then what fails before it, longest first. Here a configuration's compile seconds grow with
+// its last two knobs' places, and which fail is the landscape's.
+TEST(Strategies, AScheduledSweepProposesWhatReachesTheGpuShortestCompileFirstThenWhatFailsLongestFirst) {
+  ReplayEvaluator ev(kSynthetic);
+  KnobSpace space(ev.profile());
+  const auto& knobs = space.knobs();
+  auto place = [&](const Config& c, std::size_t k) {
+    const auto& v = knobs[k].values;
+    return static_cast<double>(std::find(v.begin(), v.end(), c.at(knobs[k].name)) - v.begin());
+  };
+  // The two knobs that vary fastest in lexicographic order: there the compile seconds have no trend.
+  const std::size_t a = knobs.size() - 1, b = knobs.size() - 2;
+  auto compile_s = [&](const Config& c) { return 0.2 * (1 + place(c, a)) * (1 + 2 * place(c, b)); };
+  auto sweep = [&](std::int64_t budget, bool pipelined, std::map<std::string, std::string> options) {
+    StrategyContext ctx{ev.profile(), space, 0, std::move(options), "", "", {}};
+    ctx.budget = budget;
+    ctx.pipelined = pipelined;
+    auto s = make_strategy("exhaustive", ctx);
+    std::vector<std::pair<Config, bool>> order;  // each proposal, and whether it reached the GPU
+    for (;;) {
+      auto gen = s->propose(16);
+      if (gen.empty()) break;
+      for (const auto& c : gen) {
+        Evaluation e = ev.evaluate(c);
+        e.seconds_compile = compile_s(c.config);
+        order.emplace_back(c.config, e.status != Status::CompileError && e.status != Status::StaticRejected);
+        s->observe(e);
+      }
+    }
+    return order;
+  };
+  const auto all = space.enumerate_valid();
+  const auto whole = static_cast<std::int64_t>(all.size());
+
+  // A budget short of the space, or a run that compiles nothing (a plain replay): the prefix order.
+  for (const auto& order : {sweep(whole - 1, true, {}), sweep(whole, false, {})}) {
+    ASSERT_EQ(order.size(), all.size());
+    for (std::size_t i = 0; i < all.size(); ++i) ASSERT_EQ(order[i].first, all[i]) << "lexicographic at " << i;
+  }
+
+  const auto scheduled = sweep(whole, true, {{"learn", "64"}});
+  ASSERT_EQ(scheduled.size(), all.size());
+  std::set<std::string> once;
+  for (const auto& [c, _] : scheduled) EXPECT_TRUE(once.insert(config_hash(c)).second) << "proposed twice";
+  // After the first results: those reaching the GPU come first, their compiles rising; those
+  // failing last, their compiles falling.
+  const std::size_t from = 64 + 16;
+  std::size_t last_reaching = from;
+  for (std::size_t i = from; i < scheduled.size(); ++i)
+    if (scheduled[i].second) last_reaching = i;
+  std::size_t failing_late = 0, failing = 0;
+  for (std::size_t i = from; i < scheduled.size(); ++i)
+    if (!scheduled[i].second) ++failing, failing_late += i > (from + scheduled.size()) / 2;
+  ASSERT_GT(failing, 0u);
+  EXPECT_GE(failing_late, failing * 3 / 4) << "what fails comes last (half would, in lexicographic order)";
+  auto mean_compile = [&](std::size_t a, std::size_t b, bool reaching) {
+    double sum = 0;
+    std::size_t n = 0;
+    for (std::size_t i = a; i < b; ++i)
+      if (scheduled[i].second == reaching) sum += compile_s(scheduled[i].first), ++n;
+    return n ? sum / n : 0.0;
+  };
+  const std::size_t mid_reaching = (from + last_reaching) / 2;
+  EXPECT_LT(mean_compile(from, mid_reaching, true), 0.5 * mean_compile(mid_reaching, last_reaching + 1, true))
+      << "what reaches the GPU, shortest compile first";
+  const std::size_t tail = scheduled.size() - failing, mid_failing = (tail + scheduled.size()) / 2;
+  EXPECT_GT(mean_compile(tail, mid_failing, false), 1.5 * mean_compile(mid_failing, scheduled.size(), false))
+      << "what fails, longest compile first";
+
+  EXPECT_THROW(sweep(whole, true, {{"order", "fastest"}}), UserError);
+}
+
 TEST(Strategies, SameSeedSameSearchOtherSeedAnother) {
   for (const std::string name : {"evo", "random"}) {
     auto a = drive(name, 11, 120), b = drive(name, 11, 120), c = drive(name, 12, 120);

@@ -36,9 +36,18 @@ class Strategy {
   virtual std::vector<Candidate> propose(std::size_t n) = 0;
   // Every evaluation the run records, in order: new ones, read-back ones, failures.
   virtual void observe(const Evaluation& e) = 0;
+  // The candidates still compiling, each with the seconds it has compiled so far: a lower bound on
+  // its compile seconds, which its result will say only once it is back (the longest come back
+  // last). Given before proposals are asked for; a strategy that orders by compile cost reads it.
+  virtual void observe_compiling(const std::vector<std::pair<Config, double>>& compiling) {}
   // Whether what it proposes can depend on observed hardware metrics (the insight rules, an
   // external proposer). false: the run profiles only its best, at its end (Evaluator::set_metrics_during_run).
   virtual bool reads_metrics() const { return true; }
+  // Whether a candidate compiled and waiting for a GPU still counts against the run's `ahead`
+  // (engine/run.cpp). Yes for a strategy whose next proposal is better for waiting on results; no
+  // for exhaustive's scheduled sweep, whose order pays only where compile workers never wait for the
+  // GPU to take what is ready.
+  virtual bool ready_counts_ahead() const { return true; }
 };
 
 struct StrategyContext {
@@ -53,6 +62,11 @@ struct StrategyContext {
   // baseline (engine/search/transfer.h): evo proposes the first of them after the baseline; random,
   // exhaustive, elites and external ignore them, so they stay the baselines they are.
   std::vector<Config> transfer;
+  // The run's budget of new evaluations (0: not known), and whether it compiles and measures side
+  // by side (a GPU, or a replay that simulates one): exhaustive then orders a whole sweep so that
+  // both stay busy (engine/search/exhaustive.cpp).
+  std::int64_t budget = 0;
+  bool pipelined = false;
 };
 
 // One row of a strategy's options table.

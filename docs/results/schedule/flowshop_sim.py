@@ -16,28 +16,35 @@ import math
 import sys
 
 
-def wall(jobs, order, workers, gpu_s):
-    free = [0.0] * workers
-    compiling, done = [], 0
-    submit_at, gpu_free, last, nxt, in_flight = 0.0, 0.0, 0.0, 0, 0
+def wall(jobs, order, workers, gpu_s, ahead=None):
+    """Event by event: a candidate is in flight from its proposal until its result is recorded
+    (after the GPU, for one that reaches it), and the loop proposes whenever one is recorded."""
+    ahead = ahead or 2 * workers + 1
+    free = [0.0] * workers       # when each worker is next free
+    events = []                  # (time, kind, job): kind 0 compile ends, 1 GPU ends
+    ready = collections.deque()  # compiled, waiting for the GPU
+    gpu_busy_until, gpu_idle = 0.0, True
+    t, nxt, in_flight, done, last = 0.0, 0, 0, 0, 0.0
     while done < len(order):
-        while in_flight < 2 * workers + 1 and nxt < len(order):
-            c, reaches_gpu = jobs[order[nxt]]
+        while in_flight < ahead and nxt < len(order):
+            k = order[nxt]
             nxt += 1
             in_flight += 1
-            start = max(heapq.heappop(free), submit_at)
-            heapq.heappush(free, start + c)
-            heapq.heappush(compiling, (start + c, reaches_gpu))
-        end, reaches_gpu = heapq.heappop(compiling)
-        if reaches_gpu:
-            gpu_free = max(end, gpu_free) + gpu_s
-            finished = gpu_free
-        else:
-            finished = end
-        submit_at = max(submit_at, end)  # the next proposal goes in once a result is back
-        in_flight -= 1
-        done += 1
-        last = max(last, finished)
+            start = max(heapq.heappop(free), t)
+            heapq.heappush(free, start + jobs[k][0])
+            heapq.heappush(events, (start + jobs[k][0], 0, k))
+        t, kind, k = heapq.heappop(events)
+        if kind == 0 and jobs[k][1]:
+            ready.append(k)
+        else:  # a result: compiled and failed, or measured
+            in_flight -= 1
+            done += 1
+            last = t
+            if kind == 1:
+                gpu_idle = True
+        if gpu_idle and ready:
+            heapq.heappush(events, (t + gpu_s, 1, ready.popleft()))
+            gpu_idle = False
     return last
 
 
@@ -54,10 +61,11 @@ def main(path, workers=64, gpu_s=0.15):
     johnson = sorted(reaches, key=lambda k: jobs[k][0]) + sorted(fails, key=lambda k: -jobs[k][0])
     longest_first = sorted(lexicographic, key=lambda k: -jobs[k][0])
     print(f"{len(jobs)} configurations, {workers} workers, {gpu_s} s of GPU each: bound {bound:.1f} s")
-    for name, order in (("lexicographic", lexicographic), ("Johnson's rule, compile seconds known", johnson),
-                        ("longest compile first", longest_first)):
-        w = wall(jobs, order, workers, gpu_s)
-        print(f"  {name}: {w:.1f} s ({w / bound:.2f}x)")
+    for ahead in (2 * workers + 1, 8 * workers, len(jobs)):
+        for name, order in (("lexicographic", lexicographic), ("Johnson's rule, compile seconds known", johnson),
+                            ("longest compile first", longest_first)):
+            w = wall(jobs, order, workers, gpu_s, ahead)
+            print(f"  {ahead} in flight, {name}: {w:.1f} s ({w / bound:.2f}x)")
 
 
 if __name__ == "__main__":
