@@ -108,7 +108,7 @@ int main(int argc, char** argv) {
   run->add_option("--resume", resume_text, "continue an interrupted run (its id from `evo runs`)");
   run->add_option("--replay", ra.replay, "evaluate against a recorded landscape (JSON) instead of a GPU");
   run->add_option("--ahead,--batch", ra.ahead,
-                  "candidates kept in flight (default: 2 x compile workers + 1; 1 for a replay)");
+                  "candidates kept in flight (default: 2 x compile workers + 1; 1 for a replay; a scheduled exhaustive sweep counts only those compiling)");
   run->add_option("--devices", ra.devices,
                   "GPUs to measure on, one worker each: all, or ordinals 0,1,... (default: --device)");
   run->add_option("--objective", ra.objective,
