@@ -78,8 +78,10 @@ class ExhaustiveSearch : public Strategy {
   bool reads_metrics() const override { return false; }
   // A scheduled sweep's order pays only where compile workers never wait for the GPU to take what
   // is ready: counted in the window, a run of quick compiles filled it with candidates waiting for
-  // the GPU and left the workers idle (docs/results/pipeline.md, section 8).
-  bool ready_counts_ahead() const override { return !schedule_; }
+  // the GPU and left the workers idle (docs/results/pipeline.md, section 8). Only once a compile
+  // has been paid for: from a warm compile cache (a cached build costs nothing) the sweep runs
+  // exactly as a lexicographic one, its window too.
+  bool ready_counts_ahead() const override { return back_.empty(); }
 
  private:
   struct Seen {
