@@ -108,18 +108,23 @@ TEST(Strategies, AScheduledSweepProposesWhatReachesTheGpuShortestCompileFirstThe
   // The two knobs that vary fastest in lexicographic order: there the compile seconds have no trend.
   const std::size_t a = knobs.size() - 1, b = knobs.size() - 2;
   auto compile_s = [&](const Config& c) { return 0.2 * (1 + place(c, a)) * (1 + 2 * place(c, b)); };
-  auto sweep = [&](std::int64_t budget, bool pipelined, std::map<std::string, std::string> options) {
+  bool counts_ready = true;  // every compiled candidate counted against --ahead, all through the sweep
+  auto sweep = [&](std::int64_t budget, bool pipelined, std::map<std::string, std::string> options,
+                   bool from_cache = false) {
     StrategyContext ctx{ev.profile(), space, 0, std::move(options), "", "", {}};
     ctx.budget = budget;
     ctx.pipelined = pipelined;
     auto s = make_strategy("exhaustive", ctx);
     std::vector<std::pair<Config, bool>> order;  // each proposal, and whether it reached the GPU
+    counts_ready = true;
     for (;;) {
+      counts_ready &= s->ready_counts_ahead();
       auto gen = s->propose(16);
       if (gen.empty()) break;
       for (const auto& c : gen) {
         Evaluation e = ev.evaluate(c);
         e.seconds_compile = compile_s(c.config);
+        e.build.from_cache = from_cache;
         order.emplace_back(c.config, e.status != Status::CompileError && e.status != Status::StaticRejected);
         s->observe(e);
       }
@@ -129,14 +134,18 @@ TEST(Strategies, AScheduledSweepProposesWhatReachesTheGpuShortestCompileFirstThe
   const auto all = space.enumerate_valid();
   const auto whole = static_cast<std::int64_t>(all.size());
 
-  // A budget short of the space, or a run that compiles nothing (a plain replay): the prefix order.
-  for (const auto& order : {sweep(whole - 1, true, {}), sweep(whole, false, {})}) {
+  // A budget short of the space, a run that compiles nothing (a plain replay), or one whose builds
+  // all come from the compile cache (nothing to learn; the window as before): the prefix order.
+  for (int variant = 0; variant < 3; ++variant) {
+    const auto order = variant == 0 ? sweep(whole - 1, true, {}) : variant == 1 ? sweep(whole, false, {}) : sweep(whole, true, {}, true);
     ASSERT_EQ(order.size(), all.size());
     for (std::size_t i = 0; i < all.size(); ++i) ASSERT_EQ(order[i].first, all[i]) << "lexicographic at " << i;
+    EXPECT_TRUE(counts_ready) << "variant " << variant;
   }
 
   const auto scheduled = sweep(whole, true, {{"learn", "64"}});
   ASSERT_EQ(scheduled.size(), all.size());
+  EXPECT_FALSE(counts_ready) << "once compiles are paid for, compiled candidates stop counting against --ahead";
   std::set<std::string> once;
   for (const auto& [c, _] : scheduled) EXPECT_TRUE(once.insert(config_hash(c)).second) << "proposed twice";
   // After the first results: those reaching the GPU come first, their compiles rising; those
