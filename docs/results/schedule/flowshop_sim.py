@@ -12,7 +12,6 @@ max(compile seconds / W, GPU seconds).
 import collections
 import heapq
 import json
-import math
 import sys
 
 
