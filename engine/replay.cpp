@@ -404,7 +404,7 @@ std::vector<std::pair<Config, double>> ReplayEvaluator::still_compiling() const 
 double ReplayEvaluator::drop_unfinished() {
   const double t = now();
   double spent = 0;
-  for (const auto& [end, q] : compiling_) spent += t - (end - q.eval.seconds_compile);
+  for (const auto& [config, so_far] : still_compiling()) spent += so_far;
   queue_.clear();
   compiling_.clear();
   ready_.clear();

@@ -242,7 +242,7 @@ class Loop {
       const std::size_t want = std::min<std::size_t>(target - std::min(target, flying),
                                                      static_cast<std::size_t>(std::max<std::int64_t>(room, 0)));
       if (want == 0) return;
-      strategy_.observe_compiling(ev_.still_compiling());
+      if (strategy_.reads_compiling()) strategy_.observe_compiling(ev_.still_compiling());
       std::vector<Candidate> more = strategy_.propose(want);
       if (more.empty()) return;
       for (auto& c : more) admit(std::move(c));

@@ -71,9 +71,8 @@ class ExhaustiveSearch : public Strategy {
                      e.status != Status::CompileError && e.status != Status::StaticRejected});
   }
 
-  void observe_compiling(const std::vector<std::pair<Config, double>>& compiling) override {
-    if (schedule_) compiling_ = compiling;
-  }
+  void observe_compiling(const std::vector<std::pair<Config, double>>& compiling) override { compiling_ = compiling; }
+  bool reads_compiling() const override { return schedule_; }
 
   bool reads_metrics() const override { return false; }
   // A scheduled sweep's order pays only where compile workers never wait for the GPU to take what

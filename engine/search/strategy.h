@@ -40,6 +40,9 @@ class Strategy {
   // its compile seconds, which its result will say only once it is back (the longest come back
   // last). Given before proposals are asked for; a strategy that orders by compile cost reads it.
   virtual void observe_compiling(const std::vector<std::pair<Config, double>>& compiling) {}
+  // Whether observe_compiling is read: the loop asks the evaluator only then (it runs on every
+  // top-up, the GPU runs' hot path).
+  virtual bool reads_compiling() const { return false; }
   // Whether what it proposes can depend on observed hardware metrics (the insight rules, an
   // external proposer). false: the run profiles only its best, at its end (Evaluator::set_metrics_during_run).
   virtual bool reads_metrics() const { return true; }
