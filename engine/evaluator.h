@@ -117,8 +117,12 @@ class Evaluator {
     return out;
   }
   // Times the profile's baseline now on that lane's device, in this run, so speedups are ratios
-  // measured side by side. Called only while no measure() is running.
+  // measured side by side. Called while no measure() runs on that lane, from the loop's thread or
+  // the lane's own (beside the other lanes' measure()), after prepare_baseline_timing().
   virtual Timing time_baseline(std::size_t lane = 0) = 0;
+  // Readies what time_baseline needs (the baseline's build), on the loop's thread, so that the
+  // lanes' threads can time it without touching the compile stages.
+  virtual void prepare_baseline_timing() {}
   // compute-sanitizer memcheck over one candidate's GREEN launches (the run loop checks its best
   // before it reports it). Only an evaluator that launches real kernels can do it. Called only
   // while no measure() is running.

@@ -451,9 +451,14 @@ class GpuEvaluator : public Evaluator {
     return Evaluator::evaluate(c);
   }
 
+  void prepare_baseline_timing() override {
+    if (!baseline_build_) baseline_build_ = build(profile_.baseline);
+  }
+
   Timing time_baseline(std::size_t lane_index) override {
     Lane& lane = *lanes_.at(lane_index);
-    Build b = build(profile_.baseline);
+    if (!baseline_build_) prepare_baseline_timing();  // `evo eval`, on its only thread
+    const Build& b = *baseline_build_;
     Timing t;
     t.problem = profile_.objective;
     if (!b.ok) {
@@ -798,7 +803,8 @@ class GpuEvaluator : public Evaluator {
   std::atomic<double> metrics_max_p50_us_{0};     // set by the loop's thread, read by measure()
   std::atomic<double> metrics_wait_max_p50_us_{0};  // the same
   std::atomic<bool> metrics_during_run_{true};      // set before the run's first candidate
-  bool baseline_timed_ = false;
+  std::atomic<bool> baseline_timed_{false};
+  std::optional<Build> baseline_build_;  // prepare_baseline_timing: built once, then read by the lanes' threads
   // A submitted candidate: one pool ticket per request (per template of its launches).
   struct Compiling {
     Candidate candidate;

@@ -6,9 +6,11 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <algorithm>
 #include <deque>
 #include <future>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <unordered_set>
 
@@ -110,6 +112,32 @@ class Loop {
   }
 
  private:
+  struct Measure {                             // a candidate for a lane
+    Prepared p;
+    bool retime_first = false;                 // the baseline re-timed on the lane before it (B)
+    std::size_t lane = 0;
+  };
+  struct LaneResult {                          // a candidate measured, for the loop to record
+    Prepared p;
+    Evaluation e;
+    std::exception_ptr failed;                 // the evaluator threw (LaneLost: the device is gone)
+    std::optional<Timing> retime;              // the baseline's re-timing before it
+    double seconds = 0;                        // on the GPU, that re-timing included
+  };
+  struct Lane {                                // one device measuring
+    // Shared with the lane's thread, under lanes_m_:
+    bool running = false;                      // its thread is measuring (the current, then the queued)
+    std::string current_hash;                  // what it measures now
+    std::optional<Measure> queued;             // started by its thread as the current ends
+    std::deque<LaneResult> done;               // measured, not yet recorded
+    // The loop's:
+    Clock::time_point began;                   // when its thread was last started
+    double baseline_p50_us = 0;                // as re-timed on it in this run
+    bool lost = false;                         // dropped: its worker cannot be started again
+    bool retimed = false;                      // the baseline timed on it since it was recorded (or due)
+    std::future<void> thread;                  // the thread measuring on it; last: destroyed (joined) first
+  };
+
   void pipeline() {
     // A repeat of an identical finished run reproduces it from the database, in its order, with
     // its baseline: nothing is proposed, compiled or measured (proposals made while results were
@@ -137,8 +165,14 @@ class Loop {
       if (!stopping()) top_up();
       if (stopping()) {
         ready_.clear();  // dropped, not recorded: a resume proposes anew (their builds stay cached)
-        for (std::size_t i = 0; i < lanes_.size(); ++i)
-          if (lanes_[i].busy.valid()) finish_measurement(i);  // Ctrl-C finishes the candidates on the GPUs
+        {
+          std::lock_guard<std::mutex> lock(lanes_m_);
+          for (auto& l : lanes_) l.queued.reset();  // as ready_: not started, dropped
+        }
+        for (std::size_t i = 0; i < lanes_.size(); ++i) {  // Ctrl-C finishes the candidates on the GPUs
+          if (lanes_[i].thread.valid()) lanes_[i].thread.wait();
+          finish_measurement(i);
+        }
         s_.dropped_at_end = in_flight_.size();
         in_flight_.clear();
         s_.seconds_compile_dropped = ev_.drop_unfinished();  // their compiles stopped: none comes back later
@@ -164,20 +198,15 @@ class Loop {
         }
       }
       start_measurements();  // what just became ready, onto a free GPU before the next top-up
-      for (std::size_t i = 0; i < lanes_.size(); ++i)
-        if (lanes_[i].busy.valid() && lanes_[i].busy.wait_for(std::chrono::seconds(0)) == std::future_status::ready)
-          finish_measurement(i);
+      for (std::size_t i = 0; i < lanes_.size(); ++i) finish_measurement(i);
     }
   }
 
   // Evaluations the run will record without another candidate: recorded, on a GPU, measured and
   // held for the baseline, and the baseline itself until it is recorded (it always is).
   std::int64_t committed() const {
-    std::int64_t n = spent() + static_cast<std::int64_t>(held_.size() + finishing_);
-    bool baseline_on_gpu = false;
-    for (const auto& l : lanes_)
-      if (l.busy.valid()) ++n, baseline_on_gpu |= l.measuring.eval.config_hash == baseline_hash_;
-    if (!baseline_done_ && !baseline_on_gpu && in_flight_.count(baseline_hash_)) ++n;
+    std::int64_t n = spent() + static_cast<std::int64_t>(held_.size() + finishing_ + on_gpus());
+    if (!baseline_done_ && !baseline_on_gpu() && in_flight_.count(baseline_hash_)) ++n;
     return n;
   }
   // An extra candidate (top_up, the budget's end) that the budget has no room for: not measured,
@@ -186,16 +215,28 @@ class Loop {
     return speculate_ && hash != baseline_hash_ && committed() >= o_.budget;
   }
 
-  bool measuring() const {
-    for (const auto& l : lanes_)
-      if (l.busy.valid()) return true;
+  bool measuring() const { return on_gpus() > 0; }
+
+  // Candidates the lanes hold: measuring, queued behind that, measured and not yet taken back.
+  std::size_t on_gpus() const {
+    std::lock_guard<std::mutex> lock(lanes_m_);
+    std::size_t n = 0;
+    for (const auto& l : lanes_) n += l.running + (l.queued ? 1 : 0) + l.done.size();
+    return n;
+  }
+  bool baseline_on_gpu() const {
+    std::lock_guard<std::mutex> lock(lanes_m_);
+    for (const auto& l : lanes_) {
+      if (l.current_hash == baseline_hash_ || (l.queued && l.queued->p.eval.config_hash == baseline_hash_)) return true;
+      for (const auto& r : l.done)
+        if (r.p.eval.config_hash == baseline_hash_) return true;
+    }
     return false;
   }
 
   // Candidates in the evaluator's CPU stages: in flight, and neither ready, on a GPU nor held.
   std::size_t compiling() const {
-    std::size_t elsewhere = ready_.size() + held_.size();
-    for (const auto& l : lanes_) elsewhere += l.busy.valid();
+    const std::size_t elsewhere = ready_.size() + held_.size() + finishing_ + on_gpus();
     return in_flight_.size() > elsewhere ? in_flight_.size() - elsewhere : 0;
   }
 
@@ -263,99 +304,229 @@ class Loop {
     ev_.submit(c);
   }
 
-  // Each free GPU takes the oldest ready candidate, the baseline before any other. Once the
-  // baseline is recorded, a GPU re-times it before its next candidate (B).
+  // Each free GPU takes the oldest ready candidate, the baseline before any other; a free GPU with
+  // nothing ready takes what another holds queued. Then each busy GPU holds the next ready one
+  // queued, which its thread starts the moment the current ends: a lane no longer waits for the
+  // loop to wake, record and choose between two candidates (0.16-0.48 ms a job, and 5-30 ms when
+  // the loop was busy elsewhere: re-timing the baseline on another GPU, a database checkpoint; 4
+  // GPUs of gemm_fp16 idled 5.5 % between jobs, docs/results/scale13). Once the baseline is
+  // recorded, a GPU re-times it before its next candidate, on its own thread (B).
   void start_measurements() {
     for (std::size_t i = 0; i < lanes_.size(); ++i) {
-      Lane& lane = lanes_[i];
-      if (lane.busy.valid() || lane.lost || ready_.empty()) continue;
-      if (baseline_done_ && !lane.retimed) retime(i);
-      auto next = ready_.begin();
-      for (auto it = ready_.begin(); it != ready_.end(); ++it)
-        if (it->eval.config_hash == baseline_hash_) next = it;
-      if (beyond_budget(next->eval.config_hash)) return;  // waits: the budget may yet need it
-      lane.measuring = std::move(*next);
-      ready_.erase(next);
-      lane.started = Clock::now();
-      // The result is set before the loop is woken (it may be asleep in wait_for_a_gpu), so a
-      // woken loop finds it ready; the task's own future only keeps the thread joined.
-      auto result = std::make_shared<std::promise<Evaluation>>();
-      lane.busy = result->get_future();
-      lane.thread = std::async(std::launch::async, [this, i, result] {
-        // The span ends before the result is handed over: the loop may start this lane's next
-        // measurement as soon as it is, and the trace must not show the two overlapping.
-        Evaluation e;
-        std::exception_ptr failed;
-        {
-          TraceSpan span("measure", "lane " + std::to_string(i));
-          try {
-            e = ev_.measure(lanes_[i].measuring, i);
-          } catch (...) {
-            failed = std::current_exception();
-          }
-        }
-        if (failed) result->set_exception(failed);
-        else result->set_value(std::move(e));
-        gpu_finished();
-      });
+      if (lanes_[i].lost || !lane_free(i)) continue;
+      std::optional<Measure> next = next_ready(i);
+      if (!next) next = take_queued_elsewhere(i);
+      if (!next) continue;
+      launch(i, std::move(*next));
+    }
+    if (ev_.measures_instantly() || ready_.empty()) return;
+    // Queued behind the current, the lane whose current began first first.
+    std::vector<std::size_t> order;
+    for (std::size_t i = 0; i < lanes_.size(); ++i)
+      if (!lanes_[i].lost) order.push_back(i);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return lanes_[a].began < lanes_[b].began; });
+    for (std::size_t i : order) {
+      {
+        std::lock_guard<std::mutex> lock(lanes_m_);
+        if (lanes_[i].queued) continue;
+      }
+      std::optional<Measure> next = next_ready(i);
+      if (!next) return;
+      std::unique_lock<std::mutex> lock(lanes_m_);
+      if (lanes_[i].running) {
+        lanes_[i].queued = std::move(next);
+      } else if (lanes_[i].done.empty()) {  // its current ended meanwhile: started now
+        lock.unlock();
+        launch(i, std::move(*next));
+      } else {  // ended, with results to take first: back where it was
+        lock.unlock();
+        if (next->retime_first) lanes_[i].retimed = false;
+        ready_.push_front(std::move(next->p));
+        return;
+      }
     }
   }
 
-  // A GPU's result: the next candidate goes onto that GPU before this one is recorded and the
+  bool lane_running(std::size_t i) const {
+    std::lock_guard<std::mutex> lock(lanes_m_);
+    return lanes_[i].running;
+  }
+  // Neither measuring nor holding results the loop has not taken (a failure among them may mean
+  // its device is gone: finish_measurement decides before the lane starts again).
+  bool lane_free(std::size_t i) const {
+    std::lock_guard<std::mutex> lock(lanes_m_);
+    return !lanes_[i].running && lanes_[i].done.empty();
+  }
+
+  // The oldest ready candidate, the baseline before any other, for lane i; none while the budget
+  // may yet need the room (beyond_budget). Marks the lane's re-timing when it is due.
+  std::optional<Measure> next_ready(std::size_t i) {
+    if (ready_.empty()) return std::nullopt;
+    auto next = ready_.begin();
+    for (auto it = ready_.begin(); it != ready_.end(); ++it)
+      if (it->eval.config_hash == baseline_hash_) next = it;
+    if (beyond_budget(next->eval.config_hash)) return std::nullopt;  // waits: the budget may yet need it
+    Measure m{std::move(*next), false, i};
+    ready_.erase(next);
+    m.retime_first = retime_due(i);
+    return m;
+  }
+
+  // A queued candidate not yet started on another lane, for a free lane i with nothing ready.
+  std::optional<Measure> take_queued_elsewhere(std::size_t i) {
+    std::optional<Measure> got;
+    {
+      std::lock_guard<std::mutex> lock(lanes_m_);
+      for (auto& l : lanes_)
+        if (l.queued) {
+          got = std::move(l.queued);
+          l.queued.reset();
+          break;
+        }
+    }
+    if (got) {
+      if (got->retime_first) lanes_of(*got).retimed = false;  // that lane re-times before its next instead
+      got->lane = i;
+      got->retime_first = retime_due(i);
+    }
+    return got;
+  }
+
+  bool retime_due(std::size_t i) {
+    if (!baseline_done_ || lanes_[i].retimed || stopping()) return false;
+    lanes_[i].retimed = true;
+    return true;
+  }
+  Lane& lanes_of(const Measure& m) { return lanes_[m.lane]; }
+
+  // Lane i's thread: measures m, then whatever is queued behind it, until nothing is (or a
+  // measurement fails: the loop then decides, a lost worker's queued candidate going elsewhere).
+  void launch(std::size_t i, Measure m) {
+    m.lane = i;
+    {
+      std::lock_guard<std::mutex> lock(lanes_m_);
+      lanes_[i].running = true;
+      lanes_[i].current_hash = m.p.eval.config_hash;
+    }
+    lanes_[i].began = Clock::now();
+    lanes_[i].thread = std::async(std::launch::async, [this, i, m = std::move(m)]() mutable {
+      for (;;) {
+        LaneResult r;
+        r.p = std::move(m.p);
+        const auto t0 = Clock::now();
+        try {
+          if (m.retime_first) {
+            TraceSpan span("the baseline re-timed on lane " + std::to_string(i), "lane " + std::to_string(i));
+            r.retime = ev_.time_baseline(i);
+          }
+          // The span ends before the result is handed over: the trace must not show this lane's
+          // next measurement overlapping it.
+          TraceSpan span("measure", "lane " + std::to_string(i));
+          r.e = ev_.measure(r.p, i);
+        } catch (...) {
+          r.failed = std::current_exception();
+        }
+        r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+        bool more = false;
+        {
+          std::lock_guard<std::mutex> lock(lanes_m_);
+          Lane& lane = lanes_[i];
+          more = !r.failed && lane.queued.has_value();
+          lane.done.push_back(std::move(r));
+          if (more) {
+            m = std::move(*lane.queued);
+            lane.queued.reset();
+            lane.current_hash = m.p.eval.config_hash;
+          } else {
+            lane.running = false;
+            lane.current_hash.clear();
+          }
+        }
+        gpu_finished();
+        if (!more) return;
+      }
+    });
+  }
+
+  // Lane i's results: the next candidate goes onto that GPU before each is recorded and the
   // strategy asked for more, so the device never waits on the database or the strategy. A device
-  // that can no longer measure is dropped with one line; its candidate goes to another.
+  // that can no longer measure is dropped with one line; its candidates go to another.
   void finish_measurement(std::size_t i) {
     Lane& lane = lanes_[i];
-    Evaluation e;
-    try {
-      e = lane.busy.get();  // rethrows the evaluator's UserError (a broken environment)
-    } catch (const LaneLost& lost) {
-      lane.lost = true;
-      std::size_t left = 0;
-      for (const auto& l : lanes_) left += !l.lost;
-      if (left == 0) throw;
-      spdlog::warn("{}: dropped, the run goes on with {} GPU{}", lost.what(), left, left == 1 ? "" : "s");
-      ready_.push_front(std::move(lane.measuring));
-      return;
+    std::deque<LaneResult> got;
+    {
+      std::lock_guard<std::mutex> lock(lanes_m_);
+      got.swap(lane.done);
     }
-    s_.seconds_gpu += std::chrono::duration<double>(Clock::now() - lane.started).count();
-    const Candidate done = std::move(lane.measuring.candidate);
-    ++finishing_;  // still to be recorded: the budget counts it (committed)
-    if (!stopping()) start_measurements();
-    --finishing_;
-    record(done, std::move(e), i);
+    finishing_ += got.size();  // still to be recorded: the budget counts them (committed)
+    for (auto& r : got) {
+      if (r.failed) {
+        try {
+          std::rethrow_exception(r.failed);  // the evaluator's UserError (a broken environment) stops the run
+        } catch (const LaneLost& lost) {
+          --finishing_;
+          lane.lost = true;
+          std::size_t left = 0;
+          for (const auto& l : lanes_) left += !l.lost;
+          if (left == 0) throw;
+          spdlog::warn("{}: dropped, the run goes on with {} GPU{}", lost.what(), left, left == 1 ? "" : "s");
+          std::lock_guard<std::mutex> lock(lanes_m_);
+          if (lane.queued) ready_.push_front(std::move(lane.queued->p)), lane.queued.reset();
+          ready_.push_front(std::move(r.p));
+          continue;
+        }
+      }
+      if (r.retime) retimed(i, *r.retime);
+      if (!ev_.measures_instantly()) s_.seconds_gpu += r.seconds;
+      if (!stopping()) start_measurements();
+      --finishing_;
+      record(r.p.candidate, std::move(r.e), i);
+    }
   }
 
   // B. The baseline re-timed in this run on every device but the one that measured it (each
   // while it is free), so speedups are ratios measured side by side on one device. Results that
-  // came back before the baseline's own were held (nothing to divide by yet) and are recorded now.
+  // came back before the baseline's own were held (nothing to divide by yet) and are recorded now,
+  // after the free devices' re-timings, which run side by side (a lane busy now re-times before
+  // its next candidate, on its own thread).
   void baseline_recorded() {
     baseline_done_ = true;
+    ev_.prepare_baseline_timing();  // before any lane's thread times it
+    std::vector<std::size_t> free;
     for (std::size_t i = 0; i < lanes_.size(); ++i)
-      if (!lanes_[i].busy.valid() && !lanes_[i].lost && !lanes_[i].retimed) retime(i);
+      if (!lanes_[i].lost && !lanes_[i].retimed && !lane_running(i) && !stopping()) free.push_back(i);
+    std::vector<std::future<std::pair<Timing, double>>> timings;
+    for (std::size_t i : free) {
+      lanes_[i].retimed = true;
+      timings.push_back(std::async(std::launch::async, [this, i] {
+        TraceSpan span("the baseline re-timed on lane " + std::to_string(i), "lane " + std::to_string(i));
+        const auto t0 = Clock::now();
+        Timing t = ev_.time_baseline(i);
+        return std::make_pair(t, std::chrono::duration<double>(Clock::now() - t0).count());
+      }));
+    }
+    for (std::size_t k = 0; k < free.size(); ++k) {
+      std::pair<Timing, double> t;
+      try {
+        t = timings[k].get();
+      } catch (const LaneLost& lost) {
+        lanes_[free[k]].lost = true;
+        if (std::none_of(lanes_.begin(), lanes_.end(), [](const Lane& l) { return !l.lost; })) throw;
+        spdlog::warn("{}: dropped, the run goes on without it", lost.what());
+        continue;
+      }
+      if (!ev_.measures_instantly()) s_.seconds_gpu += t.second;
+      retimed(free[k], t.first);
+    }
     auto held = std::move(held_);
     held_.clear();
     for (auto& h : held) finish(h.c, std::move(h.e), false, h.lane);
   }
 
-  void retime(std::size_t i) {
-    Lane& lane = lanes_[i];
-    lane.retimed = true;
-    if (stopping()) return;
-    const auto t0 = Clock::now();
-    TraceSpan span("the baseline re-timed on lane " + std::to_string(i), "coordinator");
-    Timing t;
-    try {
-      t = ev_.time_baseline(i);
-    } catch (const LaneLost& lost) {
-      lane.lost = true;
-      if (std::none_of(lanes_.begin(), lanes_.end(), [](const Lane& l) { return !l.lost; })) throw;
-      spdlog::warn("{}: dropped, the run goes on without it", lost.what());
-      return;
-    }
-    if (!ev_.measures_instantly()) s_.seconds_gpu += std::chrono::duration<double>(Clock::now() - t0).count();
+  void retimed(std::size_t i, const Timing& t) {
     if (t.outcome == Outcome::Passed && t.p50_us > 0)
-      lane.baseline_p50_us = t.p50_us;
+      lanes_[i].baseline_p50_us = t.p50_us;
     else
       spdlog::warn("baseline could not be re-timed on {} ({}): speedups use its recorded median", ev_.lane_device(i),
                    t.reason);
@@ -596,15 +767,6 @@ class Loop {
   std::unordered_set<std::string> recorded_;   // config hashes this run holds
   std::unordered_set<std::string> in_flight_;  // submitted, not yet recorded
   std::deque<Prepared> ready_;                 // compiled and through the static gate: for the GPU
-  struct Lane {                                // one device measuring
-    std::future<Evaluation> busy;              // valid while a candidate is on it
-    Prepared measuring;
-    Clock::time_point started;
-    double baseline_p50_us = 0;                // as re-timed on it in this run
-    bool lost = false;                         // dropped: its worker cannot be started again
-    bool retimed = false;                      // the baseline timed on it since it was recorded
-    std::future<void> thread;                  // the thread measuring on it; last: destroyed (joined) first
-  };
   struct Held {                                // measured before the baseline was: recorded after it
     Candidate c;
     Evaluation e;
@@ -613,6 +775,7 @@ class Loop {
   std::vector<Held> held_;
   bool baseline_done_ = false;
   std::mutex done_m_;                          // lanes' threads -> the loop: a measurement ended
+  mutable std::mutex lanes_m_;                 // the lanes' shared fields (Lane), before lanes_ (outlives their threads)
   std::condition_variable done_cv_;            // (before lanes_: outlives their threads)
   std::uint64_t gpu_done_ = 0, gpu_seen_ = 0;
   std::vector<Lane> lanes_;

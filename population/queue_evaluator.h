@@ -37,6 +37,7 @@ class QueueEvaluator : public Evaluator {
   Evaluation measure(const Prepared& p, std::size_t) override { return p.eval; }
   std::size_t compile_slots() const override { return slots_; }
   Timing time_baseline(std::size_t lane = 0) override { return local_.time_baseline(lane); }
+  void prepare_baseline_timing() override { local_.prepare_baseline_timing(); }
   SanitizeVerdict sanitize(const Candidate& c) override { return local_.sanitize(c); }
   // The run's metrics thresholds (which candidates get a CUPTI pass, which may wait for the host's
   // turn) travel with each candidate enqueued after they are set, so a worker on another host

@@ -252,6 +252,7 @@ class Forwarding : public Evaluator {
   std::size_t compile_slots() const override { return inner_.compile_slots(); }
   std::size_t lanes() const override { return inner_.lanes(); }
   Timing time_baseline(std::size_t lane = 0) override { return inner_.time_baseline(lane); }
+  void prepare_baseline_timing() override { inner_.prepare_baseline_timing(); }
 
  protected:
   Evaluator& inner_;

@@ -4,9 +4,13 @@
 // strategy for proposals ahead of the compile pool while results are still pending.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <set>
+#include <thread>
 
 #include "engine/replay.h"
 #include "population/landscape.h"
@@ -114,6 +118,112 @@ TEST(Pipeline, TwoGpusMeasureAtLeast1_8TimesAsManyCandidatesASecondAsOne) {
   EXPECT_EQ(two.summary.gpus, 2u);
   EXPECT_NEAR(two.summary.bound_s(), two.summary.seconds_gpu / 2, 1e-9) << "the bound divides the GPU seconds";
   EXPECT_LE(two.wall_s, 1.15 * two.summary.bound_s()) << "each GPU kept busy";
+}
+
+// A replay that notes when each lane's measurements began and ended.
+class TimedLanes : public ReplayEvaluator {
+ public:
+  using ReplayEvaluator::ReplayEvaluator;
+  Evaluation measure(const Prepared& p, std::size_t lane) override {
+    const auto t0 = std::chrono::steady_clock::now();
+    Evaluation e = ReplayEvaluator::measure(p, lane);
+    std::lock_guard<std::mutex> lock(m_);
+    spans_[lane].push_back({t0, std::chrono::steady_clock::now()});
+    return e;
+  }
+  // The longest a lane waited between two of its measurements, in seconds.
+  double longest_wait() {
+    std::lock_guard<std::mutex> lock(m_);
+    double longest = 0;
+    for (auto& [lane, spans] : spans_)
+      for (std::size_t k = 1; k < spans.size(); ++k)
+        longest = std::max(longest, std::chrono::duration<double>(spans[k].first - spans[k - 1].second).count());
+    return longest;
+  }
+  std::size_t lanes_used() {
+    std::lock_guard<std::mutex> lock(m_);
+    return spans_.size();
+  }
+
+ private:
+  std::mutex m_;
+  std::map<std::size_t, std::vector<std::pair<std::chrono::steady_clock::time_point, std::chrono::steady_clock::time_point>>> spans_;
+};
+
+// A strategy slow to hear of a result, as a loop held by a database checkpoint or a long fit.
+class SlowToObserve : public Strategy {
+ public:
+  SlowToObserve(std::unique_ptr<Strategy> inner, double seconds) : inner_(std::move(inner)), seconds_(seconds) {}
+  std::vector<Candidate> propose(std::size_t n) override { return inner_->propose(n); }
+  void observe(const Evaluation& e) override {
+    std::this_thread::sleep_for(std::chrono::duration<double>(seconds_));
+    inner_->observe(e);
+  }
+
+ private:
+  std::unique_ptr<Strategy> inner_;
+  double seconds_;
+};
+
+// Each GPU holds its next candidate queued and starts it the moment the current ends: it does not
+// wait for the loop to wake, record the other GPU's result and choose (engine/run.cpp). Two GPUs
+// of 40 ms a candidate that finish together, a loop that takes 20 ms to record each result: before
+// the queue, the second GPU waited for the first's recording (about 20 ms) every time they did.
+TEST(Pipeline, EachGpuStartsItsQueuedCandidateWithoutWaitingForTheLoopToRecordAnothersResult) {
+  test::TempDir dir;
+  TimedLanes ev(kLandscape, ReplayCost{0.001, 0.08, 4, 2});
+  KnobSpace space(ev.profile());
+  StrategyContext ctx{ev.profile(), space, 7, {}, "", "", {}};
+  SlowToObserve strategy(make_strategy("exhaustive", ctx), 0.02);
+  Store store(dir.path / "evo.db");
+  RunOptions o;
+  o.strategy = "exhaustive";
+  o.budget = 24;
+  o.sanitize_elites = false;
+  const RunSummary s = run_search(ev.profile(), strategy, ev, store, o);
+  EXPECT_EQ(s.new_evaluations, 24);
+  EXPECT_EQ(ev.lanes_used(), 2u);
+  EXPECT_LT(ev.longest_wait(), 0.01) << "a GPU waited for the loop between two of its candidates";
+}
+
+// A replay whose second GPU is lost (its worker cannot be started again) at its fourth candidate.
+class LosesItsSecondGpu : public ReplayEvaluator {
+ public:
+  using ReplayEvaluator::ReplayEvaluator;
+  Evaluation measure(const Prepared& p, std::size_t lane) override {
+    if (lane == 1 && ++second_ == 4) {
+      lost_on = p.eval.config_hash;
+      throw LaneLost("GPU 1: its worker could not be started again");
+    }
+    return ReplayEvaluator::measure(p, lane);
+  }
+  std::string lost_on;  // written before the throw, read after the run
+
+ private:
+  std::atomic<int> second_{0};
+};
+
+// A GPU lost while it holds a candidate queued: that one and the one it was measuring go to the
+// other GPU; the run records its budget, each configuration once.
+TEST(Pipeline, AGpuLostWithACandidateQueuedHandsBothToAnotherAndTheRunRecordsItsBudget) {
+  test::TempDir dir;
+  LosesItsSecondGpu ev(kLandscape, ReplayCost{0.001, 0.02, 4, 2});
+  KnobSpace space(ev.profile());
+  StrategyContext ctx{ev.profile(), space, 7, {}, "", "", {}};
+  auto strategy = make_strategy("exhaustive", ctx);
+  Store store(dir.path / "evo.db");
+  RunOptions o;
+  o.strategy = "exhaustive";
+  o.budget = 30;
+  o.sanitize_elites = false;
+  const RunSummary s = run_search(ev.profile(), *strategy, ev, store, o);
+  EXPECT_EQ(s.new_evaluations, 30);
+  std::set<std::string> seen;
+  std::size_t rows = 0;
+  for (const auto& r : store.evaluations_of_run(s.run_id)) seen.insert(r.eval.config_hash), ++rows;
+  EXPECT_EQ(rows, 30u);
+  EXPECT_EQ(seen.size(), 30u) << "each configuration once";
+  EXPECT_TRUE(seen.count(ev.lost_on)) << "the candidate the lost GPU was measuring was measured on the other";
 }
 
 // A space with a few very long compiles: one compile (1 s) longer than the bound, the others 0.01 s

@@ -518,6 +518,7 @@ class StopsAtTheBest : public Evaluator {
   std::size_t compile_slots() const override { return inner_.compile_slots(); }
   bool measures_instantly() const override { return inner_.measures_instantly(); }
   Timing time_baseline(std::size_t lane = 0) override { return inner_.time_baseline(lane); }
+  void prepare_baseline_timing() override { inner_.prepare_baseline_timing(); }
 
  private:
   Evaluator& inner_;
