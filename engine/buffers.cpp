@@ -555,7 +555,7 @@ void BufferSet::fill_inputs(std::uint64_t seed, int trial, cudaStream_t s, const
     }
     // Uploaded once, proved equal to the host bytes on the device, then checked after every
     // candidate (check_trusted_copies): what every later candidate is filled from.
-    if (!f->device) f->device = TrustedCopy::from_host(f->label, f->bytes.data(), f->bytes.size(), s);
+    if (!f->device) f->device = TrustedCopy::from_host(f->label, f->bytes.data(), f->bytes.size(), f->checksum, s);
     EVO_CUDA(cudaMemcpyAsync(b.dev.get(), f->device->get(), f->bytes.size(), cudaMemcpyDeviceToDevice, s));
     b.fill = f->device;
     if (b.checksum_region != ~std::size_t(0)) writes_.expect(b.checksum_region, f->checksum);

@@ -355,9 +355,9 @@ TrustedRegistry& registry() {
 TrustedCopy::TrustedCopy(std::string label, std::size_t bytes) : label_(std::move(label)), buffer_(bytes) {}
 
 std::shared_ptr<TrustedCopy> TrustedCopy::from_host(std::string label, const void* host, std::size_t bytes,
-                                                    cudaStream_t s) {
+                                                    std::uint64_t checksum, cudaStream_t s) {
   std::shared_ptr<TrustedCopy> c(new TrustedCopy(std::move(label), bytes));
-  c->checksum_ = region_checksum(host, bytes);
+  c->checksum_ = checksum;
   EVO_CUDA(cudaMemcpyAsync(c->buffer_.get(), host, bytes, cudaMemcpyHostToDevice, s));
   const std::uint64_t there = device_checksum(c->buffer_.get(), bytes, s);  // syncs: `host` may go after
   if (there != c->checksum_)

@@ -73,7 +73,7 @@ class ReferenceMemo {
     Outputs kept;
     for (const auto& t : out)
       kept.push_back(TrustedCopy::from_host("evo's reference output " + t.name + " (" + where + ")", t.bytes.data(),
-                                            t.bytes.size(), s));
+                                            t.bytes.size(), region_checksum(t.bytes.data(), t.bytes.size()), s));
     bytes_ += bytes;
     return outputs_[key] = std::move(kept);
   }

@@ -9,6 +9,7 @@
 #include <random>
 #include <vector>
 
+#include "engine/error.h"
 #include "engine/guard.h"
 #include "tests/support.h"
 
@@ -161,9 +162,11 @@ TEST(GuardedDevice, AMoatedBufferIsWholeGranulesBetweenUnmappedAddresses) {
 TEST(GuardedDevice, AChangedTrustedCopyIsNamedAndAFreedOneIsForgotten) {
   REQUIRE_CUDA();
   const auto bytes = random_bytes(3 << 20, 5);
-  auto kept = TrustedCopy::from_host("evo's fill of Q (seed 0, trial 0)", bytes.data(), bytes.size(), nullptr);
+  auto kept = TrustedCopy::from_host("evo's fill of Q (seed 0, trial 0)", bytes.data(), bytes.size(),
+                                      region_checksum(bytes.data(), bytes.size()), nullptr);
   {
-    auto gone = TrustedCopy::from_host("a copy freed before the check", bytes.data(), 64, nullptr);
+    auto gone = TrustedCopy::from_host("a copy freed before the check", bytes.data(), 64,
+                                       region_checksum(bytes.data(), 64), nullptr);
   }
   EXPECT_TRUE(check_trusted_copies(nullptr).empty());
   ASSERT_EQ(cudaMemset(const_cast<char*>(static_cast<const char*>(kept->get())) + 1234567, 7, 1), cudaSuccess);
@@ -174,13 +177,30 @@ TEST(GuardedDevice, AChangedTrustedCopyIsNamedAndAFreedOneIsForgotten) {
   EXPECT_TRUE(check_trusted_copies(nullptr).empty());
 }
 
+// The caller's checksum of the host bytes is what the device copy is proved against: bytes that
+// are not those it was computed from are refused, naming the copy.
+TEST(GuardedDevice, AnUploadWhoseBytesAreNotThoseOfItsChecksumIsRefused) {
+  REQUIRE_CUDA();
+  auto bytes = random_bytes(1 << 20, 7);
+  const std::uint64_t sum = region_checksum(bytes.data(), bytes.size());
+  EXPECT_NO_THROW(TrustedCopy::from_host("evo's fill of K (seed 1, trial 0)", bytes.data(), bytes.size(), sum, nullptr));
+  bytes[4321] ^= 0x10;
+  try {
+    TrustedCopy::from_host("evo's fill of K (seed 1, trial 0)", bytes.data(), bytes.size(), sum, nullptr);
+    FAIL() << "a copy of other bytes was trusted";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("evo's fill of K (seed 1, trial 0)"), std::string::npos) << e.what();
+  }
+}
+
 // Zeroed scratch (FAST's L2-flush buffer) is watched like a copy: a store into it is named, and
 // restoring it makes it trusted again, so the next candidate is not blamed for the last one's.
 TEST(GuardedDevice, WrittenZeroedScratchIsNamedAndRestored) {
   REQUIRE_CUDA();
   auto scratch = TrustedCopy::zeros("evo's L2-flush buffer", 5 << 20, nullptr);
   const auto bytes = random_bytes(64, 6);
-  auto copy = TrustedCopy::from_host("a kept copy", bytes.data(), bytes.size(), nullptr);
+  auto copy = TrustedCopy::from_host("a kept copy", bytes.data(), bytes.size(),
+                                     region_checksum(bytes.data(), bytes.size()), nullptr);
   EXPECT_THROW(copy->writable_zeros(), std::logic_error);
   EXPECT_TRUE(check_trusted_copies(nullptr).empty());
   ASSERT_EQ(cudaMemset(static_cast<char*>(scratch->writable_zeros()) + (4 << 20), 0x5A, 16), cudaSuccess);
