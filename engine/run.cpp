@@ -386,7 +386,7 @@ class Loop {
         }
     }
     if (got) {
-      if (got->retime_first) lanes_of(*got).retimed = false;  // that lane re-times before its next instead
+      if (got->retime_first) lanes_[got->lane].retimed = false;  // that lane re-times before its next instead
       got->lane = i;
       got->retime_first = retime_due(i);
     }
@@ -398,7 +398,6 @@ class Loop {
     lanes_[i].retimed = true;
     return true;
   }
-  Lane& lanes_of(const Measure& m) { return lanes_[m.lane]; }
 
   // Lane i's thread: measures m, then whatever is queued behind it, until nothing is (or a
   // measurement fails: the loop then decides, a lost worker's queued candidate going elsewhere).
