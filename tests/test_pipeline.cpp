@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -26,6 +27,21 @@ namespace {
 namespace fs = std::filesystem;
 
 const fs::path kLandscape = test::source_root() / "tests" / "data" / "landscape_synthetic.json";
+
+// An exhaustive sweep of `budget` new evaluations through `ev` into `store`; `wrap`, when given,
+// wraps the strategy (to watch it or slow it).
+RunSummary sweep(ReplayEvaluator& ev, Store& store, std::int64_t budget,
+                 const std::function<std::unique_ptr<Strategy>(std::unique_ptr<Strategy>)>& wrap = {}) {
+  KnobSpace space(ev.profile());
+  StrategyContext ctx{ev.profile(), space, 7, {}, "", "", {}};
+  std::unique_ptr<Strategy> strategy = make_strategy("exhaustive", ctx);
+  if (wrap) strategy = wrap(std::move(strategy));
+  RunOptions o;
+  o.strategy = "exhaustive";
+  o.budget = budget;
+  o.sanitize_elites = false;
+  return run_search(ev.profile(), *strategy, ev, store, o);
+}
 
 // Wraps a strategy and counts how many of its proposals were pending (not yet observed) at most.
 class Watching : public Strategy {
@@ -172,15 +188,10 @@ class SlowToObserve : public Strategy {
 TEST(Pipeline, EachGpuStartsItsQueuedCandidateWithoutWaitingForTheLoopToRecordAnothersResult) {
   test::TempDir dir;
   TimedLanes ev(kLandscape, ReplayCost{0.001, 0.08, 4, 2});
-  KnobSpace space(ev.profile());
-  StrategyContext ctx{ev.profile(), space, 7, {}, "", "", {}};
-  SlowToObserve strategy(make_strategy("exhaustive", ctx), 0.02);
   Store store(dir.path / "evo.db");
-  RunOptions o;
-  o.strategy = "exhaustive";
-  o.budget = 24;
-  o.sanitize_elites = false;
-  const RunSummary s = run_search(ev.profile(), strategy, ev, store, o);
+  const RunSummary s = sweep(ev, store, 24, [](std::unique_ptr<Strategy> inner) {
+    return std::make_unique<SlowToObserve>(std::move(inner), 0.02);
+  });
   EXPECT_EQ(s.new_evaluations, 24);
   EXPECT_EQ(ev.lanes_used(), 2u);
   EXPECT_LT(ev.longest_wait(), 0.01) << "a GPU waited for the loop between two of its candidates";
@@ -208,15 +219,8 @@ class LosesItsSecondGpu : public ReplayEvaluator {
 TEST(Pipeline, AGpuLostWithACandidateQueuedHandsBothToAnotherAndTheRunRecordsItsBudget) {
   test::TempDir dir;
   LosesItsSecondGpu ev(kLandscape, ReplayCost{0.001, 0.02, 4, 2});
-  KnobSpace space(ev.profile());
-  StrategyContext ctx{ev.profile(), space, 7, {}, "", "", {}};
-  auto strategy = make_strategy("exhaustive", ctx);
   Store store(dir.path / "evo.db");
-  RunOptions o;
-  o.strategy = "exhaustive";
-  o.budget = 30;
-  o.sanitize_elites = false;
-  const RunSummary s = run_search(ev.profile(), *strategy, ev, store, o);
+  const RunSummary s = sweep(ev, store, 30);
   EXPECT_EQ(s.new_evaluations, 30);
   std::set<std::string> seen;
   std::size_t rows = 0;
@@ -247,17 +251,10 @@ LongCompileRun run_with_one_long_compile(bool droppable, std::size_t gpus = 1) {
   const ReplayCost cost{-1, 0.001, 4, gpus};
   std::unique_ptr<ReplayEvaluator> ev = droppable ? std::make_unique<ReplayEvaluator>(path, cost)
                                                   : std::make_unique<UndroppableReplay>(path, cost);
-  KnobSpace space(ev->profile());
-  StrategyContext ctx{ev->profile(), space, 7, {}, "", "", {}};
-  auto strategy = make_strategy("exhaustive", ctx);
   Store store(dir.path / "evo.db");
-  RunOptions o;
-  o.strategy = "exhaustive";
-  o.budget = 40;
-  o.sanitize_elites = false;
   const auto t0 = std::chrono::steady_clock::now();
   LongCompileRun r;
-  r.summary = run_search(ev->profile(), *strategy, *ev, store, o);
+  r.summary = sweep(*ev, store, 40);
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   for (const auto& row : store.evaluations_of_run(r.summary.run_id)) r.long_one_recorded |= row.eval.config_hash == first;
   EXPECT_EQ(r.summary.new_evaluations, 40) << "the budget, exactly";
