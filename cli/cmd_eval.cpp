@@ -105,6 +105,7 @@ int cmd_eval(const Globals& g, const EvalArgs& a) {
   GpuEvaluatorOptions o;
   o.devices = {g.device};
   o.jobs = g.jobs;
+  o.compile_timeout_s = g.compile_timeout;
   o.cache_dir = g.cache;
   o.metrics = !a.no_metrics;
   o.sanitize = a.sanitize;

@@ -144,7 +144,7 @@ int cmd_compile(const Globals& g, const CompileArgs& a) {
   if (a.all)
     for (const auto& r : reference_requests(p, arch)) reqs.push_back(r);
   const auto t0 = std::chrono::steady_clock::now();
-  CompilePool pool(g.jobs, g.cache.empty() ? default_cache_dir() : std::filesystem::path(g.cache));
+  CompilePool pool(g.jobs, g.cache.empty() ? default_cache_dir() : std::filesystem::path(g.cache), g.compile_timeout);
   const auto all = pool.compile_all(reqs);
   for (std::size_t i = candidates; i < all.size(); ++i)
     if (!all[i].ok) std::cerr << "warning: the reference kernel does not compile: " << first_error_line(all[i].log) << "\n";

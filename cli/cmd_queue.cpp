@@ -108,6 +108,7 @@ int cmd_queue_worker(const Globals& g, const QueueWorkerArgs& a) {
     GpuEvaluatorOptions o;
     o.devices = {a.device};
     o.jobs = g.jobs;
+    o.compile_timeout_s = g.compile_timeout;
     o.cache_dir = g.cache;
     o.metrics = spec.metrics;
     evaluator = make_gpu_evaluator(p, o);

@@ -351,6 +351,7 @@ int cmd_run(const Globals& g, const RunArgs& given) {
       GpuEvaluatorOptions o;
       o.devices = devices;
       o.jobs = g.jobs;
+      o.compile_timeout_s = g.compile_timeout;
       o.cache_dir = g.cache;
       o.metrics = !a.no_metrics;
       // The device is probed first: without one nothing is compiled and no database is created.

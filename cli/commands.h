@@ -6,12 +6,15 @@
 #include <string>
 #include <vector>
 
+#include "engine/compiler.h"
+
 namespace evo::cli {
 
 struct Globals {
   std::string db = "evo.db";  // --db: a SQLite file, or postgresql://user@host/database
   std::string cache;        // compile cache dir; "" = default_cache_dir()
   int jobs = 0;             // compile workers; 0 = cores
+  double compile_timeout = kDefaultCompileTimeout_s;  // --compile-timeout: a longer compile is stopped
   int device = 0;           // GPU ordinal for the worker
   bool json = false;
 };

@@ -25,6 +25,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--cache", g.cache, "compile cache folder (default $EVO_CACHE or ~/.cache/evo/compile)");
   app.add_option("-j,--jobs", g.jobs, "compile-worker processes (default: CPU cores)");
+  app.add_option("--compile-timeout", g.compile_timeout,
+                 "seconds: a compile running longer is stopped and recorded as a compile error, not cached")
+      ->capture_default_str();
   app.add_option("--device", g.device, "CUDA device ordinal")->capture_default_str();
   std::string data_dir;
   app.add_option("--data-dir", data_dir,
@@ -209,6 +212,8 @@ int main(int argc, char** argv) {
   if (!data_dir.empty()) setenv("EVO_DATA_DIR", data_dir.c_str(), 1);
 
   try {
+    if (!(g.compile_timeout > 0))
+      throw evo::UserError("--compile-timeout " + fmt::format("{}", g.compile_timeout) + ": must be more than 0 seconds");
     if (*profiles) return cmd_profiles(g);
     if (*check) return cmd_check(g, check_profile);
     if (*compile) return cmd_compile(g, ca);

@@ -14,8 +14,11 @@
 #include <unistd.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -132,8 +135,55 @@ struct CompilePool::Impl {
   std::deque<std::pair<std::uint64_t, Build>> done;            // finished, not yet returned
   std::uint64_t next_id = 1;
   std::size_t outstanding = 0;                                  // submitted, not yet returned
+  double timeout_s = kDefaultCompileTimeout_s;
 
   explicit Impl(std::filesystem::path dir) : cache(std::move(dir)) {}
+
+  // Killed, not waited for: an NVRTC compile of a large unrolled kernel can take a minute. The
+  // cache's writes are atomic, so nothing torn is left; the next dispatch starts another worker.
+  // Returns the seconds its compile had run.
+  double stop(Worker& w) {
+    ::kill(w.pid, SIGKILL);
+    const double ran = std::chrono::duration<double>(std::chrono::steady_clock::now() - w.since).count();
+    int status = 0;
+    while (::waitpid(w.pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    ::close(w.fd);
+    w.pid = -1;
+    w.fd = -1;
+    w.key.clear();
+    return ran;
+  }
+
+  // Compiles past the time limit: stopped, each answered as a failed build (not cached).
+  void stop_overdue() {
+    const auto now = std::chrono::steady_clock::now();
+    for (auto& w : workers) {
+      if (w.pid <= 0 || w.key.empty() || std::chrono::duration<double>(now - w.since).count() < timeout_s) continue;
+      const std::string key = w.key;
+      const double ran = stop(w);
+      Build b;
+      b.key = key;
+      char text[160];
+      std::snprintf(text, sizeof text, "compile stopped after %.1f s: over the compile time limit of %g s (--compile-timeout)",
+                    ran, timeout_s);
+      b.log = text;
+      finish(key, b);
+    }
+  }
+
+  // Milliseconds until the first running compile reaches the time limit (-1: none is running).
+  long long ms_to_first_overdue() const {
+    const auto now = std::chrono::steady_clock::now();
+    long long best = -1;
+    for (const auto& w : workers) {
+      if (w.pid <= 0 || w.key.empty()) continue;
+      const double left = timeout_s - std::chrono::duration<double>(now - w.since).count();
+      const long long ms = std::max<long long>(0, static_cast<long long>(std::ceil(left * 1000)));
+      if (best < 0 || ms < best) best = ms;
+    }
+    return best;
+  }
 
   void spawn(Worker& w) {
     int sv[2];
@@ -235,9 +285,11 @@ struct CompilePool::Impl {
   }
 };
 
-CompilePool::CompilePool(int jobs, std::filesystem::path cache_dir)
+CompilePool::CompilePool(int jobs, std::filesystem::path cache_dir, double timeout_s)
     : impl_(std::make_unique<Impl>(std::move(cache_dir))) {
   if (jobs <= 0) jobs = hardware_cores();
+  if (!(timeout_s > 0)) throw UserError("--compile-timeout " + std::to_string(timeout_s) + ": must be more than 0 seconds");
+  impl_->timeout_s = timeout_s;
   // Each started when a compile first needs it (dispatch): from a warm cache a run compiles
   // nothing, and forking 64 workers up front held its first candidate back 37 ms (4 x H200,
   // docs/results/scale12). A fork while other threads run is safe for what a worker does: glibc
@@ -292,6 +344,8 @@ std::optional<std::pair<std::uint64_t, Build>> CompilePool::wait_any(double time
       --m.outstanding;
       return r;
     }
+    m.stop_overdue();
+    if (!m.done.empty()) continue;
     m.dispatch();
     if (!m.busy()) return std::nullopt;  // nothing in flight: nothing will ever arrive
 
@@ -302,16 +356,22 @@ std::optional<std::pair<std::uint64_t, Build>> CompilePool::wait_any(double time
         fds.push_back({w.fd, POLLIN, 0});
         owners.push_back(&w);
       }
-    int wait_ms = -1;
+    long long wait_ms = -1;
     if (timeout_s >= 0) {
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now()).count();
-      wait_ms = static_cast<int>(std::max<long long>(0, left));
+      wait_ms = std::max<long long>(0, left);
     }
-    int n = ::poll(fds.data(), fds.size(), wait_ms);
+    // Woken when the first running compile reaches the time limit, to stop it.
+    if (const long long overdue = m.ms_to_first_overdue(); overdue >= 0 && (wait_ms < 0 || overdue < wait_ms))
+      wait_ms = overdue;
+    int n = ::poll(fds.data(), fds.size(), static_cast<int>(std::min<long long>(wait_ms, 1 << 30)));
     if (n < 0 && errno == EINTR) continue;  // the deadline is recomputed above
     if (n < 0) throw UserError(std::string("compile pool: poll: ") + std::strerror(errno));
     if (n == 0) {
-      if (timeout_s >= 0 && clock::now() >= deadline) return std::nullopt;
+      if (timeout_s >= 0 && clock::now() >= deadline && m.done.empty()) {
+        m.stop_overdue();
+        if (m.done.empty()) return std::nullopt;
+      }
       continue;
     }
     for (std::size_t i = 0; i < fds.size(); ++i)
@@ -353,19 +413,7 @@ double CompilePool::cancel(const std::vector<std::uint64_t>& ids) {
     it = m.waiting.erase(it);
     std::erase_if(m.queue, [&](const Impl::Job& j) { return j.key == key; });
     for (auto& w : m.workers)
-      if (w.pid > 0 && w.key == key) {
-        // Killed, not waited for: an NVRTC compile of a large unrolled kernel can take a minute.
-        // The cache's writes are atomic, so nothing torn is left; the next dispatch starts another.
-        ::kill(w.pid, SIGKILL);
-        ran += std::chrono::duration<double>(std::chrono::steady_clock::now() - w.since).count();
-        int status = 0;
-        while (::waitpid(w.pid, &status, 0) < 0 && errno == EINTR) {
-        }
-        ::close(w.fd);
-        w.pid = -1;
-        w.fd = -1;
-        w.key.clear();
-      }
+      if (w.pid > 0 && w.key == key) ran += m.stop(w);
   }
   return ran;
 }

@@ -103,9 +103,17 @@ PtxasReport parse_ptxas(const std::string& log, const std::string& lowered_name)
 // one request at a time over a socket (length-prefixed JSON), compiles it with the shared on-disk
 // cache and answers the Build. A worker that dies answers its request with ok = false and
 // "compile worker died (signal N)", and is replaced. Single-threaded: the parent uses poll().
+// A compile that runs this long is stopped and answered as a failed build (`--compile-timeout`):
+// NVRTC on a pathological unroll can run for many minutes, and nothing else would end it. The
+// longest compiles evo has recorded are under a minute (Kernel Tuner's convolution, 50 s).
+constexpr double kDefaultCompileTimeout_s = 600;
+
 class CompilePool {
  public:
-  CompilePool(int jobs, std::filesystem::path cache_dir);  // jobs <= 0: hardware cores
+  // jobs <= 0: hardware cores. A compile running longer than timeout_s is stopped (its worker
+  // killed and started again when next needed) and answered as a failed build saying so; the
+  // failure is not cached, so a later run with a longer limit compiles it again.
+  CompilePool(int jobs, std::filesystem::path cache_dir, double timeout_s = kDefaultCompileTimeout_s);
   ~CompilePool();                                          // stops and reaps the workers
   CompilePool(const CompilePool&) = delete;
   CompilePool& operator=(const CompilePool&) = delete;

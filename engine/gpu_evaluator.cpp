@@ -209,7 +209,7 @@ class GpuEvaluator : public Evaluator {
     }
     {
       TraceSpan span("compile pool started", "coordinator");
-      pool_ = std::make_unique<CompilePool>(options.jobs, cache_.dir());
+      pool_ = std::make_unique<CompilePool>(options.jobs, cache_.dir(), options.compile_timeout_s);
     }
     // A kernel reference compiles beside the first candidates; a command or data one compiles nothing.
     reference_requests_ = reference_requests(profile_, arch_);

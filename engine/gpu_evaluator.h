@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/compiler.h"
 #include "engine/evaluator.h"
 #include "engine/profile.h"
 
@@ -17,6 +18,7 @@ namespace evo {
 struct GpuEvaluatorOptions {
   std::vector<int> devices{0};       // CUDA ordinals, one worker process each (`--devices`); {-1}: all
   int jobs = 0;                      // compile-worker processes; 0 = cores
+  double compile_timeout_s = kDefaultCompileTimeout_s;  // a compile running longer is stopped (CompilePool)
   std::filesystem::path cache_dir;   // compile cache; empty = default_cache_dir()
   std::string arch;                  // "" = the device's (sm_90 on an H100), else forced
   bool metrics = true;               // CUPTI metrics for candidates that pass FAST

@@ -318,6 +318,18 @@ TEST(CliBadInput, AProfilePathThatCannotBeReadIsOneLineExit2) {
     }
 }
 
+TEST(CliBadInput, ACompileTimeLimitOfNoTimeIsOneLineExit2AndNothingWritten) {
+  TempDir t;
+  for (const std::string limit : {"0", "-3"}) {
+    const Result r = run_evo({"--compile-timeout", limit, "--db", (t.path / "evo.db").string(), "run", "--budget", "3"},
+                             t.path);
+    EXPECT_EQ(r.code, 2) << r.out << r.err;
+    ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
+    EXPECT_EQ(r.err_lines()[0], "evo: --compile-timeout " + limit + ": must be more than 0 seconds");
+    EXPECT_FALSE(fs::exists(t.path / "evo.db"));
+  }
+}
+
 TEST(CliBadInput, UnknownProfileNameListsTheShippedOnes) {
   TempDir t;
   const Result r = run_evo({"check", "no_such_profile"}, kSource);

@@ -689,6 +689,40 @@ TEST(CompilePool, WorkerKilledMidCompileIsReportedAndReplaced) {
   EXPECT_FALSE(builds[0].from_cache);
 }
 
+// A compile running past the time limit (`--compile-timeout`) is stopped and answered as a failed
+// build that says so, not cached; the worker is started again and the pool goes on.
+TEST(CompilePool, ACompilePastTheTimeLimitIsStoppedAndAFailedBuildSayingSoNotCached) {
+  TempDir t;
+  write_text(t.path / "slow.cu", slow_nvrtc_source());
+  TinyTemplate tiny(t.path);
+  EXPECT_THROW(CompilePool(1, t.path / "cache", 0), UserError) << "a limit of no time";
+  CompilePool pool(1, t.path / "cache", 0.5);
+  CompileRequest slow;
+  slow.source_path = (t.path / "slow.cu").string();
+  slow.name_expression = "slow0";
+  slow.arch = "sm_90";
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto id = pool.submit(slow);
+  const auto workers = child_pids();
+  ASSERT_EQ(workers.size(), 1u);
+  // Asked with a deadline of its own much later: the limit ends the compile, not the deadline.
+  const auto r = pool.wait_any(60);
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->first, id);
+  EXPECT_FALSE(r->second.ok);
+  EXPECT_NE(r->second.log.find("over the compile time limit of 0.5 s (--compile-timeout)"), std::string::npos)
+      << r->second.log;
+  EXPECT_GE(waited, 0.5);
+  EXPECT_LT(waited, 3.0) << "stopped at the limit, not compiled to the end (tens of seconds)";
+  EXPECT_TRUE(child_pids().empty()) << "its worker killed and reaped";
+  CompileCache reader(t.path / "cache");
+  EXPECT_FALSE(reader.lookup(reader.key(slow)).has_value()) << "a stopped compile is no verdict on the source";
+  const auto builds = pool.compile_all({tiny.request()});
+  ASSERT_EQ(builds.size(), 1u);
+  EXPECT_TRUE(builds[0].ok) << builds[0].log;
+}
+
 // The run loop drops extra candidates still compiling when its budget is spent (engine/run.cpp):
 // their compiles are stopped at once, not waited for, and nothing of theirs comes back.
 TEST(CompilePool, ARunningCompileIsListedAndACancelledOneStoppedForgottenItsWorkerStartedAgainWhenNeeded) {

@@ -689,6 +689,27 @@ TEST_P(StoreOn, LookupReturnsDefinitiveFailuresSoTheyAreNotRerun) {
   }
 }
 
+// A compile stopped at `--compile-timeout`, or whose worker died, says nothing of the source: a
+// later run (with a longer limit) compiles it again instead of reading the failure back.
+TEST_P(StoreOn, LookupCompilesAgainWhatWasStoppedAtTheTimeLimitOrLostWithItsWorker) {
+  Store s(db);
+  const auto run = s.begin_run(sample_run());
+  int n = 0;
+  for (const std::string why : {"compile stopped after 600.3 s: over the compile time limit of 600 s (--compile-timeout)",
+                                "compile worker died (signal 9)"}) {
+    const Config c = config_n(++n);
+    Evaluation e = failed(c, Status::CompileError);
+    e.message = "compile error: " + why;
+    s.record(run, sample_key(), e, false);
+    EXPECT_FALSE(s.lookup(sample_key(), config_hash(c))) << why;
+  }
+  const Config source_error = config_n(++n);
+  Evaluation e = failed(source_error, Status::CompileError);
+  e.message = "compile error: kernel.cu(12): error: identifier \"TILE\" is undefined";
+  s.record(run, sample_key(), e, false);
+  EXPECT_TRUE(s.lookup(sample_key(), config_hash(source_error))) << "an error in the source is a verdict";
+}
+
 TEST_P(StoreOn, LookupMeasuresAgainWhenTimingDidNotPass) {
   Store s(db);
   const auto run = s.begin_run(sample_run());
