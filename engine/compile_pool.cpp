@@ -164,6 +164,7 @@ struct CompilePool::Impl {
       const double ran = stop(w);
       Build b;
       b.key = key;
+      b.compile_ms = 1000 * ran;  // at least this long: what the run's compile seconds and models see
       char text[160];
       std::snprintf(text, sizeof text, "compile stopped after %.1f s: over the compile time limit of %g s (--compile-timeout)",
                     ran, timeout_s);

@@ -715,6 +715,8 @@ TEST(CompilePool, ACompilePastTheTimeLimitIsStoppedAndAFailedBuildSayingSoNotCac
       << r->second.log;
   EXPECT_GE(waited, 0.5);
   EXPECT_LT(waited, 3.0) << "stopped at the limit, not compiled to the end (tens of seconds)";
+  EXPECT_GE(r->second.compile_ms, 500) << "the seconds it ran, as its compile seconds";
+  EXPECT_LE(r->second.compile_ms, 1000 * waited);
   EXPECT_TRUE(child_pids().empty()) << "its worker killed and reaped";
   CompileCache reader(t.path / "cache");
   EXPECT_FALSE(reader.lookup(reader.key(slow)).has_value()) << "a stopped compile is no verdict on the source";
