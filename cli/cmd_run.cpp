@@ -295,6 +295,7 @@ int cmd_run(const Globals& g, const RunArgs& given) {
     cost.jobs = static_cast<std::size_t>(g.jobs > 0 ? g.jobs : std::max(1u, std::thread::hardware_concurrency()));
     // EVO_REPLAY_DELAY_MS: each replayed evaluation takes this long, one at a time (docs/search.md).
     if (const char* d = std::getenv("EVO_REPLAY_DELAY_MS")) cost = {std::atof(d) / 1000, 0, 1};
+    cost.compile_timeout_s = g.compile_timeout;
     if (cost.gpu_s < 0) throw UserError("--replay-gpu-s: must not be negative");
     pipeline = cost.compile_s != 0 || cost.gpu_s > 0 ? Pipeline::Simulated : Pipeline::None;
     auto replay = std::make_unique<ReplayEvaluator>(a.replay, cost);

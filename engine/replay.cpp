@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -380,9 +381,27 @@ void ReplayEvaluator::submit(const Candidate& c) {
     q.prepared.eval.metrics.reason = kMetricsDeferred;
     q.prepared.eval.seconds_metrics = 0;
   }
+  q.cost = cost_.compile_s >= 0 ? cost_.compile_s : q.prepared.eval.seconds_compile;
+  if (q.cost > cost_.compile_timeout_s) {  // as the compile pool answers it: stopped at the limit
+    Evaluation& e = q.prepared.eval;
+    const Evaluation was = e;
+    e = Evaluation{};
+    e.config = was.config;
+    e.config_hash = was.config_hash;
+    e.origin = was.origin;
+    e.status = Status::CompileError;
+    char text[160];
+    std::snprintf(text, sizeof text, "compile stopped after %g s: over the compile time limit of %g s (--compile-timeout)",
+                  cost_.compile_timeout_s, cost_.compile_timeout_s);
+    e.build.key = was.build.key;
+    e.build.ok = false;
+    e.build.log = text;
+    e.build.compile_ms = 1000 * cost_.compile_timeout_s;
+    e.message = std::string("compile error: ") + text;
+    e.seconds_compile = q.cost = cost_.compile_timeout_s;
+  }
   const Status s = q.prepared.eval.status;
   q.prepared.needs_gpu = s != Status::CompileError && s != Status::StaticRejected;
-  q.cost = cost_.compile_s >= 0 ? cost_.compile_s : q.prepared.eval.seconds_compile;
   if (cost_.compile_s > 0 || cost_.gpu_s > 0) {  // simulated: the evaluation reports what it cost here
     Evaluation& e = q.prepared.eval;
     e.seconds_compile = q.cost;

@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/compiler.h"   // defines: kDefaultCompileTimeout_s
 #include "engine/evaluator.h"  // defines: Evaluator, Candidate
 #include "engine/profile.h"    // defines: Profile, KnobDef, Problem, LaunchSpec
 
@@ -67,12 +68,16 @@ std::optional<std::string> landscape_mismatch(const Landscape& l, const Profile&
 // any machine: `jobs` simulated compile workers take `compile_s` per configuration (a compile
 // error too; < 0: the landscape's recorded compile seconds), then one of `gpus` simulated GPUs
 // (lanes, as `--devices` gives) takes `gpu_s` per candidate that reaches it. All zero: a replay
-// costs nothing and is measured in order, on one.
+// costs nothing and is measured in order, on one. A configuration whose compile seconds (recorded,
+// or `compile_s`) pass `compile_timeout_s` is answered as the compile pool would answer it
+// (engine/compiler.h, `--compile-timeout`): a compile error saying it was stopped at the limit,
+// after those seconds.
 struct ReplayCost {
   double compile_s = 0;
   double gpu_s = 0;
   std::size_t jobs = 1;
   std::size_t gpus = 1;
+  double compile_timeout_s = kDefaultCompileTimeout_s;
 };
 
 class ReplayEvaluator : public Evaluator {

@@ -291,6 +291,33 @@ TEST(Pipeline, AtTheBudgetsEndIdleWorkersCompileExtrasSoOneLongCompileNoLongerHo
   EXPECT_LT(two.wall_s, 0.6);
 }
 
+// A replay answers a compile past `--compile-timeout` as the compile pool would: stopped at the
+// limit, a compile error saying so; the run does not wait for the rest of it.
+TEST(Pipeline, AReplayedCompilePastTheTimeLimitIsStoppedThereAndRecordedSaying) {
+  test::TempDir dir;
+  const auto [path, first] = test::write_slow_compile_landscape(test::source_root(), dir.path, 1.0, 0.01);
+  ReplayCost cost{-1, 0.001, 4, 1};
+  cost.compile_timeout_s = 0.3;
+  UndroppableReplay ev(path, cost);
+  Store store(dir.path / "evo.db");
+  const auto t0 = std::chrono::steady_clock::now();
+  const RunSummary s = sweep(ev, store, 40);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(s.new_evaluations, 40);
+  bool seen = false;
+  for (const auto& row : store.evaluations_of_run(s.run_id))
+    if (row.eval.config_hash == first) {
+      seen = true;
+      EXPECT_EQ(row.eval.status, Status::CompileError);
+      EXPECT_EQ(row.eval.message,
+                "compile error: compile stopped after 0.3 s: over the compile time limit of 0.3 s (--compile-timeout)");
+      EXPECT_DOUBLE_EQ(row.eval.seconds_compile, 0.3);
+    }
+  EXPECT_TRUE(seen) << "the long compile is recorded, stopped at the limit";
+  EXPECT_DOUBLE_EQ(s.longest_compile_s, 0.3);
+  EXPECT_LT(wall, 0.9) << "not held by the 1 s compile";
+}
+
 // A replay that simulates its compile workers says which candidates they are compiling and for how
 // long (a lower bound on their compile seconds, which exhaustive's scheduled sweep learns from), and
 // drops them on request with the seconds they had spent.
