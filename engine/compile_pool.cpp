@@ -165,10 +165,7 @@ struct CompilePool::Impl {
       Build b;
       b.key = key;
       b.compile_ms = 1000 * ran;  // at least this long: what the run's compile seconds and models see
-      char text[160];
-      std::snprintf(text, sizeof text, "compile stopped after %.1f s: over the compile time limit of %g s (--compile-timeout)",
-                    ran, timeout_s);
-      b.log = text;
+      b.log = compile_timeout_log(ran, timeout_s);
       finish(key, b);
     }
   }
@@ -285,6 +282,13 @@ struct CompilePool::Impl {
     finish(key, reply.at("build").get<Build>());
   }
 };
+
+std::string compile_timeout_log(double ran_s, double limit_s) {
+  char text[160];
+  std::snprintf(text, sizeof text, "compile stopped after %.1f s: over the compile time limit of %g s (--compile-timeout)",
+                ran_s, limit_s);
+  return text;
+}
 
 CompilePool::CompilePool(int jobs, std::filesystem::path cache_dir, double timeout_s)
     : impl_(std::make_unique<Impl>(std::move(cache_dir))) {

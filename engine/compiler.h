@@ -107,6 +107,9 @@ PtxasReport parse_ptxas(const std::string& log, const std::string& lowered_name)
 // NVRTC on a pathological unroll can run for many minutes, and nothing else would end it. The
 // longest compiles evo has recorded are under a minute (Kernel Tuner's convolution, 50 s).
 constexpr double kDefaultCompileTimeout_s = 600;
+// The failed build's log for a compile stopped at the limit after ran_s: the compile pool's and a
+// replay's alike ("compile stopped after ..."; the store never reads such a failure back).
+std::string compile_timeout_log(double ran_s, double limit_s);
 
 class CompilePool {
  public:

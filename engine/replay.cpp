@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -390,14 +389,11 @@ void ReplayEvaluator::submit(const Candidate& c) {
     e.config_hash = was.config_hash;
     e.origin = was.origin;
     e.status = Status::CompileError;
-    char text[160];
-    std::snprintf(text, sizeof text, "compile stopped after %g s: over the compile time limit of %g s (--compile-timeout)",
-                  cost_.compile_timeout_s, cost_.compile_timeout_s);
     e.build.key = was.build.key;
     e.build.ok = false;
-    e.build.log = text;
+    e.build.log = compile_timeout_log(cost_.compile_timeout_s, cost_.compile_timeout_s);
     e.build.compile_ms = 1000 * cost_.compile_timeout_s;
-    e.message = std::string("compile error: ") + text;
+    e.message = "compile error: " + e.build.log;
     e.seconds_compile = q.cost = cost_.compile_timeout_s;
   }
   const Status s = q.prepared.eval.status;

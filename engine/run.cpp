@@ -3,10 +3,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
-#include <algorithm>
 #include <deque>
 #include <future>
 #include <mutex>

@@ -158,8 +158,9 @@ const std::string kSelectReusable =
                        " WHERE e.profile = $1 AND e.config_hash = $2 AND e.build_key = $3"
                        " AND e.device = $4 AND e.problem = $5 AND e.setup = $6"
                        " AND (e.status <> 'measured' OR e.fast_outcome = 'passed')"
-                       // A compile stopped at the time limit, or whose worker died, is no verdict on
-                       // the source (engine/compiler.h, CompilePool): compiled again, never read back.
+                       // A compile stopped at the time limit (compile_timeout_log), or whose worker
+                       // died, is no verdict on the source (engine/compiler.h, CompilePool):
+                       // compiled again, never read back.
                        " AND NOT (e.status = 'compile_error' AND (e.message LIKE 'compile error: compile stopped after %'"
                        " OR e.message LIKE 'compile error: compile worker died%'))"
                        " ORDER BY e.status = 'measured' DESC, e.reused, e.id LIMIT 1");
