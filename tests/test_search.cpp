@@ -311,8 +311,6 @@ TEST(Strategies, NearInitialDrawsMoveTheBestByOneOrTwoKnobs) {
   EXPECT_GE(near, 20u) << "with initial_near=1, every draw after the first pass is near the best";
 }
 
-// initial_design=spread: each initial draw is the farthest of 32 from what was proposed, so the
-// first draws lie farther apart than uniform ones (mean distance to the nearest other, over seeds).
 TEST(GaussianProcess, InterpolatesWhatItSawAndDoubtsWhatItDidNot) {
   // y = x0 + 2 x1 on five points of the unit square.
   const std::vector<double> x = {0, 0, 1, 0, 0, 1, 1, 1, 0.5, 0.5};
@@ -350,6 +348,8 @@ TEST(Strategies, GaussianProcessLeadsOnlyOnceSomethingFailed) {
   EXPECT_NE(texts(drive("evo", 5, 40, {}, failing)), texts(drive("evo", 5, 40, {{"gp", "never"}}, failing)));
 }
 
+// initial_design=spread: each initial draw is the farthest of 32 from what was proposed, so the
+// first draws lie farther apart than uniform ones (mean distance to the nearest other, over seeds).
 TEST(Strategies, SpreadInitialDrawsLieFartherApartThanUniformOnes) {
   ReplayEvaluator ev(kSynthetic);
   KnobSpace space(ev.profile());
@@ -384,6 +384,38 @@ TEST(Strategies, SpreadInitialDrawsLieFartherApartThanUniformOnes) {
   EXPECT_GT(spread, 1.2 * uniform) << "spread " << spread << ", uniform " << uniform;
 }
 
+// initial_design=strata: of 32 uniform draws, the one whose knobs fall in the most parts of their
+// value lists not yet covered, so on the synthetic space (23 parts) six draws cover every part of
+// every knob's range in every seed, where six uniform ones leave some out.
+TEST(Strategies, StrataInitialDrawsCoverMoreOfEachKnobsRangeThanUniformOnes) {
+  ReplayEvaluator ev(kSynthetic);
+  KnobSpace space(ev.profile());
+  auto covered_mean = [&](const std::string& design) {
+    double sum = 0;
+    for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+      StrategyContext ctx{ev.profile(), space, seed, {{"initial_design", design}, {"initial", "6"}}, "", "", {}};
+      auto s = make_strategy("evo", ctx);
+      const auto drawn = s->propose(6);
+      for (const auto& k : space.knobs()) {
+        const std::size_t parts = std::min<std::size_t>(k.values.size(), 6);
+        std::set<std::size_t> seen;
+        for (const auto& c : drawn) {
+          const auto at = std::size_t(std::find(k.values.begin(), k.values.end(), c.config.at(k.name)) - k.values.begin());
+          const double place = k.values.size() > 1 ? double(at) / double(k.values.size() - 1) : 0.0;
+          seen.insert(std::min(parts - 1, std::size_t(place * double(parts))));
+        }
+        sum += double(seen.size());
+      }
+    }
+    return sum / 20.0;
+  };
+  double parts = 0;  // every part of every knob: what six draws can cover at most
+  for (const auto& k : space.knobs()) parts += double(std::min<std::size_t>(k.values.size(), 6));
+  const double uniform = covered_mean("uniform"), strata = covered_mean("strata");
+  EXPECT_DOUBLE_EQ(strata, parts) << "strata left a part uncovered in some seed";
+  EXPECT_LT(uniform, parts - 1) << "uniform draws already cover every part: the test tells nothing";
+}
+
 TEST(Strategies, BadOptionsAreOneLineUserErrors) {
   ReplayEvaluator ev(kSynthetic);
   KnobSpace space(ev.profile());
@@ -403,6 +435,7 @@ TEST(Strategies, BadOptionsAreOneLineUserErrors) {
   EXPECT_THROW(make("evo", {{"initial_near", "most"}}), UserError);
   EXPECT_THROW(make("evo", {{"gp", "sometimes"}}), UserError);
   EXPECT_NO_THROW(make("evo", {{"initial_near", "auto"}, {"near_steps", "0"}, {"initial_design", "spread"}}));
+  EXPECT_NO_THROW(make("evo", {{"initial_design", "strata"}}));
   try {
     make("random", {{"x", "1"}});
     FAIL() << "random took an option it does not have";

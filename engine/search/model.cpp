@@ -45,7 +45,7 @@ namespace {
 const std::vector<StrategyOption> kOptions = {
     {"initial", "draws after the baseline before the model leads (0: 3% of the valid space, 5 to 20, the default until 2026-11-27)", "5"},
     {"transfer", "configurations fast on a related task (another problem or device of this profile in the database, or --transfer-from) proposed after the baseline (the nearest task's fastest, the next task's fastest, ...), in place of as many initial draws", "2"},
-    {"initial_design", "how the initial draws not near the best are made: uniform, or spread (each the farthest, in the knobs' orders, of 32 uniform draws from every configuration proposed so far)", "uniform"},
+    {"initial_design", "how the initial draws not near the best are made: uniform, spread (each the farthest, in the knobs' orders, of 32 uniform draws from every configuration proposed so far), or strata (Latin-hypercube-like: of 32 uniform draws, the one that puts the most knobs in a part of their value list no configuration proposed so far has)", "uniform"},
     {"near_steps", "initial_near: the most places a moved knob goes along its value list (0: to any of its values)", "2"},
     {"initial_near", "share of the initial draws that move the best so far (the baseline at first) by one or two knobs; auto: the share of the draws so far that failed", "0"},
     {"trees", "trees in each forest", "64"},
@@ -90,8 +90,8 @@ class ModelSearch : public Strategy {
     score_all_ = static_cast<std::size_t>(o.integer("score_all", 0, 10000000));
     pool_ = static_cast<std::size_t>(o.integer("pool", 16, 10000000));
     design_ = o.text("initial_design");
-    if (design_ != "uniform" && design_ != "spread")
-      throw UserError("strategy evo: option initial_design='" + design_ + "': choose uniform or spread");
+    if (design_ != "uniform" && design_ != "spread" && design_ != "strata")
+      throw UserError("strategy evo: option initial_design='" + design_ + "': choose uniform, spread or strata");
     near_steps_ = o.integer("near_steps", 0, 1000);
     if (o.text("initial_near") == "auto")
       near_auto_ = true;
@@ -153,6 +153,7 @@ class ModelSearch : public Strategy {
                                    : initial_near_;
         if (near_credit_ >= 1.0 - 1e-9) near_credit_ -= 1.0, c = near_draw();
         if (!c && design_ == "spread") c = spread_draw();
+        if (!c && design_ == "strata") c = strata_draw();
       }
       if (!c) {
         auto r = sample_unseen(space_, rng_, seen_);
@@ -227,6 +228,44 @@ class ModelSearch : public Strategy {
       if (pick) return Candidate{std::move(*pick), Origin{"random", "spread", {}}};
       return std::nullopt;
     }
+  }
+
+  // Stratified (initial_design=strata): each knob's value list is cut into as many parts as there
+  // are initial draws (at most one a value); of 32 uniform draws, the one whose knobs fall in the
+  // most parts no configuration proposed so far covers, ties to the farthest as spread does. So
+  // the first draws see every part of every knob's range, as a Latin hypercube would, while each
+  // stays a valid configuration. nullopt: draw uniformly.
+  std::optional<Candidate> strata_draw() {
+    const auto& knobs = space_.knobs();
+    auto part = [&](std::size_t k, double place) {
+      const std::size_t parts = std::min<std::size_t>(knobs[k].values.size(), std::max<std::int64_t>(initial_, 1));
+      return std::min<std::size_t>(parts - 1, static_cast<std::size_t>(place * static_cast<double>(parts)));
+    };
+    std::vector<std::vector<bool>> covered(knobs.size());
+    for (std::size_t k = 0; k < knobs.size(); ++k)
+      covered[k].assign(std::min<std::size_t>(knobs[k].values.size(), std::max<std::int64_t>(initial_, 1)), false);
+    for (const auto& q : proposed_)
+      for (std::size_t k = 0; k < knobs.size(); ++k) covered[k][part(k, q[k])] = true;
+    std::optional<Config> pick;
+    std::pair<int, double> top{-1, -1};
+    std::unordered_set<std::string> drawn = seen_;
+    for (int t = 0; t < 32; ++t) {
+      auto r = sample_unseen(space_, rng_, drawn);
+      if (!r) break;
+      drawn.insert(config_hash(*r));
+      const std::vector<double> p = positions(*r);
+      int fresh = 0;
+      for (std::size_t k = 0; k < knobs.size(); ++k) fresh += covered[k][part(k, p[k])] ? 0 : 1;
+      double nearest = INFINITY;
+      for (const auto& q : proposed_) {
+        double d = 0;
+        for (std::size_t i = 0; i < p.size(); ++i) d += std::abs(p[i] - q[i]);
+        nearest = std::min(nearest, d);
+      }
+      if (std::make_pair(fresh, nearest) > top) top = {fresh, nearest}, pick = std::move(*r);
+    }
+    if (pick) return Candidate{std::move(*pick), Origin{"random", "strata", {}}};
+    return std::nullopt;
   }
 
   // The best measured so far (the baseline at first) moved by one or two knobs, each by one or
