@@ -9,7 +9,7 @@
 
 #include "engine/error.h"
 #include "engine/expr.h"   // defines: eval_expr
-#include "engine/files.h"  // defines: read_file, write_atomic
+#include "engine/files.h"  // defines: read_headed_file, write_atomic
 #include "engine/hash.h"
 #include "engine/launch.h"  // defines: launch_geometry, tensor_map_layout
 #include "engine/space.h"   // defines: expression_vars
@@ -47,36 +47,51 @@ Json describe(const std::vector<HostTensor>& ts) {
   return out;
 }
 
-std::string with_header(Json header, const std::vector<const std::vector<std::uint8_t>*>& parts) {
-  std::size_t n = 0;
-  for (const auto* p : parts) n += p->size();
-  std::string payload;
-  payload.reserve(n);
-  for (const auto* p : parts) payload.append(reinterpret_cast<const char*>(p->data()), p->size());
-  header["bytes"] = payload.size();
-  header["xxh64"] = xxh64_hex(payload);
-  return header.dump() + "\n" + payload;
-}
-
-void store_file(const fs::path& f, const std::string& text) {
-  std::error_code ec;
-  fs::create_directories(f.parent_path(), ec);
-  try {
-    write_atomic(f, text, "the trial store");
-  } catch (const UserError&) {
-    // Read-only or full: every worker makes the trial itself, as it would without the store.
-  }
-}
-
 std::string hex16(std::uint64_t v) {  // as xxh64_hex writes it
   char out[17];
   std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(v));
   return out;
 }
 
+std::string_view bytes_view(const std::vector<std::uint8_t>& b) {
+  return {reinterpret_cast<const char*>(b.data()), b.size()};
+}
+
+// An entry: its header line (with the payload's size and XXH64), then the parts as they are,
+// written in pieces, so a payload of megabytes is not joined into another copy first. `digest`:
+// the XXH64 of the parts together when the caller has it already (a fill's).
+void store_entry(const fs::path& f, Json header, const std::vector<const std::vector<std::uint8_t>*>& parts,
+                 std::optional<std::uint64_t> digest = std::nullopt) {
+  std::size_t n = 0;
+  for (const auto* p : parts) n += p->size();
+  if (!digest) {
+    if (parts.size() == 1) {
+      digest = xxh64(bytes_view(*parts[0]));
+    } else {
+      std::string joined;  // several outputs: XXH64 runs over them as one
+      joined.reserve(n);
+      for (const auto* p : parts) joined.append(bytes_view(*p));
+      digest = xxh64(joined);
+    }
+  }
+  header["bytes"] = n;
+  header["xxh64"] = hex16(*digest);
+  const std::string line = header.dump() + "\n";
+  std::vector<std::string_view> pieces{line};
+  for (const auto* p : parts) pieces.push_back(bytes_view(*p));
+  std::error_code ec;
+  fs::create_directories(f.parent_path(), ec);
+  try {
+    write_atomic(f, pieces, "the trial store");
+  } catch (const UserError&) {
+    // Read-only or full: every worker makes the trial itself, as it would without the store.
+  }
+}
+
+
 struct Stored {
   Json header;
-  std::string payload;  // checked against the header's size and checksum
+  std::vector<std::uint8_t> payload;  // checked against the header's size and checksum
   std::uint64_t digest = 0;  // XXH64 of payload
 };
 
@@ -86,17 +101,16 @@ std::optional<Stored> read_stored(const fs::path& f, const char* kind, const std
                                   const std::vector<HostTensor>& expected, const TrialStore::Warn& warn) {
   std::error_code ec;
   if (!fs::exists(f, ec)) return std::nullopt;
-  std::optional<std::string> text = read_file(f);
+  std::optional<HeadedFile> text = read_headed_file(f);
   std::string why;
   Stored s;
   if (!text) {
     why = "cannot be read";
-  } else if (const auto eol = text->find('\n'); eol == std::string::npos) {
+  } else if (!text->newline) {
     why = "no header";
   } else {
-    s.header = Json::parse(text->substr(0, eol), nullptr, false);
-    s.payload = std::move(*text);
-    s.payload.erase(0, eol + 1);  // in place: no second copy of a payload of megabytes
+    s.header = Json::parse(text->head, nullptr, false);
+    s.payload = std::move(text->body);  // read into place: no copy of a payload of megabytes
     std::size_t want = 0;
     for (const auto& t : expected) want += bytes_of(t);
     if (s.header.is_discarded() || !s.header.is_object()) why = "header is not JSON";
@@ -105,7 +119,7 @@ std::optional<Stored> read_stored(const fs::path& f, const char* kind, const std
     else if (s.header.value("tensors", Json()) != describe(expected)) why = "names, dtypes or shapes differ";
     else if (s.header.value("bytes", std::size_t{0}) != want || s.payload.size() != want)
       why = std::to_string(s.payload.size()) + " bytes, " + std::to_string(want) + " expected";
-    else if (s.digest = xxh64(s.payload); s.header.value("xxh64", "") != hex16(s.digest)) why = "checksum differs";
+    else if (s.digest = xxh64(bytes_view(s.payload)); s.header.value("xxh64", "") != hex16(s.digest)) why = "checksum differs";
   }
   if (why.empty()) return s;
   fs::remove(f, ec);
@@ -262,7 +276,7 @@ std::optional<StoredFill> TrialStore::read_fill(const std::string& key, DType dt
   auto s = read_stored(file(key, ".fill"), "fill", key, {shape}, warn_);
   if (!s) return std::nullopt;
   StoredFill f;
-  f.bytes.assign(s->payload.begin(), s->payload.end());
+  f.bytes = std::move(s->payload);
   f.descale = s->header.value("descale", 1.0f);
   f.digest = s->digest;
   return f;
@@ -272,7 +286,7 @@ void TrialStore::write_fill(const std::string& key, DType dtype, const StoredFil
   const std::int64_t n = static_cast<std::int64_t>(f.bytes.size() / dtype_bytes(dtype));
   Json h{{"format", kFormat}, {"kind", "fill"}, {"key", key}, {"tensors", describe({HostTensor{"fill", dtype, {n}, {}}})},
          {"descale", f.descale}};
-  store_file(file(key, ".fill"), with_header(std::move(h), {&f.bytes}));
+  store_entry(file(key, ".fill"), std::move(h), {&f.bytes}, f.digest);
 }
 
 bool TrialStore::has_outputs(const std::string& key) const {
@@ -315,7 +329,7 @@ void TrialStore::write_outputs(const std::string& key, const std::vector<HostTen
     parts.push_back(&t.bytes);
   }
   Json h{{"format", kFormat}, {"kind", "outputs"}, {"key", key}, {"tensors", describe(outputs)}, {"inputs", inputs_digest}};
-  store_file(file(key, ".out"), with_header(std::move(h), parts));
+  store_entry(file(key, ".out"), std::move(h), parts);
 }
 
 std::optional<FileLock> TrialStore::try_claim(const std::string& key) const {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -772,6 +773,28 @@ TEST(CompilePool, ARunningCompileIsListedAndACancelledOneStoppedForgottenItsWork
   EXPECT_TRUE(r->second.ok) << r->second.log;
   EXPECT_EQ(pool.pending(), 0u);
   EXPECT_EQ(child_pids().size(), 1u) << "a worker started again when a compile needed one";
+}
+
+// The workers run ten nice steps below the run (at most 19), so compiles yield the CPU to the
+// coordinator's input draws and the GPU workers' host side, which the GPUs wait on.
+TEST(CompilePool, WorkersRunBelowTheRunsPriority) {
+  TempDir t;
+  TinyTemplate tiny(t.path);
+  CompilePool pool(2, t.path / "cache");
+  const auto builds = pool.compile_all({tiny.request()});
+  ASSERT_EQ(builds.size(), 1u);
+  EXPECT_TRUE(builds[0].ok) << builds[0].log;
+  const auto workers = child_pids();
+  ASSERT_FALSE(workers.empty()) << "the worker that compiled stays for the next compile";
+  errno = 0;
+  const int own = ::getpriority(PRIO_PROCESS, 0);
+  ASSERT_EQ(errno, 0);
+  for (const pid_t w : workers) {
+    errno = 0;
+    const int theirs = ::getpriority(PRIO_PROCESS, static_cast<id_t>(w));
+    ASSERT_EQ(errno, 0) << "worker " << w;
+    EXPECT_EQ(theirs, std::min(19, own + 10)) << "worker " << w;
+  }
 }
 
 TEST(CompilePool, UnreadableTemplateIsAUserErrorAtSubmit) {

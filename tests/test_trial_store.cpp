@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -23,6 +24,7 @@
 #include "engine/buffers.h"
 #include "engine/error.h"
 #include "engine/file_lock.h"
+#include "engine/files.h"
 #include "engine/hash.h"
 #include "engine/profile.h"
 #include "engine/trial_store.h"
@@ -340,6 +342,54 @@ TEST(TrialStore, OutputsAndFillsReadBackEqualWhatWasStored) {
   EXPECT_EQ(g->descale, f.descale);
   EXPECT_NE(f.descale, 1.0f) << "scaled fp8: a real descale went through";
   EXPECT_EQ(g->digest, f.digest);
+  EXPECT_TRUE(s.warnings.empty());
+}
+
+// A fill of megabytes is written in pieces (its header line, then its bytes as they are) and read
+// straight into place: the file is still exactly the line and the bytes, the line's size and XXH64
+// those of the bytes, and a header larger than the first read, or a file without a newline, read
+// as such.
+TEST(TrialStore, ALargeFillIsStoredAsItsHeaderLineThenItsBytesAndReadBackWhole) {
+  Store s;
+  BufferSpec b;
+  b.name = "image";
+  b.dtype = DType::F32;
+  const std::int64_t n = 1 << 20;  // 4 MB: many times the first 64 KB read
+  StoredFill f;
+  f.bytes = encode(b.dtype, draw_values(b.init, n, 3, 0, b.name), false, &f.descale);
+  f.digest = xxh64(std::string_view(reinterpret_cast<const char*>(f.bytes.data()), f.bytes.size()));
+  const std::string key = fill_key(b, n, 3, 0);
+  s.store.write_fill(key, b.dtype, f);
+  const fs::path file = only_file(s.dir.path, ".fill");
+  const std::optional<std::string> text = read_file(file);
+  ASSERT_TRUE(text);
+  const auto eol = text->find('\n');
+  ASSERT_NE(eol, std::string::npos);
+  const auto header = nlohmann::json::parse(text->substr(0, eol));
+  EXPECT_EQ(header.at("bytes").get<std::size_t>(), f.bytes.size());
+  EXPECT_EQ(header.at("xxh64").get<std::string>(), xxh64_hex(text->substr(eol + 1)));
+  EXPECT_EQ(text->size() - eol - 1, f.bytes.size());
+  EXPECT_EQ(0, std::memcmp(text->data() + eol + 1, f.bytes.data(), f.bytes.size()));
+  const auto g = s.store.read_fill(key, b.dtype, n);
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->bytes, f.bytes);
+  EXPECT_EQ(g->digest, f.digest);
+
+  // The reader alone: a line longer than its first read, and a file with no newline.
+  const std::string line(100000, 'h');
+  write_atomic(s.dir.path / "long", std::vector<std::string_view>{line, "\n", "body"}, "a test file");
+  const auto h = read_headed_file(s.dir.path / "long");
+  ASSERT_TRUE(h);
+  EXPECT_TRUE(h->newline);
+  EXPECT_EQ(h->head, line);
+  EXPECT_EQ(std::string(h->body.begin(), h->body.end()), "body");
+  write_atomic(s.dir.path / "flat", "no newline here", "a test file");
+  const auto flat = read_headed_file(s.dir.path / "flat");
+  ASSERT_TRUE(flat);
+  EXPECT_FALSE(flat->newline);
+  EXPECT_EQ(flat->head, "no newline here");
+  EXPECT_TRUE(flat->body.empty());
+  EXPECT_FALSE(read_headed_file(s.dir.path / "none"));
   EXPECT_TRUE(s.warnings.empty());
 }
 
