@@ -202,10 +202,11 @@ struct CompilePool::Impl {
       // peer waits on an end this process holds open by accident.
       if (::dup2(sv[1], 3) < 0) ::_exit(127);
       // Compiles yield the CPU to the rest of the run: the coordinator drawing GREEN's inputs and
-      // the GPU workers' host side are what the GPUs wait on. With 64 workers compiling, a run's
-      // first inputs (Kernel Tuner's convolution, two fills of 67 MB) took 2.0 s to draw against
-      // 0.5 s alone (4 x H200, docs/results/scale14). On an otherwise idle host the workers still
-      // have every core the run does not use, so compiles are no slower. Failure is harmless.
+      // the GPU workers' host side are what the GPUs wait on. Beside 64 busy processes the first
+      // inputs of Kernel Tuner's convolution took 1.1 s to draw at the same priority, 0.7-1.0 s ten
+      // steps above them, 0.5 s alone; the README's main job on a 64-core host ran 8 % faster
+      // (docs/results/scale14 section 6). On an otherwise idle host the workers still have every
+      // core the run does not use, so compiles are no slower. Failure is harmless.
       const int niced = ::nice(kCompileWorkerNice);
       (void)niced;
       if (::close_range(4, ~0U, 0) != 0)

@@ -1,9 +1,9 @@
 // Whole files, as the caches under the compile cache's folder use them: read at once, and written
 // so that a reader sees all of a file or none of it, whatever concurrent processes or kill -9 do.
 #pragma once
+#include <cstdint>
 #include <filesystem>
 #include <optional>
-#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>

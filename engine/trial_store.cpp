@@ -88,7 +88,6 @@ void store_entry(const fs::path& f, Json header, const std::vector<const std::ve
   }
 }
 
-
 struct Stored {
   Json header;
   std::vector<std::uint8_t> payload;  // checked against the header's size and checksum
