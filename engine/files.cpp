@@ -17,6 +17,37 @@ namespace evo {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// Reads fd to its end into b from `at`, b sized beforehand to what fstat said. When b is full, a
+// small probe asks for more (the file grew since fstat, or is not a regular file), so that the
+// usual end, read(2) answering 0, never makes b grow and move. b ends at what was read; false on
+// an error.
+template <typename Buffer>
+bool read_to_end(int fd, Buffer& b, std::size_t at) {
+  for (;;) {
+    if (at == b.size()) {
+      char probe[4096];
+      const ssize_t n = ::read(fd, probe, sizeof probe);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return false;
+      if (n == 0) break;
+      b.insert(b.end(), probe, probe + n);
+      at += static_cast<std::size_t>(n);
+      continue;
+    }
+    const ssize_t n = ::read(fd, b.data() + at, b.size() - at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return false;
+    if (n == 0) break;
+    at += static_cast<std::size_t>(n);
+  }
+  b.resize(at);
+  return true;
+}
+
+}  // namespace
+
 std::optional<std::string> read_file(const fs::path& p) {
   // read(2) into a string of the file's size: a stream's rdbuf() into an ostringstream took 12 ms
   // for an 8 MB trial-store fill against 0.5 ms, and a worker's first GREEN reads a dozen of them.
@@ -28,34 +59,9 @@ std::optional<std::string> read_file(const fs::path& p) {
     return std::nullopt;
   }
   std::string s(static_cast<std::size_t>(st.st_size > 0 ? st.st_size : 0), '\0');
-  std::size_t at = 0;
-  for (;;) {
-    if (at == s.size()) {
-      // Full: a probe for more (grown since fstat, or not a regular file), so that the usual end,
-      // read(2) answering 0, never makes the string grow and move.
-      char probe[4096];
-      const ssize_t n = ::read(fd, probe, sizeof probe);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) {
-        ::close(fd);
-        return std::nullopt;
-      }
-      if (n == 0) break;
-      s.append(probe, static_cast<std::size_t>(n));
-      at += static_cast<std::size_t>(n);
-      continue;
-    }
-    const ssize_t n = ::read(fd, s.data() + at, s.size() - at);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      ::close(fd);
-      return std::nullopt;
-    }
-    if (n == 0) break;
-    at += static_cast<std::size_t>(n);
-  }
+  const bool whole = read_to_end(fd, s, 0);
   ::close(fd);
-  s.resize(at);
+  if (!whole) return std::nullopt;
   return s;
 }
 
@@ -104,32 +110,9 @@ std::optional<HeadedFile> read_headed_file(const fs::path& p) {
   const std::size_t start = got - eol - 1;  // body bytes read with the line
   f.body.resize(std::max(size > eol + 1 ? size - eol - 1 : 0, start));
   std::memcpy(f.body.data(), first.data() + eol + 1, start);
-  std::size_t at = start;
-  for (;;) {
-    if (at == f.body.size()) {
-      // Full: a probe for more (the file grew since fstat), so that the usual end, read(2)
-      // answering 0, never makes the body grow and move.
-      unsigned char probe[4096];
-      const ssize_t n = read_some(probe, sizeof probe);
-      if (n < 0) {
-        ::close(fd);
-        return std::nullopt;
-      }
-      if (n == 0) break;
-      f.body.insert(f.body.end(), probe, probe + n);
-      at += static_cast<std::size_t>(n);
-      continue;
-    }
-    const ssize_t n = read_some(f.body.data() + at, f.body.size() - at);
-    if (n < 0) {
-      ::close(fd);
-      return std::nullopt;
-    }
-    if (n == 0) break;
-    at += static_cast<std::size_t>(n);
-  }
+  const bool whole = read_to_end(fd, f.body, start);
   ::close(fd);
-  f.body.resize(at);
+  if (!whole) return std::nullopt;
   return f;
 }
 

@@ -204,6 +204,17 @@ class ModelSearch : public Strategy {
     return p;
   }
 
+  // L1 distance, over the knobs' scaled places, from p to the nearest configuration proposed so far.
+  double nearest_proposed(const std::vector<double>& p) const {
+    double nearest = INFINITY;
+    for (const auto& q : proposed_) {
+      double d = 0;
+      for (std::size_t i = 0; i < p.size(); ++i) d += std::abs(p[i] - q[i]);
+      nearest = std::min(nearest, d);
+    }
+    return nearest;
+  }
+
   // Space-filling (initial_design=spread): of 32 uniform draws, the one whose nearest
   // configuration proposed so far is farthest (L1 over the knobs' scaled places), so the first few
   // cover the space. nullopt: draw uniformly.
@@ -216,13 +227,7 @@ class ModelSearch : public Strategy {
         auto r = sample_unseen(space_, rng_, drawn);
         if (!r) break;
         drawn.insert(config_hash(*r));
-        const std::vector<double> p = positions(*r);
-        double nearest = INFINITY;
-        for (const auto& q : proposed_) {
-          double d = 0;
-          for (std::size_t i = 0; i < p.size(); ++i) d += std::abs(p[i] - q[i]);
-          nearest = std::min(nearest, d);
-        }
+        const double nearest = nearest_proposed(positions(*r));
         if (nearest > far) far = nearest, pick = std::move(*r);
       }
       if (pick) return Candidate{std::move(*pick), Origin{"random", "spread", {}}};
@@ -256,12 +261,7 @@ class ModelSearch : public Strategy {
       const std::vector<double> p = positions(*r);
       int fresh = 0;
       for (std::size_t k = 0; k < knobs.size(); ++k) fresh += covered[k][part(k, p[k])] ? 0 : 1;
-      double nearest = INFINITY;
-      for (const auto& q : proposed_) {
-        double d = 0;
-        for (std::size_t i = 0; i < p.size(); ++i) d += std::abs(p[i] - q[i]);
-        nearest = std::min(nearest, d);
-      }
+      const double nearest = nearest_proposed(p);
       if (std::make_pair(fresh, nearest) > top) top = {fresh, nearest}, pick = std::move(*r);
     }
     if (pick) return Candidate{std::move(*pick), Origin{"random", "strata", {}}};
