@@ -465,11 +465,7 @@ class Loop {
           std::rethrow_exception(r.failed);  // the evaluator's UserError (a broken environment) stops the run
         } catch (const LaneLost& lost) {
           --finishing_;
-          lane.lost = true;
-          std::size_t left = 0;
-          for (const auto& l : lanes_) left += !l.lost;
-          if (left == 0) throw;
-          spdlog::warn("{}: dropped, the run goes on with {} GPU{}", lost.what(), left, left == 1 ? "" : "s");
+          if (!drop_lane(i, lost)) throw;
           std::lock_guard<std::mutex> lock(lanes_m_);
           if (lane.queued) ready_.push_front(std::move(lane.queued->p)), lane.queued.reset();
           ready_.push_front(std::move(r.p));
@@ -482,6 +478,16 @@ class Loop {
       --finishing_;
       record(r.p.candidate, std::move(r.e), i);
     }
+  }
+
+  // A device whose worker cannot be started again: dropped with one line. False when it was the
+  // last (the caller rethrows: the run cannot go on).
+  bool drop_lane(std::size_t i, const LaneLost& lost) {
+    lanes_[i].lost = true;
+    const auto left = std::count_if(lanes_.begin(), lanes_.end(), [](const Lane& l) { return !l.lost; });
+    if (left == 0) return false;
+    spdlog::warn("{}: dropped, the run goes on with {} GPU{}", lost.what(), left, left == 1 ? "" : "s");
+    return true;
   }
 
   // B. The baseline re-timed in this run on every device but the one that measured it (each
@@ -510,9 +516,7 @@ class Loop {
       try {
         t = timings[k].get();
       } catch (const LaneLost& lost) {
-        lanes_[free[k]].lost = true;
-        if (std::none_of(lanes_.begin(), lanes_.end(), [](const Lane& l) { return !l.lost; })) throw;
-        spdlog::warn("{}: dropped, the run goes on without it", lost.what());
+        if (!drop_lane(free[k], lost)) throw;
         continue;
       }
       if (!ev_.measures_instantly()) s_.seconds_gpu += t.second;
