@@ -7,10 +7,12 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "engine/compiler.h"  // defines: serve_if_compile_worker
 #include "engine/error.h"
 #include "population/postgres.h"  // defines: pg::is_url
 
 int main(int argc, char** argv) {
+  evo::serve_if_compile_worker();  // a compile worker of a run's pool: never returns
   using namespace evo::cli;
   CLI::App app{"evo: evolutionary search for fast, verified CUDA kernels.\n"
                "  evo run --budget 200            search the default profile for GPU 0 (sdpa_fp8_wgmma on sm_90)\n"

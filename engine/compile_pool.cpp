@@ -1,5 +1,6 @@
-// CompilePool: compile() in N forked worker processes, because NVRTC serialises compiles inside
-// one process (CUDA_NOTES.md: 8 threads compile no faster than 1; 8 processes compile 8x faster).
+// CompilePool: compile() in N worker processes, because NVRTC serialises compiles inside one
+// process (CUDA_NOTES.md: 8 threads compile no faster than 1; 8 processes compile 8x faster). Each
+// worker is this program started again (serve_if_compile_worker).
 //
 // Protocol, one socketpair per worker, each message a 4-byte little-endian length and JSON:
 //   parent -> worker   {"key": K, "request": CompileRequest}
@@ -7,18 +8,22 @@
 // A worker holds one request at a time, so when one dies (an NVRTC crash, the OOM killer) the
 // parent knows which request it took with it. Workers share the on-disk cache, whose writes are
 // atomic, so a worker killed mid-store leaves no torn entry.
+#include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <sched.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -39,6 +44,8 @@ namespace {
 
 // How far below the run's own priority the compile workers run (nice(2) increment).
 constexpr int kCompileWorkerNice = 10;
+// Set in a compile worker's environment: the compile cache's folder.
+constexpr const char* kWorkerEnv = "EVO_COMPILE_WORKER";
 
 // ---- framing: both ends, EINTR-safe ---------------------------------------------------------------
 
@@ -119,6 +126,25 @@ std::string death_message(int status) {
 
 }  // namespace
 
+void serve_if_compile_worker() {
+  const char* dir = std::getenv(kWorkerEnv);
+  if (!dir || !*dir) return;
+  // Only with its socket: a variable left in someone's shell leaves evo as it is.
+  struct stat st {};
+  if (::fstat(3, &st) != 0 || !S_ISSOCK(st.st_mode)) {
+    ::unsetenv(kWorkerEnv);
+    return;
+  }
+  // Compiles yield the CPU to the rest of the run: the coordinator drawing GREEN's inputs and the
+  // GPU workers' host side are what the GPUs wait on. Beside 64 busy processes the convolution's
+  // first inputs took 1.1 s to draw at the same priority, 0.7-1.0 s ten steps above, 0.5 s alone
+  // (4 x H200's host, docs/results/scale14 §6). On an otherwise idle host the workers still have
+  // every core the run does not use, so compiles are no slower. Failure is harmless.
+  const int niced = ::nice(kCompileWorkerNice);
+  (void)niced;
+  worker_main(3, dir);
+}
+
 struct CompilePool::Impl {
   struct Worker {
     pid_t pid = -1;
@@ -186,34 +212,53 @@ struct CompilePool::Impl {
     return best;
   }
 
+  // The worker is this program run again (/proc/self/exe) with EVO_COMPILE_WORKER naming the
+  // cache, its socket as fd 3; main() hands it to serve_if_compile_worker. Not a fork: a fork
+  // shares this process's pages copy-on-write, and the pool starts workers while the run draws
+  // GREEN's first inputs, so every page drawn after each fork was copied first. On 4 x H200, 64
+  // forks during the draw made Kernel Tuner's convolution's two 67 MB fills take 2.1-3.0 s against
+  // 0.5 s alone (docs/results/scale14 §6). posix_spawn copies nothing, whatever this process holds:
+  // on 2 x H200 the draw fell from 0.73-0.98 s to 0.47-0.53 s (docs/results/scale15 §1).
   void spawn(Worker& w) {
     int sv[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
       throw UserError(std::string("compile pool: socketpair: ") + std::strerror(errno));
-    pid_t pid = ::fork();
-    if (pid < 0) {
-      ::close(sv[0]);
-      ::close(sv[1]);
-      throw UserError(std::string("compile pool: fork: ") + std::strerror(errno));
-    }
-    if (pid == 0) {
-      // The child keeps stdin/out/err and its socket (as fd 3); every other descriptor of the
-      // parent (the other workers' sockets, a database, the GPU worker's pipes) is closed, so no
-      // peer waits on an end this process holds open by accident.
-      if (::dup2(sv[1], 3) < 0) ::_exit(127);
-      // Compiles yield the CPU to the rest of the run: the coordinator drawing GREEN's inputs and
-      // the GPU workers' host side are what the GPUs wait on. Beside 64 busy processes the first
-      // inputs of Kernel Tuner's convolution took 1.1 s to draw at the same priority, 0.7-1.0 s ten
-      // steps above them, 0.5 s alone; the README's main job on a 64-core host ran 8 % faster
-      // (docs/results/scale14 section 6). On an otherwise idle host the workers still have every
-      // core the run does not use, so compiles are no slower. Failure is harmless.
-      const int niced = ::nice(kCompileWorkerNice);
-      (void)niced;
-      if (::close_range(4, ~0U, 0) != 0)
-        for (int fd = 4; fd < 65536; ++fd) ::close(fd);
-      worker_main(3, cache.dir());
-    }
+    // dup2 onto 3 clears close-on-exec; an end that is 3 already would keep it, so move it first.
+    int end = sv[1];
+    if (end == 3) end = ::fcntl(sv[1], F_DUPFD_CLOEXEC, 4);
+    std::vector<std::string> env_text;
+    for (char** e = environ; *e; ++e)
+      if (std::strncmp(*e, kWorkerEnv, std::strlen(kWorkerEnv)) != 0 || (*e)[std::strlen(kWorkerEnv)] != '=')
+        env_text.emplace_back(*e);
+    env_text.push_back(std::string(kWorkerEnv) + "=" + cache.dir().string());
+    std::vector<char*> envp;
+    for (auto& e : env_text) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    std::string name = "evo-compile-worker";
+    char* argv[] = {name.data(), nullptr};
+    // The child keeps stdin/out/err and its socket (as fd 3); every other descriptor of this
+    // process (the other workers' sockets, a database, the GPU worker's pipes) is closed, so no
+    // peer waits on an end a worker holds open by accident.
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t attr;
+    ::posix_spawn_file_actions_init(&fa);
+    ::posix_spawnattr_init(&attr);
+    sigset_t none;
+    sigemptyset(&none);
+    ::posix_spawnattr_setsigmask(&attr, &none);
+    ::posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+    int rc = end < 0 ? errno : ::posix_spawn_file_actions_adddup2(&fa, end, 3);
+    if (rc == 0) rc = ::posix_spawn_file_actions_addclosefrom_np(&fa, 4);
+    pid_t pid = -1;
+    if (rc == 0) rc = ::posix_spawn(&pid, "/proc/self/exe", &fa, &attr, argv, envp.data());
+    ::posix_spawn_file_actions_destroy(&fa);
+    ::posix_spawnattr_destroy(&attr);
+    if (end != sv[1] && end >= 0) ::close(end);
     ::close(sv[1]);
+    if (rc != 0) {
+      ::close(sv[0]);
+      throw UserError(std::string("compile pool: cannot start a compile worker: ") + std::strerror(rc));
+    }
     w.pid = pid;
     w.fd = sv[0];
     w.key.clear();
@@ -307,11 +352,8 @@ CompilePool::CompilePool(int jobs, std::filesystem::path cache_dir, double timeo
   if (!(timeout_s > 0)) throw UserError("--compile-timeout " + std::to_string(timeout_s) + ": must be more than 0 seconds");
   impl_->timeout_s = timeout_s;
   // Each started when a compile first needs it (dispatch): from a warm cache a run compiles
-  // nothing, and forking 64 workers up front held its first candidate back 37 ms (4 x H200,
-  // docs/results/scale12). A fork while other threads run is safe for what a worker does: glibc
-  // takes malloc's locks across fork, the trace writes with O_APPEND and no lock, and no other
-  // lock a worker takes (the template digests') is held by any thread but the one that forks.
-  // Before, the workers were forked while the draw-ahead and lane threads ran too.
+  // nothing, and starting 64 workers up front held its first candidate back 37 ms (4 x H200,
+  // docs/results/scale12; they were forks then).
   impl_->workers.resize(static_cast<std::size_t>(jobs));
 }
 

@@ -111,6 +111,12 @@ constexpr double kDefaultCompileTimeout_s = 600;
 // replay's alike ("compile stopped after ..."; the store never reads such a failure back).
 std::string compile_timeout_log(double ran_s, double limit_s);
 
+// A process the compile pool started as one of its workers (this program run again, with
+// EVO_COMPILE_WORKER naming the cache and its socket as fd 3) serves compiles here and exits; in
+// any other process it returns at once. Every program that uses a CompilePool calls it first
+// thing in main().
+void serve_if_compile_worker();
+
 class CompilePool {
  public:
   // jobs <= 0: hardware cores. A compile running longer than timeout_s is stopped (its worker
