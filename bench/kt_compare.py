@@ -178,6 +178,18 @@ class MethodologyScore:
             ps.append((sum(bests) / len(bests) - r) / (self.optimum - r))
         return sum(ps) / len(ps) if ps else math.nan
 
+    def score_se(self, curves, resamples=200):
+        """The score's standard error over seeds: the spread of the score over bootstrap resamples of
+        the seeds (a fixed generator, so a table is reproducible). Two variants whose scores differ by
+        less than about twice this are not told apart by these seeds."""
+        rng = random.Random(0)
+        scores = [self.score([curves[rng.randrange(len(curves))] for _ in curves]) for _ in range(resamples)]
+        scores = [x for x in scores if math.isfinite(x)]
+        if len(scores) < 2:
+            return math.nan
+        mean = sum(scores) / len(scores)
+        return math.sqrt(sum((x - mean) ** 2 for x in scores) / (len(scores) - 1))
+
 
 def run_kt(kt, strategy, cache, names, knobs, points, budget, seed):
     """Kernel Tuner at max_fevals = budget; a strategy that revisits configurations (its max_fevals
@@ -251,7 +263,7 @@ def main():
     cmd = "python3 bench/kt_compare.py " + " ".join(sys.argv[1:])
     lines.append(f"`{cmd}` on {datetime.date.today()}, Kernel Tuner {KT_COMMIT[:7]} (1.4.0) in simulation mode, "
                  f"{a.seeds} seeds; cell: share of seeds within 2 % of the landscape's best, then the mean best (µs); "
-                 f"score: the autotuning methodology's aggregate performance score (0: random search, 1: the optimum).\n")
+                 f"score: the autotuning methodology's aggregate performance score (0: random search, 1: the optimum) ± its standard error over the seeds (bootstrap).\n")
     for path in paths:
         d, names, knobs, points, best = load_landscape(path)
         status_of = {tuple(c["knobs"][n] for n in names): c["status"] for c in d["configs"]}
@@ -300,11 +312,12 @@ def main():
                     mean = sum(finite) / len(finite) if len(finite) == len(v) else math.inf
                     cells[b] = (near, mean)
                 cells["score"] = methodology.score(curves)
+                cells["score_se"] = methodology.score_se(curves)
                 rows[label] = cells
                 print(f"{path.name}: {label}: {time.time() - t0:.1f} s", file=sys.stderr, flush=True)
         results[path.name] = {"best_us": best, "configs": len(points), "budgets": budgets,
                               "score_range": [methodology.start, methodology.end],
-                              "rows": {k: ({str(b): (c if b == "score" else list(c)) for b, c in v.items()} if v else None)
+                              "rows": {k: ({str(b): (c if b in ("score", "score_se") else list(c)) for b, c in v.items()} if v else None)
                                        for k, v in rows.items()}}
         lines.append(f"\n### {path.stem}\n\n{len(points)} configurations pass the constraints; best {best:.4g} µs; "
                      f"score over {methodology.start} to {methodology.end} evaluations.\n")
@@ -315,7 +328,7 @@ def main():
             if cells is None:
                 lines.append(f"| {label} | could not run | " + " | ".join("could not run" for _ in budgets) + " |")
             else:
-                lines.append(f"| {label} | {cells['score']:.3f} | " +
+                lines.append(f"| {label} | {cells['score']:.3f} ± {cells['score_se']:.3f} | " +
                              " | ".join(f"{cells[b][0]:.0f}% · {cells[b][1]:.4g}" for b in budgets) + " |")
         kt_scores = [(cells["score"], label) for label, cells in rows.items()
                      if cells and label.startswith("KT") and math.isfinite(cells["score"])]

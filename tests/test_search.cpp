@@ -416,6 +416,66 @@ TEST(Strategies, StrataInitialDrawsCoverMoreOfEachKnobsRangeThanUniformOnes) {
   EXPECT_LT(uniform, parts - 1) << "uniform draws already cover every part: the test tells nothing";
 }
 
+// While no new best comes (stall), a share of the proposals goes to draws of the knobs' least
+// proposed values, and a new best ends it: a model that has climbed into a basin extrapolates the
+// trend it has seen to the values it has barely seen (Kernel Tuner's convolution: the best's
+// block_size_y, written off after the values next to it failed or were slow).
+TEST(Strategies, AStalledSearchGivesAShareOfItsProposalsToTheKnobsLeastProposedValues) {
+  ReplayEvaluator ev(kSynthetic);
+  KnobSpace space(ev.profile());
+  const auto valid = space.enumerate_valid();
+  StrategyContext ctx{ev.profile(), space, 3, {{"initial", "3"}, {"stall", "4"}, {"stall_share", "0.5"}}, "", "", {}};
+  auto s = make_strategy("evo", ctx);
+  auto result = [](const Config& c, double us) {
+    Evaluation e;
+    e.config = c;
+    e.status = Status::Measured;
+    e.fast.outcome = Outcome::Passed;
+    e.fast.p50_us = us;
+    return e;
+  };
+  const Profile& p = ev.profile();
+  std::vector<Config> proposed = {Config(p.baseline.begin(), p.baseline.end())};
+  s->observe(result(proposed.back(), 1.0));  // the fastest anything will be: no later new best
+  // How often each of a configuration's values was proposed before (the draw's own measure).
+  auto rarity = [&](const Config& c) {
+    double r = 0;
+    for (const auto& k : space.knobs()) {
+      int n = 0;
+      for (const auto& q : proposed) n += q.at(k.name) == c.at(k.name);
+      r -= std::log1p(n);
+    }
+    return r;
+  };
+  std::vector<std::string> rules;
+  for (int i = 0; i < 24; ++i) {
+    auto gen = s->propose(1);
+    ASSERT_EQ(gen.size(), 1u);
+    const Candidate& c = gen.front();
+    rules.push_back(c.origin.rule);
+    if (c.origin.rule == "stall") {
+      double mean = 0;
+      std::size_t unseen = 0;
+      for (const auto& v : valid)
+        if (std::find(proposed.begin(), proposed.end(), v) == proposed.end()) mean += rarity(v), ++unseen;
+      EXPECT_GT(rarity(c.config), mean / double(unseen)) << "draw " << i << " took values proposed more often than most";
+    }
+    proposed.push_back(c.config);
+    s->observe(result(c.config, 2.0 + 0.01 * i));
+  }
+  // Four results without a new best after the baseline's, then every second proposal.
+  EXPECT_EQ(std::count(rules.begin(), rules.begin() + 4, "stall"), 0) << "a stall draw before the search stalled";
+  EXPECT_EQ(std::count(rules.begin() + 4, rules.end(), "stall"), 10);
+  // A new best ends the stall: the next four proposals are the model's and the draws' again.
+  s->observe(result(s->propose(1).front().config, 0.5));
+  for (int i = 0; i < 4; ++i) {
+    auto gen = s->propose(1);
+    ASSERT_EQ(gen.size(), 1u);
+    EXPECT_NE(gen.front().origin.rule, "stall") << "proposal " << i << " after a new best";
+    s->observe(result(gen.front().config, 3.0));
+  }
+}
+
 TEST(Strategies, BadOptionsAreOneLineUserErrors) {
   ReplayEvaluator ev(kSynthetic);
   KnobSpace space(ev.profile());
@@ -436,6 +496,8 @@ TEST(Strategies, BadOptionsAreOneLineUserErrors) {
   EXPECT_THROW(make("evo", {{"gp", "sometimes"}}), UserError);
   EXPECT_NO_THROW(make("evo", {{"initial_near", "auto"}, {"near_steps", "0"}, {"initial_design", "spread"}}));
   EXPECT_NO_THROW(make("evo", {{"initial_design", "strata"}}));
+  EXPECT_THROW(make("evo", {{"stall", "-1"}}), UserError);
+  EXPECT_THROW(make("evo", {{"stall_share", "2"}}), UserError);
   try {
     make("random", {{"x", "1"}});
     FAIL() << "random took an option it does not have";

@@ -15,7 +15,9 @@
 //      value lists) is scored by expected improvement over the best time, times the chance to
 //      pass, and the best scored are proposed in order until the next fit;
 //   4. a share `explore` of proposals is a uniform draw, so a region the model has written off
-//      is still seen now and then.
+//      is still seen now and then; with `stall` set, a share of the proposals while no new best
+//      comes are draws of the knobs' least-proposed values (an option: it lifts spaces whose best
+//      lies behind values the first climb wrote off, and costs those whose best is a needle).
 // Every evaluation counts, failures included: they teach the feasibility model, so neighbours of
 // a compile error or a wrong result stop being proposed once the pattern is clear. Proposals do
 // not wait for results (steady state): what is pending is never proposed twice, and the model is
@@ -30,6 +32,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <map>
 #include <numeric>
 #include <set>
 
@@ -60,6 +63,8 @@ const std::vector<StrategyOption> kOptions = {
     {"near_share", "share of model proposals taken by lcb among configurations at most two knobs from the best (a trust region; 0.25 found kt_matmul's best in 55% of seeds at 10% instead of 85%)", "0"},
     {"pass_power", "exponent of the chance to pass in both scores (higher: shy away from failing regions)", "1"},
     {"xi", "ei: improvement (in log time) a configuration must promise beyond the best", "0"},
+    {"stall", "results without a new best (0.5 % faster) after which a share stall_share of proposals are draws of the knobs' least-proposed values (0: never; 8 lifted Kernel Tuner's convolutions and cost pnpoly and sdpa_fp8pv: docs/search.md)", "0"},
+    {"stall_share", "stall: share of proposals drawn so while no new best comes", "0.25"},
 };
 
 // How many times 2 divides v (capped): a tree reduction, a vector width or a tile that must divide
@@ -104,6 +109,8 @@ class ModelSearch : public Strategy {
     kappa_ = o.number("kappa", 0, 100);
     xi_ = o.number("xi", 0, 10);
     pass_power_ = o.number("pass_power", 0, 10);
+    stall_ = static_cast<std::size_t>(o.integer("stall", 0, 100000));
+    stall_share_ = o.number("stall_share", 0, 1);
     const double lcb = acq == "ei" ? 0.0 : acq == "lcb" ? 1.0 : o.number("lcb_share", 0, 1);
     const double near = o.number("near_share", 0, 1);
     if (lcb + near > 1.0) throw UserError("strategy evo: lcb_share + near_share must be <= 1 (the rest is ei)");
@@ -138,7 +145,11 @@ class ModelSearch : public Strategy {
     while (out.size() < n) {
       std::optional<Candidate> c;
       const bool model_leads = measured_ >= 2 && static_cast<std::int64_t>(observed_.size() + pending_) > initial_;
-      if (model_leads && !rng_.chance(explore_)) c = from_model();
+      if (model_leads && stall_ > 0 && since_best_ >= stall_) {
+        stall_credit_ += stall_share_;
+        if (stall_credit_ >= 1.0 - 1e-9) stall_credit_ -= 1.0, c = rare_draw();
+      }
+      if (!c && model_leads && !rng_.chance(explore_)) c = from_model();
       // transfer: what was fast on a related task, before any draw (one the run read back or
       // already proposed is skipped).
       while (!c && !model_leads && next_transfer_ < transfer_.size()) {
@@ -178,8 +189,10 @@ class ModelSearch : public Strategy {
     o.log_time = o.passed ? std::log(e.fast.p50_us) : 0;
     o.hash = h;
     if (!o.passed) ++failed_;
+    ++since_best_;
     if (o.passed) {
       ++measured_;
+      if (o.log_time < best_log_ - 0.005) since_best_ = 0;  // half a percent: not a timing's noise
       if (o.log_time < best_log_) best_log_ = o.log_time, best_hash_ = h;
     }
     observed_.push_back(std::move(o));
@@ -265,6 +278,34 @@ class ModelSearch : public Strategy {
       if (std::make_pair(fresh, nearest) > top) top = {fresh, nearest}, pick = std::move(*r);
     }
     if (pick) return Candidate{std::move(*pick), Origin{"random", "strata", {}}};
+    return std::nullopt;
+  }
+
+  // While no new best comes (stall): of 32 uniform draws, the one whose knobs' values have been
+  // proposed least often, ties to the farthest. A model that has climbed into a basin extrapolates
+  // the trend it has seen to values it has barely seen; these draws show it those values.
+  std::optional<Candidate> rare_draw() {
+    const auto& knobs = space_.knobs();
+    std::vector<std::map<double, int>> counts(knobs.size());
+    for (const auto& q : proposed_)
+      for (std::size_t k = 0; k < knobs.size(); ++k) ++counts[k][q[k]];
+    std::optional<Config> pick;
+    std::pair<double, double> top{-INFINITY, -1};
+    std::unordered_set<std::string> drawn = seen_;
+    for (int t = 0; t < 32; ++t) {
+      auto r = sample_unseen(space_, rng_, drawn);
+      if (!r) break;
+      drawn.insert(config_hash(*r));
+      const std::vector<double> p = positions(*r);
+      double rarity = 0;
+      for (std::size_t k = 0; k < knobs.size(); ++k) {
+        const auto it = counts[k].find(p[k]);
+        rarity -= std::log1p(it == counts[k].end() ? 0 : it->second);
+      }
+      const std::pair<double, double> mine{rarity, nearest_proposed(p)};
+      if (mine > top) top = mine, pick = std::move(*r);
+    }
+    if (pick) return Candidate{std::move(*pick), Origin{"random", "stall", {}}};
     return std::nullopt;
   }
 
@@ -593,6 +634,8 @@ class ModelSearch : public Strategy {
   std::size_t pending_ = 0, measured_ = 0, observed_at_fit_ = 0;
   double best_log_ = INFINITY;
   std::string best_hash_;
+  std::size_t stall_ = 0, since_best_ = 0;  // results since the best last improved by 0.5 %
+  double stall_share_ = 0.25, stall_credit_ = 0;
   Forest time_model_, pass_model_;
   GaussianProcess gp_model_;
   Queue queues_[3] = {{"expected improvement", {}, 0}, {"lower confidence bound", {}, 0}, {"near the best", {}, 0}};

@@ -39,6 +39,21 @@ class MethodologyScore(unittest.TestCase):
         worse = [[100.0] * top]
         self.assertLess(m.score(worse), 0.0)
 
+    def test_the_scores_standard_error_is_zero_for_identical_seeds_and_grows_with_their_spread(self):
+        m = kt_compare.MethodologyScore([float(t) for t in range(1, 101)], 0)
+        top = m.end
+        same = [[1.0] * top for _ in range(10)]
+        self.assertEqual(m.score_se(same), 0.0)
+        # Half the seeds at the optimum, half as random search: the score 0.5, and 10 seeds leave
+        # it uncertain by about 0.5 / sqrt(10) = 0.16.
+        as_random = [m.random_best(k) for k in range(1, top + 1)]
+        mixed = [[1.0] * top] * 5 + [as_random] * 5
+        self.assertAlmostEqual(m.score(mixed), 0.5)
+        self.assertGreater(m.score_se(mixed), 0.1)
+        self.assertLess(m.score_se(mixed), 0.25)
+        # Forty seeds of the same mixture: half the uncertainty.
+        self.assertLess(m.score_se(mixed * 4), 0.6 * m.score_se(mixed))
+
     def test_budgets_where_a_seed_has_nothing_valid_are_left_out(self):
         m = kt_compare.MethodologyScore([float(t) for t in range(1, 101)], 0)
         # Nothing valid at the range's first budget: that budget is left out, the rest count.
