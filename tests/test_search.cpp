@@ -416,15 +416,15 @@ TEST(Strategies, StrataInitialDrawsCoverMoreOfEachKnobsRangeThanUniformOnes) {
   EXPECT_LT(uniform, parts - 1) << "uniform draws already cover every part: the test tells nothing";
 }
 
-// While no new best comes (stall), a share of the proposals goes to draws of the knobs' least
-// proposed values, and a new best ends it: a model that has climbed into a basin extrapolates the
+// While no new best comes (stall), a share of the proposals goes to stall draws (here rare: of
+// uniform draws, the one of the knobs' least-proposed values), and a new best ends it: a model that has climbed into a basin extrapolates the
 // trend it has seen to the values it has barely seen (Kernel Tuner's convolution: the best's
 // block_size_y, written off after the values next to it failed or were slow).
 TEST(Strategies, AStalledSearchGivesAShareOfItsProposalsToTheKnobsLeastProposedValues) {
   ReplayEvaluator ev(kSynthetic);
   KnobSpace space(ev.profile());
   const auto valid = space.enumerate_valid();
-  StrategyContext ctx{ev.profile(), space, 3, {{"initial", "3"}, {"stall", "4"}, {"stall_share", "0.5"}}, "", "", {}};
+  StrategyContext ctx{ev.profile(), space, 3, {{"initial", "3"}, {"stall", "4"}, {"stall_share", "0.5"}, {"stall_draw", "rare"}}, "", "", {}};
   auto s = make_strategy("evo", ctx);
   auto result = [](const Config& c, double us) {
     Evaluation e;
@@ -476,6 +476,54 @@ TEST(Strategies, AStalledSearchGivesAShareOfItsProposalsToTheKnobsLeastProposedV
   }
 }
 
+// stall_draw=jump: the stall's draws are the best with one knob moved to a value proposed least often.
+TEST(Strategies, AStalledSearchsJumpsMoveOneKnobOfTheBestToItsLeastProposedValue) {
+  ReplayEvaluator ev(kSynthetic);
+  KnobSpace space(ev.profile());
+  StrategyContext ctx{ev.profile(), space, 5, {{"initial", "3"}, {"stall", "4"}, {"stall_share", "1"}, {"stall_draw", "jump"}}, "", "", {}};
+  auto s = make_strategy("evo", ctx);
+  auto result = [](const Config& c, double us) {
+    Evaluation e;
+    e.config = c;
+    e.status = Status::Measured;
+    e.fast.outcome = Outcome::Passed;
+    e.fast.p50_us = us;
+    return e;
+  };
+  const Profile& p = ev.profile();
+  const Config best(p.baseline.begin(), p.baseline.end());
+  std::vector<Config> proposed = {best};
+  s->observe(result(best, 1.0));  // stays the best
+  std::size_t jumps = 0;
+  for (int i = 0; i < 12; ++i) {  // fewer than the best's valid single moves: none falls back to a rare draw
+    auto gen = s->propose(1);
+    ASSERT_EQ(gen.size(), 1u);
+    const Config c = gen.front().config;
+    if (gen.front().origin.rule == "stall") {
+      ++jumps;
+      std::vector<std::string> moved;
+      for (const auto& k : space.knobs())
+        if (c.at(k.name) != best.at(k.name)) moved.push_back(k.name);
+      ASSERT_EQ(moved.size(), 1u) << "a jump moves one knob of the best";
+      // No valid, unseen single move of the best goes to a value proposed fewer times.
+      auto times = [&](const std::string& knob, std::int64_t v) {
+        return std::count_if(proposed.begin(), proposed.end(), [&](const Config& q) { return q.at(knob) == v; });
+      };
+      const auto taken = times(moved[0], c.at(moved[0]));
+      for (const auto& k : space.knobs())
+        for (auto v : k.values) {
+          Config alt = best;
+          alt[k.name] = v;
+          if (v == best.at(k.name) || !space.valid(alt) || std::find(proposed.begin(), proposed.end(), alt) != proposed.end()) continue;
+          EXPECT_GE(times(k.name, v), taken) << k.name << "=" << v << " was proposed less often than the jump's value";
+        }
+    }
+    proposed.push_back(c);
+    s->observe(result(c, 2.0 + 0.01 * i));
+  }
+  EXPECT_EQ(jumps, 8u) << "with stall_share=1, every proposal after the stall (four results) is a jump";
+}
+
 TEST(Strategies, BadOptionsAreOneLineUserErrors) {
   ReplayEvaluator ev(kSynthetic);
   KnobSpace space(ev.profile());
@@ -498,6 +546,7 @@ TEST(Strategies, BadOptionsAreOneLineUserErrors) {
   EXPECT_NO_THROW(make("evo", {{"initial_design", "strata"}}));
   EXPECT_THROW(make("evo", {{"stall", "-1"}}), UserError);
   EXPECT_THROW(make("evo", {{"stall_share", "2"}}), UserError);
+  EXPECT_THROW(make("evo", {{"stall_draw", "leap"}}), UserError);
   try {
     make("random", {{"x", "1"}});
     FAIL() << "random took an option it does not have";

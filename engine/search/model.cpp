@@ -15,9 +15,10 @@
 //      value lists) is scored by expected improvement over the best time, times the chance to
 //      pass, and the best scored are proposed in order until the next fit;
 //   4. a share `explore` of proposals is a uniform draw, so a region the model has written off
-//      is still seen now and then; with `stall` set, a share of the proposals while no new best
-//      comes are draws of the knobs' least-proposed values (an option: it lifts spaces whose best
-//      lies behind values the first climb wrote off, and costs those whose best is a needle).
+//      is still seen now and then;
+//   5. after `stall` results without a new best, a quarter of the proposals move one knob of the
+//      best to the value proposed least often so far: a model that has climbed into a basin
+//      extrapolates the trend it saw to values it has barely seen, and these moves show it them.
 // Every evaluation counts, failures included: they teach the feasibility model, so neighbours of
 // a compile error or a wrong result stop being proposed once the pattern is clear. Proposals do
 // not wait for results (steady state): what is pending is never proposed twice, and the model is
@@ -63,8 +64,9 @@ const std::vector<StrategyOption> kOptions = {
     {"near_share", "share of model proposals taken by lcb among configurations at most two knobs from the best (a trust region; 0.25 found kt_matmul's best in 55% of seeds at 10% instead of 85%)", "0"},
     {"pass_power", "exponent of the chance to pass in both scores (higher: shy away from failing regions)", "1"},
     {"xi", "ei: improvement (in log time) a configuration must promise beyond the best", "0"},
-    {"stall", "results without a new best (0.5 % faster) after which a share stall_share of proposals are draws of the knobs' least-proposed values (0: never; 8 lifted Kernel Tuner's convolutions and cost pnpoly and sdpa_fp8pv: docs/search.md)", "0"},
+    {"stall", "results without a new best (0.5 % faster) after which a share stall_share of proposals are stall draws (0: never; docs/results/search-small-budgets.md, sixteenth session)", "8"},
     {"stall_share", "stall: share of proposals drawn so while no new best comes", "0.25"},
+    {"stall_draw", "stall: jump (the best with one knob moved to its least-proposed value) or rare (of 32 uniform draws, the one of the least-proposed values)", "jump"},
 };
 
 // How many times 2 divides v (capped): a tree reduction, a vector width or a tile that must divide
@@ -111,6 +113,9 @@ class ModelSearch : public Strategy {
     pass_power_ = o.number("pass_power", 0, 10);
     stall_ = static_cast<std::size_t>(o.integer("stall", 0, 100000));
     stall_share_ = o.number("stall_share", 0, 1);
+    stall_draw_ = o.text("stall_draw");
+    if (stall_draw_ != "rare" && stall_draw_ != "jump")
+      throw UserError("strategy evo: option stall_draw='" + stall_draw_ + "': choose rare or jump");
     const double lcb = acq == "ei" ? 0.0 : acq == "lcb" ? 1.0 : o.number("lcb_share", 0, 1);
     const double near = o.number("near_share", 0, 1);
     if (lcb + near > 1.0) throw UserError("strategy evo: lcb_share + near_share must be <= 1 (the rest is ei)");
@@ -147,7 +152,11 @@ class ModelSearch : public Strategy {
       const bool model_leads = measured_ >= 2 && static_cast<std::int64_t>(observed_.size() + pending_) > initial_;
       if (model_leads && stall_ > 0 && since_best_ >= stall_) {
         stall_credit_ += stall_share_;
-        if (stall_credit_ >= 1.0 - 1e-9) stall_credit_ -= 1.0, c = rare_draw();
+        if (stall_credit_ >= 1.0 - 1e-9) {
+          stall_credit_ -= 1.0;
+          if (stall_draw_ == "jump") c = jump_draw();
+          if (!c) c = rare_draw();
+        }
       }
       if (!c && model_leads && !rng_.chance(explore_)) c = from_model();
       // transfer: what was fast on a related task, before any draw (one the run read back or
@@ -309,13 +318,49 @@ class ModelSearch : public Strategy {
     return std::nullopt;
   }
 
+  // The fastest configuration measured so far; nullptr while none has passed.
+  const Observed* best_observed() const {
+    const Observed* best = nullptr;
+    for (const auto& o : observed_)
+      if (o.passed && (!best || o.log_time < best->log_time)) best = &o;
+    return best;
+  }
+
+  // stall_draw=jump: the best with one knob moved to the value proposed least often so far (ties
+  // at random), the first such move that is valid and unseen.
+  std::optional<Candidate> jump_draw() {
+    const Observed* best = best_observed();
+    if (!best) return std::nullopt;
+    const auto& knobs = space_.knobs();
+    struct Move {
+      int count;
+      double tie;
+      std::size_t knob, value;
+    };
+    std::vector<Move> moves;
+    for (std::size_t k = 0; k < knobs.size(); ++k)
+      for (std::size_t v = 0; v < knobs[k].values.size(); ++v) {
+        if (static_cast<float>(v) == best->row[k]) continue;
+        const double place = knobs[k].values.size() > 1 ? double(v) / double(knobs[k].values.size() - 1) : 0.0;
+        int n = 0;
+        for (const auto& q : proposed_) n += q[k] == place;
+        moves.push_back({n, rng_.unit(), k, v});
+      }
+    std::sort(moves.begin(), moves.end(), [](const Move& a, const Move& b) { return a.count != b.count ? a.count < b.count : a.tie < b.tie; });
+    for (const auto& m : moves) {
+      Config c;
+      for (std::size_t k = 0; k < knobs.size(); ++k) c[knobs[k].name] = knobs[k].values[static_cast<std::size_t>(best->row[k])];
+      c[knobs[m.knob].name] = knobs[m.knob].values[m.value];
+      if (!seen_.count(config_hash(c)) && space_.valid(c)) return Candidate{std::move(c), Origin{"random", "stall", {best->hash}}};
+    }
+    return std::nullopt;
+  }
+
   // The best measured so far (the baseline at first) moved by one or two knobs, each by one or
   // two places (initial_near): where most of a space fails, the passing configurations often lie
   // in one connected region around a known good one. nullopt: draw uniformly.
   std::optional<Candidate> near_draw() {
-    const Observed* best = nullptr;
-    for (const auto& o : observed_)
-      if (o.passed && (!best || o.log_time < best->log_time)) best = &o;
+    const Observed* best = best_observed();
     if (!best) return std::nullopt;
     const auto& knobs = space_.knobs();
     for (int t = 0; t < 64; ++t) {
@@ -634,8 +679,9 @@ class ModelSearch : public Strategy {
   std::size_t pending_ = 0, measured_ = 0, observed_at_fit_ = 0;
   double best_log_ = INFINITY;
   std::string best_hash_;
-  std::size_t stall_ = 0, since_best_ = 0;  // results since the best last improved by 0.5 %
+  std::size_t stall_ = 8, since_best_ = 0;  // results since the best last improved by 0.5 %
   double stall_share_ = 0.25, stall_credit_ = 0;
+  std::string stall_draw_ = "jump";
   Forest time_model_, pass_model_;
   GaussianProcess gp_model_;
   Queue queues_[3] = {{"expected improvement", {}, 0}, {"lower confidence bound", {}, 0}, {"near the best", {}, 0}};
