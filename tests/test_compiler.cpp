@@ -776,17 +776,28 @@ TEST(CompilePool, ARunningCompileIsListedAndACancelledOneStoppedForgottenItsWork
   EXPECT_EQ(child_pids().size(), 1u) << "a worker started again when a compile needed one";
 }
 
+// The pool's worker processes once it has compiled the tiny template (a worker that compiled stays
+// for the next compile); empty, with a failure said, when the compile or the worker is missing.
+std::vector<pid_t> workers_after_one_compile(CompilePool& pool, const TinyTemplate& tiny) {
+  const auto builds = pool.compile_all({tiny.request()});
+  EXPECT_EQ(builds.size(), 1u);
+  if (builds.size() != 1u || !builds[0].ok) {
+    ADD_FAILURE() << (builds.empty() ? std::string("no build") : builds[0].log);
+    return {};
+  }
+  const auto workers = child_pids();
+  EXPECT_FALSE(workers.empty()) << "the worker that compiled stays for the next compile";
+  return workers;
+}
+
 // The workers run ten nice steps below the run (at most 19), so compiles yield the CPU to the
 // coordinator's input draws and the GPU workers' host side, which the GPUs wait on.
 TEST(CompilePool, WorkersRunBelowTheRunsPriority) {
   TempDir t;
   TinyTemplate tiny(t.path);
   CompilePool pool(2, t.path / "cache");
-  const auto builds = pool.compile_all({tiny.request()});
-  ASSERT_EQ(builds.size(), 1u);
-  EXPECT_TRUE(builds[0].ok) << builds[0].log;
-  const auto workers = child_pids();
-  ASSERT_FALSE(workers.empty()) << "the worker that compiled stays for the next compile";
+  const auto workers = workers_after_one_compile(pool, tiny);
+  ASSERT_FALSE(workers.empty());
   errno = 0;
   const int own = ::getpriority(PRIO_PROCESS, 0);
   ASSERT_EQ(errno, 0);
@@ -808,11 +819,8 @@ TEST(CompilePool, StartingAWorkerCopiesNoneOfTheRunsMemory) {
   std::vector<char> drawn(std::size_t{64} << 20);
   std::memset(drawn.data(), 1, drawn.size());  // every page the run's own before the worker starts
   CompilePool pool(2, t.path / "cache");
-  const auto builds = pool.compile_all({tiny.request()});
-  ASSERT_EQ(builds.size(), 1u);
-  EXPECT_TRUE(builds[0].ok) << builds[0].log;
-  const auto workers = child_pids();
-  ASSERT_FALSE(workers.empty()) << "the worker that compiled stays for the next compile";
+  const auto workers = workers_after_one_compile(pool, tiny);
+  ASSERT_FALSE(workers.empty());
   rusage before{}, after{};
   ::getrusage(RUSAGE_SELF, &before);
   std::memset(drawn.data(), 2, drawn.size());

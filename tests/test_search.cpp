@@ -416,6 +416,16 @@ TEST(Strategies, StrataInitialDrawsCoverMoreOfEachKnobsRangeThanUniformOnes) {
   EXPECT_LT(uniform, parts - 1) << "uniform draws already cover every part: the test tells nothing";
 }
 
+// A result that passed every gate in `us` microseconds, for strategies fed by hand.
+Evaluation measured_in(const Config& c, double us) {
+  Evaluation e;
+  e.config = c;
+  e.status = Status::Measured;
+  e.fast.outcome = Outcome::Passed;
+  e.fast.p50_us = us;
+  return e;
+}
+
 // While no new best comes (stall), a share of the proposals goes to stall draws (here rare: of
 // uniform draws, the one of the knobs' least-proposed values), and a new best ends it: a model that has climbed into a basin extrapolates the
 // trend it has seen to the values it has barely seen (Kernel Tuner's convolution: the best's
@@ -426,17 +436,9 @@ TEST(Strategies, AStalledSearchGivesAShareOfItsProposalsToTheKnobsLeastProposedV
   const auto valid = space.enumerate_valid();
   StrategyContext ctx{ev.profile(), space, 3, {{"initial", "3"}, {"stall", "4"}, {"stall_share", "0.5"}, {"stall_draw", "rare"}}, "", "", {}};
   auto s = make_strategy("evo", ctx);
-  auto result = [](const Config& c, double us) {
-    Evaluation e;
-    e.config = c;
-    e.status = Status::Measured;
-    e.fast.outcome = Outcome::Passed;
-    e.fast.p50_us = us;
-    return e;
-  };
   const Profile& p = ev.profile();
   std::vector<Config> proposed = {Config(p.baseline.begin(), p.baseline.end())};
-  s->observe(result(proposed.back(), 1.0));  // the fastest anything will be: no later new best
+  s->observe(measured_in(proposed.back(), 1.0));  // the fastest anything will be: no later new best
   // How often each of a configuration's values was proposed before (the draw's own measure).
   auto rarity = [&](const Config& c) {
     double r = 0;
@@ -461,18 +463,18 @@ TEST(Strategies, AStalledSearchGivesAShareOfItsProposalsToTheKnobsLeastProposedV
       EXPECT_GT(rarity(c.config), mean / double(unseen)) << "draw " << i << " took values proposed more often than most";
     }
     proposed.push_back(c.config);
-    s->observe(result(c.config, 2.0 + 0.01 * i));
+    s->observe(measured_in(c.config, 2.0 + 0.01 * i));
   }
   // Four results without a new best after the baseline's, then every second proposal.
   EXPECT_EQ(std::count(rules.begin(), rules.begin() + 4, "stall"), 0) << "a stall draw before the search stalled";
   EXPECT_EQ(std::count(rules.begin() + 4, rules.end(), "stall"), 10);
   // A new best ends the stall: the next four proposals are the model's and the draws' again.
-  s->observe(result(s->propose(1).front().config, 0.5));
+  s->observe(measured_in(s->propose(1).front().config, 0.5));
   for (int i = 0; i < 4; ++i) {
     auto gen = s->propose(1);
     ASSERT_EQ(gen.size(), 1u);
     EXPECT_NE(gen.front().origin.rule, "stall") << "proposal " << i << " after a new best";
-    s->observe(result(gen.front().config, 3.0));
+    s->observe(measured_in(gen.front().config, 3.0));
   }
 }
 
@@ -482,18 +484,10 @@ TEST(Strategies, AStalledSearchsJumpsMoveOneKnobOfTheBestToItsLeastProposedValue
   KnobSpace space(ev.profile());
   StrategyContext ctx{ev.profile(), space, 5, {{"initial", "3"}, {"stall", "4"}, {"stall_share", "1"}, {"stall_draw", "jump"}}, "", "", {}};
   auto s = make_strategy("evo", ctx);
-  auto result = [](const Config& c, double us) {
-    Evaluation e;
-    e.config = c;
-    e.status = Status::Measured;
-    e.fast.outcome = Outcome::Passed;
-    e.fast.p50_us = us;
-    return e;
-  };
   const Profile& p = ev.profile();
   const Config best(p.baseline.begin(), p.baseline.end());
   std::vector<Config> proposed = {best};
-  s->observe(result(best, 1.0));  // stays the best
+  s->observe(measured_in(best, 1.0));  // stays the best
   std::size_t jumps = 0;
   for (int i = 0; i < 12; ++i) {  // fewer than the best's valid single moves: none falls back to a rare draw
     auto gen = s->propose(1);
@@ -519,7 +513,7 @@ TEST(Strategies, AStalledSearchsJumpsMoveOneKnobOfTheBestToItsLeastProposedValue
         }
     }
     proposed.push_back(c);
-    s->observe(result(c, 2.0 + 0.01 * i));
+    s->observe(measured_in(c, 2.0 + 0.01 * i));
   }
   EXPECT_EQ(jumps, 8u) << "with stall_share=1, every proposal after the stall (four results) is a jump";
 }

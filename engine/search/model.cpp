@@ -33,6 +33,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <numeric>
 #include <set>
@@ -237,31 +238,36 @@ class ModelSearch : public Strategy {
     return nearest;
   }
 
+  // Of 32 uniform draws of unseen configurations, the one `score` (of its knobs' scaled places)
+  // ranks highest, the first of equals; labelled `rule`. nullopt: every valid configuration seen.
+  std::optional<Candidate> best_of_draws(const std::string& rule,
+                                         const std::function<std::pair<double, double>(const std::vector<double>&)>& score) {
+    std::optional<Config> pick;
+    std::pair<double, double> top{-INFINITY, -INFINITY};
+    std::unordered_set<std::string> drawn = seen_;
+    for (int t = 0; t < 32; ++t) {
+      auto r = sample_unseen(space_, rng_, drawn);
+      if (!r) break;
+      drawn.insert(config_hash(*r));
+      const std::pair<double, double> mine = score(positions(*r));
+      if (mine > top) top = mine, pick = std::move(*r);
+    }
+    if (pick) return Candidate{std::move(*pick), Origin{"random", rule, {}}};
+    return std::nullopt;
+  }
+
   // Space-filling (initial_design=spread): of 32 uniform draws, the one whose nearest
   // configuration proposed so far is farthest (L1 over the knobs' scaled places), so the first few
-  // cover the space. nullopt: draw uniformly.
+  // cover the space.
   std::optional<Candidate> spread_draw() {
-    {
-      std::optional<Config> pick;
-      double far = -1;
-      std::unordered_set<std::string> drawn = seen_;
-      for (int t = 0; t < 32; ++t) {
-        auto r = sample_unseen(space_, rng_, drawn);
-        if (!r) break;
-        drawn.insert(config_hash(*r));
-        const double nearest = nearest_proposed(positions(*r));
-        if (nearest > far) far = nearest, pick = std::move(*r);
-      }
-      if (pick) return Candidate{std::move(*pick), Origin{"random", "spread", {}}};
-      return std::nullopt;
-    }
+    return best_of_draws("spread", [&](const std::vector<double>& p) { return std::make_pair(nearest_proposed(p), 0.0); });
   }
 
   // Stratified (initial_design=strata): each knob's value list is cut into as many parts as there
   // are initial draws (at most one a value); of 32 uniform draws, the one whose knobs fall in the
   // most parts no configuration proposed so far covers, ties to the farthest as spread does. So
   // the first draws see every part of every knob's range, as a Latin hypercube would, while each
-  // stays a valid configuration. nullopt: draw uniformly.
+  // stays a valid configuration.
   std::optional<Candidate> strata_draw() {
     const auto& knobs = space_.knobs();
     auto part = [&](std::size_t k, double place) {
@@ -273,49 +279,28 @@ class ModelSearch : public Strategy {
       covered[k].assign(std::min<std::size_t>(knobs[k].values.size(), std::max<std::int64_t>(initial_, 1)), false);
     for (const auto& q : proposed_)
       for (std::size_t k = 0; k < knobs.size(); ++k) covered[k][part(k, q[k])] = true;
-    std::optional<Config> pick;
-    std::pair<int, double> top{-1, -1};
-    std::unordered_set<std::string> drawn = seen_;
-    for (int t = 0; t < 32; ++t) {
-      auto r = sample_unseen(space_, rng_, drawn);
-      if (!r) break;
-      drawn.insert(config_hash(*r));
-      const std::vector<double> p = positions(*r);
+    return best_of_draws("strata", [&](const std::vector<double>& p) {
       int fresh = 0;
       for (std::size_t k = 0; k < knobs.size(); ++k) fresh += covered[k][part(k, p[k])] ? 0 : 1;
-      const double nearest = nearest_proposed(p);
-      if (std::make_pair(fresh, nearest) > top) top = {fresh, nearest}, pick = std::move(*r);
-    }
-    if (pick) return Candidate{std::move(*pick), Origin{"random", "strata", {}}};
-    return std::nullopt;
+      return std::make_pair(double(fresh), nearest_proposed(p));
+    });
   }
 
-  // While no new best comes (stall): of 32 uniform draws, the one whose knobs' values have been
-  // proposed least often, ties to the farthest. A model that has climbed into a basin extrapolates
-  // the trend it has seen to values it has barely seen; these draws show it those values.
+  // stall_draw=rare: of 32 uniform draws, the one whose knobs' values have been proposed least
+  // often, ties to the farthest.
   std::optional<Candidate> rare_draw() {
     const auto& knobs = space_.knobs();
     std::vector<std::map<double, int>> counts(knobs.size());
     for (const auto& q : proposed_)
       for (std::size_t k = 0; k < knobs.size(); ++k) ++counts[k][q[k]];
-    std::optional<Config> pick;
-    std::pair<double, double> top{-INFINITY, -1};
-    std::unordered_set<std::string> drawn = seen_;
-    for (int t = 0; t < 32; ++t) {
-      auto r = sample_unseen(space_, rng_, drawn);
-      if (!r) break;
-      drawn.insert(config_hash(*r));
-      const std::vector<double> p = positions(*r);
+    return best_of_draws("stall", [&](const std::vector<double>& p) {
       double rarity = 0;
       for (std::size_t k = 0; k < knobs.size(); ++k) {
         const auto it = counts[k].find(p[k]);
         rarity -= std::log1p(it == counts[k].end() ? 0 : it->second);
       }
-      const std::pair<double, double> mine{rarity, nearest_proposed(p)};
-      if (mine > top) top = mine, pick = std::move(*r);
-    }
-    if (pick) return Candidate{std::move(*pick), Origin{"random", "stall", {}}};
-    return std::nullopt;
+      return std::make_pair(rarity, nearest_proposed(p));
+    });
   }
 
   // The fastest configuration measured so far; nullptr while none has passed.
