@@ -90,11 +90,13 @@ std::uint64_t xxh64(std::string_view data, std::uint64_t seed) {
   return h;
 }
 
-std::string xxh64_hex(std::string_view data) {
+std::string digest_hex(std::uint64_t digest) {
   char out[17];
-  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(xxh64(data)));
+  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(digest));
   return out;
 }
+
+std::string xxh64_hex(std::string_view data) { return digest_hex(xxh64(data)); }
 
 std::string sha256_hex(std::string_view data) {
   std::array<std::uint32_t, 8> h = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,

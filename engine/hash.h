@@ -16,5 +16,6 @@ inline std::string short_hash(std::string_view data) {    // 16 hex digits, for 
 
 std::uint64_t xxh64(std::string_view data, std::uint64_t seed = 0);  // XXH64 (xxHash 0.8)
 std::string xxh64_hex(std::string_view data);                        // 16 hex digits
+std::string digest_hex(std::uint64_t digest);                        // a digest as xxh64_hex writes it
 
 }  // namespace evo

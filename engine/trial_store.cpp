@@ -47,12 +47,6 @@ Json describe(const std::vector<HostTensor>& ts) {
   return out;
 }
 
-std::string hex16(std::uint64_t v) {  // as xxh64_hex writes it
-  char out[17];
-  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(v));
-  return out;
-}
-
 std::string_view bytes_view(const std::vector<std::uint8_t>& b) {
   return {reinterpret_cast<const char*>(b.data()), b.size()};
 }
@@ -75,7 +69,7 @@ void store_entry(const fs::path& f, Json header, const std::vector<const std::ve
     }
   }
   header["bytes"] = n;
-  header["xxh64"] = hex16(*digest);
+  header["xxh64"] = digest_hex(*digest);
   const std::string line = header.dump() + "\n";
   std::vector<std::string_view> pieces{line};
   for (const auto* p : parts) pieces.push_back(bytes_view(*p));
@@ -118,7 +112,7 @@ std::optional<Stored> read_stored(const fs::path& f, const char* kind, const std
     else if (s.header.value("tensors", Json()) != describe(expected)) why = "names, dtypes or shapes differ";
     else if (s.header.value("bytes", std::size_t{0}) != want || s.payload.size() != want)
       why = std::to_string(s.payload.size()) + " bytes, " + std::to_string(want) + " expected";
-    else if (s.digest = xxh64(bytes_view(s.payload)); s.header.value("xxh64", "") != hex16(s.digest)) why = "checksum differs";
+    else if (s.digest = xxh64(bytes_view(s.payload)); s.header.value("xxh64", "") != digest_hex(s.digest)) why = "checksum differs";
   }
   if (why.empty()) return s;
   fs::remove(f, ec);

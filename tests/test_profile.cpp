@@ -89,6 +89,7 @@ TEST(Hash, Xxh64MatchesXxhashVectors) {
   ASSERT_EQ(long_text.size(), 192u);
   EXPECT_EQ(evo::xxh64(long_text), 0x667937353ba1a050ULL);
   EXPECT_EQ(evo::xxh64_hex("abc"), "44bc2cf5ad770999");
+  EXPECT_EQ(evo::digest_hex(0x1ULL), "0000000000000001");  // leading zeros kept: stored headers compare as text
 }
 
 TEST(Expr, EvaluatesModuloCdivAndComparisons) {
