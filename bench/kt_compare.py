@@ -30,6 +30,12 @@ is left out of the mean (the methodology's NaN). Each strategy is scored on one 
 end of that range or the largest budget of the table, whichever is later (its first M distinct
 configurations for every M), as the methodology reads one run's curve.
 
+--reverse-values runs everything on the same landscapes with every knob's values listed in reverse order.
+Several of Kernel Tuner's strategies start from, or fall back to, configurations taken in the lists' order
+(Bayesian optimisation, once its acquisition is undefined, proposes the space from its first configuration
+on), so at small budgets their results move with the order; evo's do not, beyond its seeds' noise
+(docs/results/search-small-budgets.md, "The order of the value lists").
+
   scripts/install-deps.sh --bench
   KERNEL_TUNER_DIR=~/kernel_tuner python3 bench/kt_compare.py --evo build/evo --out docs/results/kt_compare.md [LANDSCAPE ...]
 
@@ -91,6 +97,16 @@ def load_landscape(path):
         points[key] = c["p50_us"] if c["status"] == "measured" else None
     best = min(t for t in points.values() if t is not None)
     return d, names, knobs, points, best
+
+
+def reversed_landscape(path, folder):
+    """A copy of the landscape in `folder` with every knob's values listed in reverse order: the same
+    configurations, medians and constraints; only the order a strategy may read from the lists differs."""
+    d = json.loads(Path(path).read_text())
+    d["space"]["knobs"] = {n: v[::-1] for n, v in d["space"]["knobs"].items()}
+    out = Path(folder) / (Path(path).stem + "_reversed.json")
+    out.write_text(json.dumps(d))
+    return out
 
 
 def write_cache(path, name, names, knobs, points, status_of):
@@ -243,6 +259,9 @@ def main():
     ap.add_argument("--strategies", default=",".join(STRATEGIES))
     ap.add_argument("--shares", help="budgets as shares of the valid configurations, e.g. 0.1,0.2,0.3")
     ap.add_argument("--budgets", help="budgets as evaluation counts, e.g. 25,50,100,200 (default: see above)")
+    ap.add_argument("--reverse-values", action="store_true",
+                    help="list every knob's values in reverse order (the same landscape): a strategy whose result "
+                         "moves with the lists' order is reading the layout, not the landscape")
     ap.add_argument("--seeds", type=int, default=20)
     ap.add_argument("--out")
     ap.add_argument("--json")
@@ -264,7 +283,10 @@ def main():
     lines.append(f"`{cmd}` on {datetime.date.today()}, Kernel Tuner {KT_COMMIT[:7]} (1.4.0) in simulation mode, "
                  f"{a.seeds} seeds; cell: share of seeds within 2 % of the landscape's best, then the mean best (µs); "
                  f"score: the autotuning methodology's aggregate performance score (0: random search, 1: the optimum) ± its standard error over the seeds (bootstrap).\n")
+    order_dir = tempfile.TemporaryDirectory()
     for path in paths:
+        if a.reverse_values:  # evo reads the landscape's own file: a copy with the lists reversed
+            path = reversed_landscape(path, Path(order_dir.name))
         d, names, knobs, points, best = load_landscape(path)
         status_of = {tuple(c["knobs"][n] for n in names): c["status"] for c in d["configs"]}
         if a.budgets:
@@ -319,7 +341,8 @@ def main():
                               "score_range": [methodology.start, methodology.end],
                               "rows": {k: ({str(b): (c if b in ("score", "score_se") else list(c)) for b, c in v.items()} if v else None)
                                        for k, v in rows.items()}}
-        lines.append(f"\n### {path.stem}\n\n{len(points)} configurations pass the constraints; best {best:.4g} µs; "
+        order_note = "Every knob's values listed in reverse order. " if a.reverse_values else ""
+        lines.append(f"\n### {path.stem}\n\n{order_note}{len(points)} configurations pass the constraints; best {best:.4g} µs; "
                      f"score over {methodology.start} to {methodology.end} evaluations.\n")
         head = [f"{b} ({100 * b / len(points):.0f}%)" for b in budgets]
         lines.append("| strategy | score | " + " | ".join(head) + " |")

@@ -75,6 +75,22 @@ class MethodologyScore(unittest.TestCase):
         self.assertEqual(skewed.start, math.ceil(98 / (101 - 98)))
 
 
+class ValueOrder(unittest.TestCase):
+    def test_a_reversed_landscape_lists_each_knobs_values_backwards_and_keeps_every_point(self):
+        import tempfile
+        landscape = os.path.join(ROOT, "tests", "data", "landscape_kt_stencil_h100.json")
+        with tempfile.TemporaryDirectory() as d:
+            out = kt_compare.reversed_landscape(landscape, d)
+            _, names, knobs, points, best = kt_compare.load_landscape(landscape)
+            _, r_names, r_knobs, r_points, r_best = kt_compare.load_landscape(out)
+        self.assertEqual(r_names, names)
+        self.assertTrue(any(len(v) > 1 for v in knobs.values()))
+        for n in names:
+            self.assertEqual(r_knobs[n], knobs[n][::-1])
+        self.assertEqual(r_points, points)
+        self.assertEqual(r_best, best)
+
+
 class Budgets(unittest.TestCase):
     def test_small_spaces_take_shares_and_large_ones_counts(self):
         self.assertEqual(kt_compare.default_budgets(525), [27, 53, 105, 158])
