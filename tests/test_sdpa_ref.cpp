@@ -160,7 +160,9 @@ INSTANTIATE_TEST_SUITE_P(Shapes, SdpaRef,
                                            Shape{1, 2, 50, 64, false, true},    // fp8 with descales
                                            Shape{1, 2, 45, 64, true, true},     // fp8, causal
                                            Shape{1, 2, 33, 128, false, false},  // HEAD_DIM 128
-                                           Shape{1, 1, 200, 128, true, true}),  // more keys than threads
+                                           Shape{1, 1, 200, 128, true, true},   // more keys than threads
+                                           Shape{1, 2, 3, 64, true, true},      // fewer keys than warps
+                                           Shape{1, 1, 300, 64, false, false}), // odd keys for the two halves of P·V
                          [](const ::testing::TestParamInfo<Shape>& i) {
                            const Shape& s = i.param;
                            return std::string(s.fp8 ? "fp8" : "fp16") + "_S" + std::to_string(s.S) + "_D" +
