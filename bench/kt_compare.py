@@ -33,8 +33,11 @@ configurations for every M), as the methodology reads one run's curve.
 --reverse-values runs everything on the same landscapes with every knob's values listed in reverse order.
 Several of Kernel Tuner's strategies start from, or fall back to, configurations taken in the lists' order
 (Bayesian optimisation, once its acquisition is undefined, proposes the space from its first configuration
-on), so at small budgets their results move with the order; evo's do not, beyond its seeds' noise
-(docs/results/search-small-budgets.md, "The order of the value lists").
+on), so at small budgets their results move with the order. evo takes no configuration from the lists'
+order (it draws its first ones uniformly and ranks the rest by its model; only equal scores go in the
+space's order); its scores in the two orders differ as its seeds draw other configurations (on Kernel Tuner's
+convolution by about two standard errors; docs/results/search-small-budgets.md, "The order of the value
+lists").
 
   scripts/install-deps.sh --bench
   KERNEL_TUNER_DIR=~/kernel_tuner python3 bench/kt_compare.py --evo build/evo --out docs/results/kt_compare.md [LANDSCAPE ...]
