@@ -46,8 +46,7 @@ timed() {  # timed NAME CMD...: output to $OUT/NAME.txt, wall seconds to the ses
 log "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
 if [[ " $steps " == *" tests "* ]]; then
   # The libraries' own dependencies (libpq's Kerberos, LDAP) are not found through the binary's RUNPATH.
-  timed gpu-tests env LD_LIBRARY_PATH="$PWD/bundle/lib:${LD_LIBRARY_PATH:-}" \
-    bundle/evo_tests --gtest_filter='Gpu*:Ptxas*:Metric*:*SdpaRef*:GreenCompare*'
+  timed gpu-tests scripts/gpu-tests.sh bundle/evo_tests
 fi
 if [[ " $steps " == *" run "* ]]; then
   rm -f evo.db evo.db-wal evo.db-shm
