@@ -45,8 +45,7 @@ timed() {  # timed NAME CMD...: output to $OUT/NAME.txt, wall seconds to the ses
 }
 log "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
 if [[ " $steps " == *" tests "* ]]; then
-  # The libraries' own dependencies (libpq's Kerberos, LDAP) are not found through the binary's RUNPATH.
-  timed gpu-tests scripts/gpu-tests.sh bundle/evo_tests
+  timed gpu-tests scripts/gpu-tests.sh bundle/evo_tests  # (it puts bundle/lib on LD_LIBRARY_PATH)
 fi
 if [[ " $steps " == *" run "* ]]; then
   rm -f evo.db evo.db-wal evo.db-shm
