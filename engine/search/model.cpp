@@ -311,6 +311,14 @@ class ModelSearch : public Strategy {
     return best;
   }
 
+  // The configuration an observation's row encodes (its knobs' places come first in the row).
+  Config config_of(const Observed& o) const {
+    Config c;
+    const auto& knobs = space_.knobs();
+    for (std::size_t k = 0; k < knobs.size(); ++k) c[knobs[k].name] = knobs[k].values[static_cast<std::size_t>(o.row[k])];
+    return c;
+  }
+
   // stall_draw=jump: the best with one knob moved to the value proposed least often so far (ties
   // at random), the first such move that is valid and unseen.
   std::optional<Candidate> jump_draw() {
@@ -332,9 +340,9 @@ class ModelSearch : public Strategy {
         moves.push_back({n, rng_.unit(), k, v});
       }
     std::sort(moves.begin(), moves.end(), [](const Move& a, const Move& b) { return a.count != b.count ? a.count < b.count : a.tie < b.tie; });
+    const Config base = config_of(*best);
     for (const auto& m : moves) {
-      Config c;
-      for (std::size_t k = 0; k < knobs.size(); ++k) c[knobs[k].name] = knobs[k].values[static_cast<std::size_t>(best->row[k])];
+      Config c = base;
       c[knobs[m.knob].name] = knobs[m.knob].values[m.value];
       if (!seen_.count(config_hash(c)) && space_.valid(c)) return Candidate{std::move(c), Origin{"random", "stall", {best->hash}}};
     }
@@ -348,9 +356,9 @@ class ModelSearch : public Strategy {
     const Observed* best = best_observed();
     if (!best) return std::nullopt;
     const auto& knobs = space_.knobs();
+    const Config base = config_of(*best);
     for (int t = 0; t < 64; ++t) {
-      Config c;
-      for (std::size_t k = 0; k < knobs.size(); ++k) c[knobs[k].name] = knobs[k].values[static_cast<std::size_t>(best->row[k])];
+      Config c = base;
       const int moves = 1 + static_cast<int>(rng_.index(2));
       for (int m = 0; m < moves; ++m) {
         const auto& k = knobs[rng_.index(knobs.size())];
@@ -605,8 +613,7 @@ class ModelSearch : public Strategy {
     best.resize(std::min<std::size_t>(best.size(), 8));
     const auto& knobs = space_.knobs();
     for (const Observed* o : best) {
-      Config base;
-      for (std::size_t k = 0; k < knobs.size(); ++k) base[knobs[k].name] = knobs[k].values[static_cast<std::size_t>(o->row[k])];
+      const Config base = config_of(*o);
       for (std::size_t k = 0; k < knobs.size(); ++k)
         for (int step : {-3, -2, -1, 1, 2, 3}) {
           const long pos = static_cast<long>(o->row[k]) + step;
