@@ -16,7 +16,7 @@ diff = [k for k in same if A[k]["status"] != B[k]["status"]]
 ratios = [B[k]["p50_us"] / A[k]["p50_us"] for k in same if A[k]["status"] == "measured" == B[k]["status"]]
 cvs = [A[k].get("cv", 0) for k in same if A[k]["status"] == "measured"]
 print(f"  configs: {name_a} {len(A)}, {name_b} {len(B)}, both {len(same)}; verdicts differing: {len(diff)} {diff[:3]}")
-if ratios:
+if len(ratios) >= 2:  # quantiles need two
     q = statistics.quantiles(ratios, n=20)
     print(f"  median ratio {name_b}/{name_a} {statistics.median(ratios):.4f}, 5-95% {q[0]:.4f}-{q[-1]:.4f}; "
           f"median CV of {name_a}'s timings {statistics.median(cvs):.4f}")
