@@ -286,7 +286,7 @@ def main():
     lines.append(f"`{cmd}` on {datetime.date.today()}, Kernel Tuner {KT_COMMIT[:7]} (1.4.0) in simulation mode, "
                  f"{a.seeds} seeds; cell: share of seeds within 2 % of the landscape's best, then the mean best (µs); "
                  f"score: the autotuning methodology's aggregate performance score (0: random search, 1: the optimum) ± its standard error over the seeds (bootstrap).\n")
-    order_dir = tempfile.TemporaryDirectory()
+    order_dir = tempfile.TemporaryDirectory() if a.reverse_values else None  # the reversed copies
     for path in paths:
         if a.reverse_values:  # evo reads the landscape's own file: a copy with the lists reversed
             path = reversed_landscape(path, Path(order_dir.name))

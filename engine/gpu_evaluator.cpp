@@ -143,12 +143,14 @@ class GpuEvaluator : public Evaluator {
     auto probe_all = [&](std::size_t from) {
       std::vector<std::exception_ptr> errors(devices.size());
       std::vector<std::thread> threads;
-      for (std::size_t k = from; k < devices.size(); ++k)
+      for (std::size_t k = from; k < devices.size(); ++k) {
         probed.push_back(std::make_unique<Lane>(binary_, devices[k], visible_entry(devices[k])));
+        probed.back()->profile_path = profile_.path.string();  // read by its workers while they wait
+      }
       for (std::size_t k = from; k < devices.size(); ++k)
         threads.emplace_back([&, k] {
           try {
-            probed[k]->info = probed[k]->worker.probe(120, /*warm=*/true);
+            probed[k]->info = probed[k]->worker.probe(120, /*warm=*/true, probed[k]->profile_path);
           } catch (...) {
             errors[k] = std::current_exception();
           }
@@ -769,6 +771,7 @@ class GpuEvaluator : public Evaluator {
     }
     std::string binary;
     int device;
+    std::string profile_path;  // the run's, read by each of its workers at their warm probe
     WorkerClient worker;  // GREEN and FAST
     DeviceInfo info;
     std::atomic<double> baseline_p50_us{0};
@@ -779,9 +782,9 @@ class GpuEvaluator : public Evaluator {
     bool profiled = false;       // it has collected in this run: its profiler's first start is paid
     void start_profiler() {
       profiler = std::make_unique<WorkerClient>(binary, device, worker.visible(), WorkerRole::Profile);
-      profiler_start = std::thread([p = profiler.get()] {
+      profiler_start = std::thread([p = profiler.get(), path = profile_path] {
         try {
-          p->probe(120, /*warm=*/true);
+          p->probe(120, /*warm=*/true, path);
         } catch (const std::exception&) {  // its first job says what is wrong
         }
       });

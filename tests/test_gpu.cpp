@@ -24,6 +24,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -1569,6 +1570,45 @@ TEST(WorkerProtocol, AProfilingWorkerIsStartedAsOneAndTracedApart) {
   const std::string t = file_text(trace);
   EXPECT_NE(t.find("\"tid\":\"gpu 0 profiler\""), std::string::npos) << t;
   EXPECT_EQ(t.find("\"tid\":\"gpu 0\""), std::string::npos) << "a profiling worker's span on the measuring track:\n" << t;
+  fs::remove_all(dir);
+}
+
+// A warm probe that names the run's profile has the worker read it then, after its answer and
+// its context (the first job's 15-21 ms on each lane, and on the end's metrics: scale17); one that
+// names none reads nothing ahead. Each worker is its own (EVO_POOL=0): a pool's traces elsewhere.
+TEST(WorkerProtocol, AWarmProbeNamingTheProfileReadsItAhead) {
+  REQUIRE_GPU();
+  const fs::path dir = temp_dir("evo-read-ahead");
+  const fs::path trace = dir / "trace.jsonl";
+  const std::string profile = repo("profiles/sdpa_fp8.json").string();
+  auto keep = [](const char* name) -> std::optional<std::string> {
+    const char* v = std::getenv(name);
+    if (v) return std::string(v);
+    return std::nullopt;
+  };
+  const std::optional<std::string> was_trace = keep("EVO_TRACE"), was_pool = keep("EVO_POOL");
+  ::setenv("EVO_TRACE", trace.c_str(), 1);
+  ::setenv("EVO_POOL", "0", 1);
+  DeviceInfo first, second;
+  {
+    WorkerClient w(evo_binary(), 0);
+    first = w.probe(30, /*warm=*/true, profile);
+  }  // asked to quit: its loop reads that after the read, and it is waited for
+  {
+    WorkerClient w(evo_binary(), 0);
+    second = w.probe(30, /*warm=*/true);
+  }
+  for (const auto& [name, v] : {std::pair{"EVO_TRACE", was_trace}, std::pair{"EVO_POOL", was_pool}})
+    if (v) ::setenv(name, v->c_str(), 1);
+    else ::unsetenv(name);
+  EXPECT_TRUE(first.present) << first.error;
+  EXPECT_TRUE(second.present) << second.error;
+  const std::string t = file_text(trace);
+  std::size_t reads = 0;
+  for (std::size_t at = t.find("profile read ahead"); at != std::string::npos; at = t.find("profile read ahead", at + 1)) ++reads;
+  EXPECT_EQ(reads, 1u) << "one worker was named the profile, the other none:\n" << t;
+  EXPECT_NE(t.find(profile), std::string::npos) << "the span names the profile it read:\n" << t;
+  EXPECT_LT(t.find("context and stream made ahead"), t.find("profile read ahead")) << "the context first:\n" << t;
   fs::remove_all(dir);
 }
 
