@@ -786,7 +786,16 @@ PackedArgs BufferSet::pack(const KernelSpec& k) const {
     if (!found)
       if (const TensorMapSpec* m = profile_.find_tensor_map(name)) {
         for (const auto& b : bufs_)
-          if (b.spec.name == m->buffer) encode_tensor_map(tensor_map_layout(*m, profile_, problem_, config_), b.dev.get(), slot);
+          if (b.spec.name == m->buffer) {
+            EncodedMap& e = encoded_maps_[name];
+            if (!e.valid || e.config != config_ || e.address != b.dev.get()) {
+              e.valid = false;  // until the encode below has succeeded
+              e.bytes = ArgSlot{};  // as a fresh slot: bytes the driver leaves are zero
+              encode_tensor_map(tensor_map_layout(*m, profile_, problem_, config_), b.dev.get(), e.bytes.bytes);
+              e.config = config_, e.address = b.dev.get(), e.valid = true;
+            }
+            std::memcpy(slot, e.bytes.bytes, sizeof e.bytes.bytes);
+          }
         found = true;
       }
     if (!found) {

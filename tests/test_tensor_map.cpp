@@ -6,6 +6,8 @@
 #include <cuda.h>  // CU_TENSOR_MAP_DATA_TYPE_* (constants only)
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -197,6 +199,46 @@ TEST(GpuTensorMap, TmaCopyReturnsTheBufferAndZerosPastItsEnd) {
             << (i / 2 < static_cast<std::size_t>(n) ? "a row of X" : "past ROWS: should be zero") << ")";
     }
   }
+}
+
+// BufferSet::pack keeps each map's encoded bytes while its layout and buffer hold: packing again
+// gives them unchanged, and another configuration whose knobs move the box (sdpa_fp8's k_map is
+// D x TILE_N x 1) gets them encoded afresh, equal to an encode of its own layout, then back again.
+TEST(GpuTensorMap, PackReusesAMapOnlyWhileItsLayoutHolds) {
+  if (const std::string why = test::no_cuda_device_reason(); !why.empty()) GTEST_SKIP() << why;
+  const Profile p = load_profile(kSource / "profiles/sdpa_fp8.json");
+  const Problem& prob = p.problems.front();
+  Config narrow(p.baseline.begin(), p.baseline.end());
+  narrow["TILE_N"] = 32;
+  Config wide = narrow;
+  wide["TILE_N"] = 64;
+  const auto at = [&](const std::string& arg) {
+    return static_cast<std::size_t>(std::find(p.kernel.args.begin(), p.kernel.args.end(), arg) - p.kernel.args.begin());
+  };
+  ASSERT_LT(at("k_map"), p.kernel.args.size());
+  ASSERT_LT(at("K"), p.kernel.args.size());
+  BufferSet bufs(p, prob, narrow, nullptr);
+  const auto map_of = [&](const PackedArgs& a) {
+    const unsigned char* b = a.slots[at("k_map")].bytes;
+    return std::vector<unsigned char>(b, b + sizeof(ArgSlot::bytes));
+  };
+  const auto encoded = [&](const PackedArgs& a, const Config& c) {  // the driver's, over the same K
+    void* k = nullptr;
+    std::memcpy(&k, a.slots[at("K")].bytes, sizeof k);
+    ArgSlot s{};
+    encode_tensor_map(tensor_map_layout(*p.find_tensor_map("k_map"), p, prob, c), k, s.bytes);
+    return std::vector<unsigned char>(s.bytes, s.bytes + sizeof s.bytes);
+  };
+  const PackedArgs first = bufs.pack(p.kernel);
+  EXPECT_EQ(map_of(first), encoded(first, narrow));
+  EXPECT_EQ(map_of(bufs.pack(p.kernel)), map_of(first)) << "packed again, the same configuration";
+  bufs.configure(wide);
+  const PackedArgs second = bufs.pack(p.kernel);
+  EXPECT_EQ(map_of(second), encoded(second, wide)) << "TILE_N 64: its own box";
+  EXPECT_NE(map_of(second), map_of(first)) << "a box of 64 rows encodes unlike one of 32";
+  bufs.configure(narrow);
+  const PackedArgs third = bufs.pack(p.kernel);
+  EXPECT_EQ(map_of(third), map_of(first)) << "back to TILE_N 32";
 }
 
 }  // namespace
