@@ -1,5 +1,10 @@
 #!/usr/bin/env bash
-# Call E (diagnostic build, not committed): where GREEN's host time goes per trial (finer step timers).
+# Call E (eighteenth session, 1 x H200; a diagnostic build, not committed): where GREEN's host time goes
+# per trial. The build was 1058591 with more StepTimers in gates/green.cpp's trial loop, each adding to
+# EVO_GREEN_TIMES's steps: d_where (where_text), d_beat_inputs, d_fill (fill_inputs), d_pack, d_symbols,
+# d_ref_find (refs.find), d_poison (poison + refill), d_beat_launch, d_launch_enqueue,
+# d_checkwrites_enqueue, d_compare_enqueue, d_sync (the stream's synchronize), d_write_findings.
+# Results: README section 6. carry ["bundle.tar.xz"] (that build's bundle).
 set -u
 [ -x bundle/evo ] && [ bundle/evo -nt bundle.tar.xz ] || { rm -rf bundle; tar xJf bundle.tar.xz; }
 S=$OUT/s; mkdir -p $S
