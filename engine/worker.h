@@ -200,8 +200,8 @@ class WorkerClient {
 
   // Starts the worker if needed and asks it what the device is. Never initialises CUDA here.
   // warm: the worker then makes its context and stream at once, ready for the jobs to come, and
-  // reads `profile_path` (when given) as its jobs will, after it has answered: 15-21 ms a worker
-  // that was each lane's first candidate's and the run's end metrics' (docs/results/scale17).
+  // reads `profile_path` (when given) as its jobs will, after it has answered; that read took
+  // 15-21 ms of each lane's first job and of the run's end metrics (docs/results/scale17).
   // A worker given its device alone (`visible`) that finds none there is started again seeing
   // every device, and that answer stands (visible() is then "").
   DeviceInfo probe(double timeout_s = 120, bool warm = false, const std::string& profile_path = "");
