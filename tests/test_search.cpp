@@ -518,6 +518,23 @@ TEST(Strategies, AStalledSearchsJumpsMoveOneKnobOfTheBestToItsLeastProposedValue
   EXPECT_EQ(jumps, 8u) << "with stall_share=1, every proposal after the stall (four results) is a jump";
 }
 
+// pass_optimism: 0 is the pass forest's mean as before (the same proposals, seed for seed); a
+// positive value moves proposals once something has failed (the synthetic space fails a seventh).
+TEST(Strategies, PassOptimismZeroIsTheDefaultAndAPositiveOneChangesTheProposals) {
+  auto configs = [](const std::vector<Candidate>& cs) {
+    std::vector<Config> out;
+    for (const auto& c : cs) out.push_back(c.config);
+    return out;
+  };
+  std::size_t differing = 0;
+  for (std::uint64_t seed : {1, 2, 3}) {
+    const auto plain = configs(drive("evo", seed, 40));
+    EXPECT_EQ(configs(drive("evo", seed, 40, {{"pass_optimism", "0"}})), plain) << "seed " << seed;
+    differing += configs(drive("evo", seed, 40, {{"pass_optimism", "2"}})) != plain;
+  }
+  EXPECT_GT(differing, 0u) << "pass_optimism=2 proposed exactly what the mean did in every seed";
+}
+
 TEST(Strategies, BadOptionsAreOneLineUserErrors) {
   ReplayEvaluator ev(kSynthetic);
   KnobSpace space(ev.profile());
@@ -541,6 +558,7 @@ TEST(Strategies, BadOptionsAreOneLineUserErrors) {
   EXPECT_THROW(make("evo", {{"stall", "-1"}}), UserError);
   EXPECT_THROW(make("evo", {{"stall_share", "2"}}), UserError);
   EXPECT_THROW(make("evo", {{"stall_draw", "leap"}}), UserError);
+  EXPECT_THROW(make("evo", {{"pass_optimism", "-1"}}), UserError);
   try {
     make("random", {{"x", "1"}});
     FAIL() << "random took an option it does not have";

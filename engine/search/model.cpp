@@ -64,6 +64,7 @@ const std::vector<StrategyOption> kOptions = {
     {"lcb_share", "mix: share of model proposals taken by lcb", "0.25"},
     {"near_share", "share of model proposals taken by lcb among configurations at most two knobs from the best (a trust region; 0.25 found kt_matmul's best in 55% of seeds at 10% instead of 85%)", "0"},
     {"pass_power", "exponent of the chance to pass in both scores (higher: shy away from failing regions)", "1"},
+    {"pass_optimism", "the chance to pass taken as the pass forest's mean plus this many of its trees' spread (0: the mean; where few results are near, the trees disagree and a region one failure wrote off keeps some promise)", "0"},
     {"xi", "ei: improvement (in log time) a configuration must promise beyond the best", "0"},
     {"stall", "results without a new best (0.5 % faster) after which a share stall_share of proposals are stall draws (0: never; docs/results/search-small-budgets.md, sixteenth session)", "8"},
     {"stall_share", "stall: share of proposals drawn so while no new best comes", "0.25"},
@@ -112,6 +113,7 @@ class ModelSearch : public Strategy {
     kappa_ = o.number("kappa", 0, 100);
     xi_ = o.number("xi", 0, 10);
     pass_power_ = o.number("pass_power", 0, 10);
+    pass_optimism_ = o.number("pass_optimism", 0, 10);
     stall_ = static_cast<std::size_t>(o.integer("stall", 0, 100000));
     stall_share_ = o.number("stall_share", 0, 1);
     stall_draw_ = o.text("stall_draw");
@@ -566,7 +568,11 @@ class ModelSearch : public Strategy {
       }
       const double s = std::max(t.spread, 1e-3);
       // A configuration the pass model has not seen fail nearby keeps its promise whole.
-      const double pass = any_failed ? std::pow(std::max(0.02, pass_model_.predict(r).mean), pass_power_) : 1.0;
+      double pass = 1.0;
+      if (any_failed) {
+        const ForestPrediction f = pass_model_.predict(r);
+        pass = std::pow(std::clamp(f.mean + pass_optimism_ * f.spread, 0.02, 1.0), pass_power_);
+      }
       // lcb: exp(best - (mean - kappa spread)), how much faster than the best it may be.
       const double promise = std::exp(best_log_ - (t.mean - kappa_ * s)) * pass;
       if (share_[1] > 0) lcb_scored.push_back({promise, i});
@@ -648,7 +654,7 @@ class ModelSearch : public Strategy {
   std::vector<Config> transfer_;  // the first `transfer` of the context's, proposed in order
   std::size_t next_transfer_ = 0;
   std::size_t trees_ = 64, score_all_ = 50000, pool_ = 4000, features_ = 0;
-  double explore_ = 0.05, kappa_ = 0, xi_ = 0, pass_power_ = 1;
+  double explore_ = 0.05, kappa_ = 0, xi_ = 0, pass_power_ = 1, pass_optimism_ = 0;
   std::string gp_when_ = "failing";
   std::size_t gp_until_ = 16;
   std::vector<std::vector<Expr>> geometry_;
