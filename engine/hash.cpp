@@ -3,6 +3,7 @@
 #include <array>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 
 namespace evo {
 namespace {
@@ -56,26 +57,51 @@ inline std::uint64_t merge64(std::uint64_t acc, std::uint64_t v) { return (acc ^
 
 }  // namespace
 
-std::uint64_t xxh64(std::string_view data, std::uint64_t seed) {
+Xxh64::Xxh64(std::uint64_t seed) : seed_(seed), lanes_{seed + P1 + P2, seed + P2, seed, seed - P1} {}
+
+void Xxh64::stripe(const unsigned char* p) {
+  // Four lanes over 32-byte stripes: the loop that makes it fast.
+  lanes_[0] = round64(lanes_[0], read64(p));
+  lanes_[1] = round64(lanes_[1], read64(p + 8));
+  lanes_[2] = round64(lanes_[2], read64(p + 16));
+  lanes_[3] = round64(lanes_[3], read64(p + 24));
+}
+
+Xxh64& Xxh64::update(std::string_view data) {
+  if (data.empty()) return *this;
   const auto* p = reinterpret_cast<const unsigned char*>(data.data());
-  const std::size_t n = data.size();
-  const unsigned char* const end = p + n;
+  const unsigned char* const end = p + data.size();
+  total_ += data.size();
+  if (pending_bytes_ + data.size() < 32) {
+    std::memcpy(pending_ + pending_bytes_, p, data.size());
+    pending_bytes_ += data.size();
+    return *this;
+  }
+  if (pending_bytes_ > 0) {  // complete the stripe begun by earlier pieces
+    const std::size_t take = 32 - pending_bytes_;
+    std::memcpy(pending_ + pending_bytes_, p, take);
+    stripe(pending_);
+    p += take;
+    pending_bytes_ = 0;
+  }
+  for (; p + 32 <= end; p += 32) stripe(p);
+  pending_bytes_ = static_cast<std::size_t>(end - p);
+  if (pending_bytes_ > 0) std::memcpy(pending_, p, pending_bytes_);
+  return *this;
+}
+
+std::uint64_t Xxh64::digest() const {
+  const auto& [v1, v2, v3, v4] = lanes_;
   std::uint64_t h;
-  if (n >= 32) {
-    // Four lanes over 32-byte stripes: the loop that makes it fast.
-    std::uint64_t v1 = seed + P1 + P2, v2 = seed + P2, v3 = seed, v4 = seed - P1;
-    for (; p + 32 <= end; p += 32) {
-      v1 = round64(v1, read64(p));
-      v2 = round64(v2, read64(p + 8));
-      v3 = round64(v3, read64(p + 16));
-      v4 = round64(v4, read64(p + 24));
-    }
+  if (total_ >= 32) {
     h = rotl64(v1, 1) + rotl64(v2, 7) + rotl64(v3, 12) + rotl64(v4, 18);
     h = merge64(merge64(merge64(merge64(h, v1), v2), v3), v4);
   } else {
-    h = seed + P5;
+    h = seed_ + P5;
   }
-  h += n;
+  h += total_;
+  const unsigned char* p = pending_;
+  const unsigned char* const end = pending_ + pending_bytes_;
   for (; p + 8 <= end; p += 8) h = rotl64(h ^ round64(0, read64(p)), 27) * P1 + P4;
   if (p + 4 <= end) {
     h = rotl64(h ^ (std::uint64_t(read32(p)) * P1), 23) * P2 + P3;
@@ -89,6 +115,8 @@ std::uint64_t xxh64(std::string_view data, std::uint64_t seed) {
   h ^= h >> 32;
   return h;
 }
+
+std::uint64_t xxh64(std::string_view data, std::uint64_t seed) { return Xxh64(seed).update(data).digest(); }
 
 std::string digest_hex(std::uint64_t digest) {
   char out[17];

@@ -59,14 +59,9 @@ void store_entry(const fs::path& f, Json header, const std::vector<const std::ve
   std::size_t n = 0;
   for (const auto* p : parts) n += p->size();
   if (!digest) {
-    if (parts.size() == 1) {
-      digest = xxh64(bytes_view(*parts[0]));
-    } else {
-      std::string joined;  // several outputs: XXH64 runs over them as one
-      joined.reserve(n);
-      for (const auto* p : parts) joined.append(bytes_view(*p));
-      digest = xxh64(joined);
-    }
+    Xxh64 h;  // several outputs: XXH64 runs over them as one, piece by piece
+    for (const auto* p : parts) h.update(bytes_view(*p));
+    digest = h.digest();
   }
   header["bytes"] = n;
   header["xxh64"] = digest_hex(*digest);
