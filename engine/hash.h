@@ -16,6 +16,8 @@ inline std::string short_hash(std::string_view data) {    // 16 hex digits, for 
 }
 
 std::uint64_t xxh64(std::string_view data, std::uint64_t seed = 0);  // XXH64 (xxHash 0.8)
+std::string xxh64_hex(std::string_view data);                        // 16 hex digits
+std::string digest_hex(std::uint64_t digest);                        // a digest as xxh64_hex writes it
 
 // XXH64 fed in pieces: the digest of their concatenation, without joining them first (a stored
 // entry of several outputs of megabytes each is hashed as one payload).
@@ -32,7 +34,5 @@ class Xxh64 {
   unsigned char pending_[32];  // the bytes of a stripe not complete yet
   std::size_t pending_bytes_ = 0;
 };
-std::string xxh64_hex(std::string_view data);                        // 16 hex digits
-std::string digest_hex(std::uint64_t digest);                        // a digest as xxh64_hex writes it
 
 }  // namespace evo

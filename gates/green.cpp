@@ -153,11 +153,6 @@ std::string reference_memo_prefix(const GreenRun& r, const Problem& p) {
   }
   return k;
 }
-std::string reference_memo_key(const GreenRun& r, const std::string& prefix, const Problem& p, std::uint64_t seed,
-                               int trial) {
-  if (r.host_reference) return "host|" + reference_key(*r.profile, p, seed, trial);
-  return prefix + "|seed=" + std::to_string(seed) + "|trial=" + std::to_string(trial);
-}
 
 // A module's cubin, hashed once per process (its path in the compile cache is named by the key of
 // the template text, defines and options it was built from; the content is what runs).
@@ -305,10 +300,10 @@ class References {
 
   // The memo's key of one trial; its problem's prefix built once for this candidate.
   std::string memo_key(const Problem& p, const Trial& t) const {
-    if (r_.host_reference) return reference_memo_key(r_, "", p, t.seed, t.trial);
+    if (r_.host_reference) return "host|" + reference_key(prof_, p, t.seed, t.trial);
     auto it = prefixes_.find(&p);
     if (it == prefixes_.end()) it = prefixes_.emplace(&p, reference_memo_prefix(r_, p)).first;
-    return reference_memo_key(r_, it->second, p, t.seed, t.trial);
+    return it->second + "|seed=" + std::to_string(t.seed) + "|trial=" + std::to_string(t.trial);
   }
 
   const GreenRun& r_;
