@@ -36,6 +36,7 @@
 #include <functional>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <set>
 
 #include "engine/error.h"
@@ -205,7 +206,7 @@ class ModelSearch : public Strategy {
     if (o.passed) {
       ++measured_;
       if (o.log_time < best_log_ - 0.005) since_best_ = 0;  // half a percent: not a timing's noise
-      if (o.log_time < best_log_) best_log_ = o.log_time, best_hash_ = h;
+      if (o.log_time < best_log_) best_log_ = o.log_time, best_hash_ = h, best_index_ = observed_.size();
     }
     observed_.push_back(std::move(o));
   }
@@ -305,13 +306,8 @@ class ModelSearch : public Strategy {
     });
   }
 
-  // The fastest configuration measured so far; nullptr while none has passed.
-  const Observed* best_observed() const {
-    const Observed* best = nullptr;
-    for (const auto& o : observed_)
-      if (o.passed && (!best || o.log_time < best->log_time)) best = &o;
-    return best;
-  }
+  // The fastest configuration measured so far (the first of equals); nullptr while none has passed.
+  const Observed* best_observed() const { return best_index_ ? &observed_[*best_index_] : nullptr; }
 
   // The configuration an observation's row encodes (its knobs' places come first in the row).
   Config config_of(const Observed& o) const {
@@ -551,8 +547,7 @@ class ModelSearch : public Strategy {
     }
     // The incumbent's place in each value list: "near" is at most two knobs away from it.
     std::vector<float> incumbent;
-    for (const auto& o : observed_)
-      if (o.passed && o.hash == best_hash_) incumbent.assign(o.row.begin(), o.row.begin() + space_.knobs().size());
+    if (const Observed* best = best_observed()) incumbent.assign(best->row.begin(), best->row.begin() + space_.knobs().size());
     std::vector<Scored> ei_scored, lcb_scored, near_scored;
     for (std::size_t i = 0; i < cands->size(); ++i) {
       if (seen_.count((*hashes)[i])) continue;
@@ -677,6 +672,7 @@ class ModelSearch : public Strategy {
   std::size_t pending_ = 0, measured_ = 0, observed_at_fit_ = 0;
   double best_log_ = INFINITY;
   std::string best_hash_;
+  std::optional<std::size_t> best_index_;  // in observed_: best_hash_'s observation
   std::size_t stall_ = 8, since_best_ = 0;  // results since the best last improved by 0.5 %
   double stall_share_ = 0.25, stall_credit_ = 0;
   std::string stall_draw_ = "jump";
