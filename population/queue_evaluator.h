@@ -77,11 +77,14 @@ void require_open_run(pg::Conn& conn, std::int64_t queue_run);
 
 // Serves one queue run until the coordinator finishes it or *stop is set. Throws UserError with one
 // line for a run the queue does not know or that is already finished, before claiming anything.
-// Pipelined as a run on one host is: it holds as many claims as the evaluator's compile slots and
-// GPUs take (at least two), each under its own lease renewed while it compiles or waits, submits
-// each to the evaluator's compile pool as it is claimed, and measures them one at a time as they
-// are ready; a verdict the pool alone decides (a compile error, the static gate) is posted at once.
-// Stopped (*stop), it finishes the measurement in progress and gives back the claims it still holds.
+// Pipelined as a run on one host is: it holds claims ahead of its GPU, each under its own lease
+// renewed while it compiles or waits, and submits each to the evaluator's compile pool as it is
+// claimed: three while compiles keep up, one more each time the GPU would wait for one, up to the
+// evaluator's compile slots and GPUs (at least two). A verdict the pool alone decides (a compile
+// error, the static gate) is posted at once; the others are measured one at a time as they are
+// ready and posted on a connection of their own while the next one is measured.
+// Stopped (*stop), it finishes the measurement in progress, posts what it measured and gives back
+// the claims it still holds.
 WorkerStats serve_queue(const std::string& url, std::int64_t queue_run, Evaluator& evaluator,
                         const std::string& worker, double lease_s, const std::atomic<bool>* stop);
 
