@@ -220,7 +220,8 @@ void write_row_into_docs(const std::string& name, const std::string& row) {
 
 class SearchSuite : public ::testing::TestWithParam<std::string> {};
 
-// evo's default, seeds 0..19 (EVO_SUITE_SEEDS=N: 0..N-1 while tuning; then nothing is written):
+// evo's default, seeds 0..19 (while tuning, EVO_SUITE_SEEDS=N: seeds 0..N-1, and
+// EVO_SUITE_OPTIONS=k=v,k=v: evo's options; either way nothing is written):
 // its methodology score at or above Kernel Tuner's best, and its share within 2 % at or above
 // theirs at the two largest budgets, on every landscape without a recorded gap. On a gap, what the
 // entry asks instead. Every share and score goes into docs/results/suite.md.
@@ -231,6 +232,13 @@ TEST_P(SearchSuite, EvoAtOrAboveKernelTunersBest) {
   ASSERT_FALSE(entry.file.empty()) << GetParam() << " is not in tests/data/suite.json";
   const char* seeds_env = std::getenv("EVO_SUITE_SEEDS");
   const int seeds = seeds_env ? std::max(1, std::atoi(seeds_env)) : 20;
+  std::map<std::string, std::string> options;
+  const char* options_env = std::getenv("EVO_SUITE_OPTIONS");
+  if (options_env) {
+    std::stringstream ss(options_env);
+    for (std::string kv; std::getline(ss, kv, ',');)
+      if (auto eq = kv.find('='); eq != std::string::npos) options[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
   spdlog::set_level(spdlog::level::warn);
 
   ReplayEvaluator ev(kData / entry.file);
@@ -257,6 +265,7 @@ TEST_P(SearchSuite, EvoAtOrAboveKernelTunersBest) {
     Store store(d.path / "evo.db");
     StrategyContext ctx{ev.profile(), space, 0, {}, "", "", {}};
     ctx.seed = static_cast<std::uint64_t>(seed);
+    ctx.options = options;
     auto s = make_strategy("evo", ctx);
     RunOptions o;
     o.strategy = "evo";
@@ -299,7 +308,7 @@ TEST_P(SearchSuite, EvoAtOrAboveKernelTunersBest) {
   for (std::size_t i = 0; i < budgets.size(); ++i) t << (i ? " / " : " ") << entry.kt_best_shares[i];
   t << " | " << entry.gap << " <!-- suite:" << GetParam() << " --> |\n";
   std::cout << t.str();
-  if (!seeds_env) write_row_into_docs(GetParam(), t.str());
+  if (!seeds_env && !options_env) write_row_into_docs(GetParam(), t.str());
 
   if (entry.gap.empty()) {
     EXPECT_GE(score, entry.kt_best_score) << "evo's methodology score below Kernel Tuner's " << entry.kt_best_by;
