@@ -518,6 +518,30 @@ TEST(Strategies, AStalledSearchsJumpsMoveOneKnobOfTheBestToItsLeastProposedValue
   EXPECT_EQ(jumps, 8u) << "with stall_share=1, every proposal after the stall (four results) is a jump";
 }
 
+// stall_gain: a stall ends with a new best faster by more than the gain (in log time); set above
+// the default's half a percent, not with the model polishing the basin it is stuck in by a
+// percent or two.
+TEST(Strategies, OnlyANewBestFasterByTheStallGainEndsAStall) {
+  ReplayEvaluator ev(kSynthetic);
+  KnobSpace space(ev.profile());
+  const Profile& p = ev.profile();
+  const Config baseline(p.baseline.begin(), p.baseline.end());
+  // The rule of the proposal after a new best of `time` (the baseline at 1.0, four slower results).
+  auto after_new_best = [&](const std::string& gain, double time) {
+    StrategyContext ctx{p, space, 7, {{"initial", "3"}, {"stall", "4"}, {"stall_share", "1"}, {"stall_gain", gain}}, "", "", {}};
+    auto s = make_strategy("evo", ctx);
+    s->observe(measured_in(baseline, 1.0));
+    for (int i = 0; i < 4; ++i) s->observe(measured_in(s->propose(1).front().config, 2.0 + 0.01 * i));
+    auto stalled = s->propose(1);
+    EXPECT_EQ(stalled.front().origin.rule, "stall") << "not stalled after four results without a new best";
+    s->observe(measured_in(stalled.front().config, time));
+    return s->propose(1).front().origin.rule;
+  };
+  EXPECT_EQ(after_new_best("0.05", 0.98), "stall") << "2 % faster ended a stall whose gain is 5 %";
+  EXPECT_NE(after_new_best("0.05", 0.90), "stall") << "10 % faster did not end it";
+  EXPECT_NE(after_new_best("0.005", 0.98), "stall") << "2 % faster did not end a stall whose gain is 0.5 %";
+}
+
 // pass_optimism: 0 is the pass forest's mean as before (the same proposals, seed for seed); a
 // positive value moves proposals once something has failed (the synthetic space fails a seventh).
 TEST(Strategies, PassOptimismZeroIsTheDefaultAndAPositiveOneChangesTheProposals) {

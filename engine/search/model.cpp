@@ -16,9 +16,10 @@
 //      pass, and the best scored are proposed in order until the next fit;
 //   4. a share `explore` of proposals is a uniform draw, so a region the model has written off
 //      is still seen now and then;
-//   5. after `stall` results without a new best, a quarter of the proposals move one knob of the
-//      best to the value proposed least often so far: a model that has climbed into a basin
-//      extrapolates the trend it saw to values it has barely seen, and these moves show it them.
+//   5. after `stall` results without a new best (at least `stall_gain`, half a percent, faster), a
+//      quarter of the proposals move one knob of the best to the value proposed least often so far:
+//      a model that has climbed into a basin extrapolates the trend it saw to values it has barely
+//      seen, and these moves show it them.
 // Every evaluation counts, failures included: they teach the feasibility model, so neighbours of
 // a compile error or a wrong result stop being proposed once the pattern is clear. Proposals do
 // not wait for results (steady state): what is pending is never proposed twice, and the model is
@@ -69,6 +70,7 @@ const std::vector<StrategyOption> kOptions = {
     {"xi", "ei: improvement (in log time) a configuration must promise beyond the best", "0"},
     {"stall", "results without a new best (0.5 % faster) after which a share stall_share of proposals are stall draws (0: never; docs/results/search-small-budgets.md, sixteenth session)", "8"},
     {"stall_share", "stall: share of proposals drawn so while no new best comes", "0.25"},
+    {"stall_gain", "stall: how much faster (in log time) a new best must be to end a stall (0.005: half a percent, not a timing's noise; 0.05 measured, not the default: docs/results/search-small-budgets.md, nineteenth session)", "0.005"},
     {"stall_draw", "stall: jump (the best with one knob moved to its least-proposed value) or rare (of 32 uniform draws, the one of the least-proposed values)", "jump"},
 };
 
@@ -117,6 +119,7 @@ class ModelSearch : public Strategy {
     pass_optimism_ = o.number("pass_optimism", 0, 10);
     stall_ = static_cast<std::size_t>(o.integer("stall", 0, 100000));
     stall_share_ = o.number("stall_share", 0, 1);
+    stall_gain_ = o.number("stall_gain", 0, 10);
     stall_draw_ = o.text("stall_draw");
     if (stall_draw_ != "rare" && stall_draw_ != "jump")
       throw UserError("strategy evo: option stall_draw='" + stall_draw_ + "': choose rare or jump");
@@ -205,7 +208,7 @@ class ModelSearch : public Strategy {
     ++since_best_;
     if (o.passed) {
       ++measured_;
-      if (o.log_time < best_log_ - 0.005) since_best_ = 0;  // half a percent: not a timing's noise
+      if (o.log_time < best_log_ - stall_gain_) since_best_ = 0;
       if (o.log_time < best_log_) best_log_ = o.log_time, best_hash_ = h, best_index_ = observed_.size();
     }
     observed_.push_back(std::move(o));
@@ -674,7 +677,7 @@ class ModelSearch : public Strategy {
   std::string best_hash_;
   std::optional<std::size_t> best_index_;  // in observed_: best_hash_'s observation
   std::size_t stall_ = 8, since_best_ = 0;  // results since the best last improved by 0.5 %
-  double stall_share_ = 0.25, stall_credit_ = 0;
+  double stall_share_ = 0.25, stall_credit_ = 0, stall_gain_ = 0.005;
   std::string stall_draw_ = "jump";
   Forest time_model_, pass_model_;
   GaussianProcess gp_model_;
