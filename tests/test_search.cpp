@@ -25,6 +25,7 @@
 #include "engine/search/strategy.h"
 #include "population/landscape.h"
 #include "population/store.h"
+#include "tests/stops_at_the_best.h"
 #include "tests/support.h"
 
 namespace evo {
@@ -680,32 +681,6 @@ double best_after(const std::vector<StoredEvaluation>& evals, std::size_t n) {
   return best;
 }
 
-// The replay, stopping the run once a candidate as fast as the landscape's best was measured.
-class StopsAtTheBest : public Evaluator {
- public:
-  StopsAtTheBest(Evaluator& inner, double best_us) : inner_(inner), best_us_(best_us) {}
-  const std::atomic<bool>* flag() const { return &found_; }
-  std::string device() const override { return inner_.device(); }
-  std::string build_key(const Config& c) const override { return inner_.build_key(c); }
-  void submit(const Candidate& c) override { inner_.submit(c); }
-  std::vector<Prepared> collect(double t) override { return inner_.collect(t); }
-  Evaluation measure(const Prepared& p, std::size_t lane) override {
-    Evaluation e = inner_.measure(p, lane);
-    if (e.measured() && e.fast.p50_us <= best_us_) found_ = true;
-    return e;
-  }
-  std::size_t lanes() const override { return inner_.lanes(); }
-  std::size_t compile_slots() const override { return inner_.compile_slots(); }
-  bool measures_instantly() const override { return inner_.measures_instantly(); }
-  Timing time_baseline(std::size_t lane = 0) override { return inner_.time_baseline(lane); }
-  void prepare_baseline_timing() override { inner_.prepare_baseline_timing(); }
-
- private:
-  Evaluator& inner_;
-  double best_us_;
-  std::atomic<bool> found_{false};
-};
-
 void write_table_into_docs(const std::string& name, const std::string& table) {
   const fs::path doc = evo::test::source_root() / "docs" / "search.md";
   std::ifstream in(doc);
@@ -773,7 +748,7 @@ TEST(SearchQuality, EvoFindsNearBestAndBeatsRandomOnEveryLandscape) {
         o.budget = static_cast<std::int64_t>(budgets.back());
         // A run that has found the landscape's best stops there: no later budget can do better, so
         // best_after is the same, and CI spends a fraction of the evaluations (issue 37's CI time).
-        StopsAtTheBest at_best(ev, landscape_best);
+        test::StopsAtTheBest at_best(ev, landscape_best);
         o.stop = at_best.flag();
         RunSummary r = run_search(ev.profile(), *s, at_best, store, o);
         auto evals = store.evaluations_of_run(r.run_id);

@@ -10,7 +10,6 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -22,6 +21,7 @@
 #include "engine/run.h"
 #include "engine/search/strategy.h"
 #include "population/store.h"
+#include "tests/stops_at_the_best.h"
 #include "tests/support.h"
 
 namespace evo {
@@ -169,32 +169,6 @@ TEST(SearchSuite, HoldsEveryRecordedLandscape) {
     }
 }
 
-// The replay, stopping once the landscape's best was measured: the curve is flat from there.
-class StopsAtTheBest : public Evaluator {
- public:
-  StopsAtTheBest(Evaluator& inner, double best_us) : inner_(inner), best_us_(best_us) {}
-  const std::atomic<bool>* flag() const { return &found_; }
-  std::string device() const override { return inner_.device(); }
-  std::string build_key(const Config& c) const override { return inner_.build_key(c); }
-  void submit(const Candidate& c) override { inner_.submit(c); }
-  std::vector<Prepared> collect(double t) override { return inner_.collect(t); }
-  Evaluation measure(const Prepared& p, std::size_t lane) override {
-    Evaluation e = inner_.measure(p, lane);
-    if (e.measured() && e.fast.p50_us <= best_us_) found_ = true;
-    return e;
-  }
-  std::size_t lanes() const override { return inner_.lanes(); }
-  std::size_t compile_slots() const override { return inner_.compile_slots(); }
-  bool measures_instantly() const override { return inner_.measures_instantly(); }
-  Timing time_baseline(std::size_t lane = 0) override { return inner_.time_baseline(lane); }
-  void prepare_baseline_timing() override { inner_.prepare_baseline_timing(); }
-
- private:
-  Evaluator& inner_;
-  double best_us_;
-  std::atomic<bool> found_{false};
-};
-
 // Replaces this landscape's row of docs/results/suite.md's table (the line holding its marker; a
 // new one goes at the end). The landscapes' tests run side by side: one at a time writes. A tree
 // without docs: print only.
@@ -271,7 +245,7 @@ TEST_P(SearchSuite, EvoAtOrAboveKernelTunersBest) {
     o.strategy = "evo";
     o.seed = static_cast<std::uint64_t>(seed);
     o.budget = static_cast<std::int64_t>(longest);
-    StopsAtTheBest at_best(ev, optimum);
+    test::StopsAtTheBest at_best(ev, optimum);
     o.stop = at_best.flag();
     const RunSummary r = run_search(ev.profile(), *s, at_best, store, o);
     std::vector<double> curve;
