@@ -228,10 +228,11 @@ WorkerStats serve_queue(const std::string& url, std::int64_t queue_run, Evaluato
           post(p, p.eval);
         }
       }
-      // The GPU is about to wait for a compile: hold one more claim ahead. More compiled than it
-      // needs: one fewer.
+      // The GPU is about to wait for a compile: hold one more claim ahead. Everything in hand
+      // compiled, and more of it than the GPU needs: one fewer (not while compiles are in flight:
+      // a pool finishes them in bursts, which say nothing of how many the GPU needs ahead).
       if (to_measure.empty() && unmeasured > 0) target = std::min(ahead, target + 1);
-      else if (to_measure.size() > kReady && target > kReady + 1) --target;
+      else if (to_measure.size() == unmeasured && to_measure.size() > kReady && target > kReady + 1) --target;
       if (!to_measure.empty()) {
         Prepared p = std::move(to_measure.front());
         to_measure.pop_front();
