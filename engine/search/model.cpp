@@ -68,7 +68,7 @@ const std::vector<StrategyOption> kOptions = {
     {"pass_power", "exponent of the chance to pass in both scores (higher: shy away from failing regions)", "1"},
     {"pass_optimism", "the chance to pass taken as the pass forest's mean plus this many of its trees' spread (0: the mean; where few results are near, the trees disagree and a region one failure wrote off keeps some promise)", "0"},
     {"xi", "ei: improvement (in log time) a configuration must promise beyond the best", "0"},
-    {"stall", "results without a new best (0.5 % faster) after which a share stall_share of proposals are stall draws (0: never; docs/results/search-small-budgets.md, sixteenth session)", "8"},
+    {"stall", "results without a new best (stall_gain faster) after which a share stall_share of proposals are stall draws (0: never; docs/results/search-small-budgets.md, sixteenth session)", "8"},
     {"stall_share", "stall: share of proposals drawn so while no new best comes", "0.25"},
     {"stall_gain", "stall: how much faster (in log time) a new best must be to end a stall (0.005: half a percent, not a timing's noise; 0.05 measured, not the default: docs/results/search-small-budgets.md, nineteenth session)", "0.005"},
     {"stall_draw", "stall: jump (the best with one knob moved to its least-proposed value) or rare (of 32 uniform draws, the one of the least-proposed values)", "jump"},
@@ -209,7 +209,7 @@ class ModelSearch : public Strategy {
     if (o.passed) {
       ++measured_;
       if (o.log_time < best_log_ - stall_gain_) since_best_ = 0;
-      if (o.log_time < best_log_) best_log_ = o.log_time, best_hash_ = h, best_index_ = observed_.size();
+      if (o.log_time < best_log_) best_log_ = o.log_time, best_index_ = observed_.size();
     }
     observed_.push_back(std::move(o));
   }
@@ -490,7 +490,7 @@ class ModelSearch : public Strategy {
           Config c = std::move(q.configs[q.pos++]);
           if (seen_.count(config_hash(c))) continue;
           if (which > 0) credit_[which] -= 1.0;
-          return Candidate{std::move(c), Origin{"model", q.name, {best_hash_}}};
+          return Candidate{std::move(c), Origin{"model", q.name, {best_observed() ? best_observed()->hash : ""}}};
         }
       }
       if (attempt == 0) fit_and_score();
@@ -674,9 +674,8 @@ class ModelSearch : public Strategy {
   std::vector<Observed> observed_;
   std::size_t pending_ = 0, measured_ = 0, observed_at_fit_ = 0;
   double best_log_ = INFINITY;
-  std::string best_hash_;
-  std::optional<std::size_t> best_index_;  // in observed_: best_hash_'s observation
-  std::size_t stall_ = 8, since_best_ = 0;  // results since the best last improved by 0.5 %
+  std::optional<std::size_t> best_index_;  // in observed_: the fastest measured (best_log_'s)
+  std::size_t stall_ = 8, since_best_ = 0;  // results since the best last improved by stall_gain
   double stall_share_ = 0.25, stall_credit_ = 0, stall_gain_ = 0.005;
   std::string stall_draw_ = "jump";
   Forest time_model_, pass_model_;
