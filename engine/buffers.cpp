@@ -513,11 +513,11 @@ class FillMemo {
  private:
   std::shared_ptr<EncodedFill> keep(const std::string& key, std::shared_ptr<EncodedFill> f) {
     // Host and device copies count alike; callers hold shared_ptrs, so clearing frees nothing in use.
-    if (bytes_ + 2 * f->bytes.size() > kLimit) fills_.clear(), bytes_ = 0;
+    if (bytes_ + 2 * f->bytes.size() > kept_bytes_bound(kFloor)) fills_.clear(), bytes_ = 0;
     bytes_ += 2 * f->bytes.size();
     return fills_[key] = std::move(f);
   }
-  static constexpr std::size_t kLimit = std::size_t(4) << 30;
+  static constexpr std::size_t kFloor = std::size_t(4) << 30;
   std::map<std::string, std::shared_ptr<EncodedFill>> fills_;
   std::size_t bytes_ = 0;
 };

@@ -2,6 +2,8 @@
 
 #include <cudaTypedefs.h>  // defines: PFN_cuTensorMapEncodeTiled_v12000, CUtensorMap enums (types only, no libcuda symbol)
 
+#include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <fstream>
 #include <mutex>
@@ -20,7 +22,14 @@ std::string error_text(cudaError_t e) {
   return std::string(cudaGetErrorString(e)) + " (" + cudaGetErrorName(e) + ")";
 }
 
+std::atomic<std::int64_t> probed_memory_bytes{0};
+
 }  // namespace
+
+std::size_t kept_bytes_bound(std::size_t floor) {
+  const std::int64_t mem = probed_memory_bytes.load();
+  return std::max(floor, static_cast<std::size_t>(mem > 0 ? mem / 4 : 0));
+}
 
 DeviceInfo probe_device(int ordinal) {
   DeviceInfo d;
@@ -52,6 +61,7 @@ DeviceInfo probe_device(int ordinal) {
   d.smem_per_block_optin = static_cast<std::int64_t>(p.sharedMemPerBlockOptin);
   d.regs_per_sm = p.regsPerMultiprocessor;
   d.global_mem_bytes = static_cast<std::int64_t>(p.totalGlobalMem);
+  probed_memory_bytes = d.global_mem_bytes;
   if (cudaDriverGetVersion(&v) == cudaSuccess) d.driver = version_text(v);
   return d;
 }

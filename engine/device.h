@@ -5,6 +5,7 @@
 #pragma once
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -32,6 +33,13 @@ struct DeviceInfo {
   std::string runtime;           // "13.0" (cudaRuntimeGetVersion)
 };
 DeviceInfo probe_device(int ordinal);  // never throws
+
+// How many bytes a process-wide keep of device copies (GREEN's buffer sets, the input fills) may
+// hold: a quarter of the memory of the device this process probed last, and never less than
+// `floor`. A fixed bound below one candidate's working set evicts on every candidate: Kernel Tuner's
+// reduction draws a 3.2 GB input, and under a 4 GB bound each candidate read it back from the trial
+// store and uploaded it again, 20 s a candidate on an H200 (docs/results/landscapes_h200).
+std::size_t kept_bytes_bound(std::size_t floor);
 
 // A failed CUDA call. `sticky` means the context is dead (illegal address, launch failure …):
 // every later call fails too, so the worker reports it and exits for a fresh context.

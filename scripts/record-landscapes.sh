@@ -10,6 +10,9 @@
 #   here:  examples/kernel_tuner/fetch-kernels.sh KERNEL_TUNER_CLONE && EVO_BUNDLE_BUILD=build scripts/bundle.sh
 #   there: (device tool, carry ["bundle", "examples/kernel_tuner/kernels"])
 #          scripts/record-landscapes.sh [SUFFIX] [PROFILE...]     e.g.  h100 matmul pnpoly
+# METRICS=0 leaves the hardware metrics to the run's 10 best (a space whose candidates are long).
+# RUN_LIMIT=S stops each run after S seconds (SIGINT: the run ends cleanly, `evo run --resume`
+# finishes it later) and exports what it measured, so a call's time limit never loses a run.
 set -uo pipefail
 OUT="${OUT:-/tmp/evo-landscapes}"
 mkdir -p "$OUT"
@@ -20,8 +23,8 @@ echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 for p in $profiles; do
   work="$(mktemp -d)"
   t0=$(date +%s%N)
-  "$evo" --db "$work/evo.db" --cache "$work/cache" run --profile "examples/kernel_tuner/$p.json" \
-    --strategy exhaustive --budget 1000000 --no-sanitize --metrics-all >"$OUT/run_$p.txt" 2>&1
+  ${RUN_LIMIT:+timeout -s INT "$RUN_LIMIT"} "$evo" --db "$work/evo.db" --cache "$work/cache" run --profile "examples/kernel_tuner/$p.json" \
+    --strategy exhaustive --budget 1000000 --no-sanitize $([ "${METRICS:-1}" = 0 ] || echo --metrics-all) >"$OUT/run_$p.txt" 2>&1
   rc=$?
   echo "$p: exhaustive rc=$rc wall=$(( ($(date +%s%N) - t0) / 1000000 )) ms" | tee -a "$OUT/record.log"
   tail -n 6 "$OUT/run_$p.txt" | tee -a "$OUT/record.log"

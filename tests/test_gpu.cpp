@@ -684,6 +684,30 @@ TEST(GpuGates, TwoLaunchReductionInGraphModeCapturesBothLaunches) {
   EXPECT_GT(e.fast.p50_us, 0);
 }
 
+// An input of 2.56 GB (Kernel Tuner's reduction reads 3.2 GB): its host and device copies came to
+// more than the fill memo's old fixed bound (4 GB), so every other fill cleared the memo and each
+// candidate drew or read the input again, 20 s a candidate on an H200 (docs/results/landscapes_h200).
+// The bound is now a quarter of the device's memory: the second candidate finds the fill kept.
+TEST(GpuGates, AnInputOfGigabytesIsKeptFromOneCandidateToTheNext) {
+  REQUIRE_GPU();
+  nlohmann::json j = shipped_json("reduce_sum");
+  j["problems"] = {{{"name", "small"}, {"sizes", {{"N", 1000}}}}, {{"name", "main"}, {"sizes", {{"N", 640000000}}}}};
+  j["gates"]["green"]["seeds"] = {0};
+  j["gates"]["green"]["trials"] = 1;
+  j["gates"]["fast"]["iters"] = 5;
+  Evaluator& ev = evaluator(write_json(j, "reduce_large").string());
+  const Profile p = load_profile(repo("profiles/reduce_sum.json"));
+  const Evaluation first = ev.evaluate(Candidate{p.baseline, Origin{}});
+  ASSERT_EQ(first.status, Status::Measured) << first.message;
+  // The same partials' shape (BLOCK * ITEMS), so the same buffer set: only the fills are in question.
+  const Evaluation second = ev.evaluate(Candidate{{{"BLOCK", 512}, {"ITEMS", 2}, {"FINAL_BLOCK", 32}}, Origin{}});
+  ASSERT_EQ(second.status, Status::Measured) << second.message;
+  std::cout << "[2.56 GB input] GREEN " << first.seconds_green << " s, then " << second.seconds_green << " s\n";
+  // Drawing or reading 2.56 GB takes seconds; GREEN on kept copies, milliseconds.
+  EXPECT_LT(second.seconds_green, 0.25 * first.seconds_green);
+  EXPECT_LT(second.seconds_green, 0.5);
+}
+
 TEST(GpuGates, CommandReferenceProfilePassesGreen) {
   REQUIRE_GPU();
   REQUIRE_NUMPY();
@@ -1610,6 +1634,21 @@ TEST(WorkerProtocol, AWarmProbeNamingTheProfileReadsItAhead) {
   EXPECT_NE(t.find(profile), std::string::npos) << "the span names the profile it read:\n" << t;
   EXPECT_LT(t.find("context and stream made ahead"), t.find("profile read ahead")) << "the context first:\n" << t;
   fs::remove_all(dir);
+}
+
+// What GREEN and the fill memo may keep: the floor until a device is probed, then a quarter of
+// its memory where that is more (80 GB H100: 20 GB; a machine without a GPU: the floor).
+TEST(Buffers, KeptCopiesAreBoundByAQuarterOfTheProbedDevicesMemory) {
+  const std::size_t floor = std::size_t(4) << 30;
+  const DeviceInfo d = probe_device(0);
+  if (!d.present) {
+    EXPECT_EQ(kept_bytes_bound(floor), floor);
+    EXPECT_EQ(kept_bytes_bound(0), 0u);
+    return;
+  }
+  EXPECT_EQ(kept_bytes_bound(0), static_cast<std::size_t>(d.global_mem_bytes / 4));
+  EXPECT_EQ(kept_bytes_bound(floor), std::max(floor, static_cast<std::size_t>(d.global_mem_bytes / 4)));
+  EXPECT_EQ(kept_bytes_bound(std::size_t(1) << 50), std::size_t(1) << 50);
 }
 
 TEST(Buffers, Fp8RoundTripsRepresentableValuesExactly) {
