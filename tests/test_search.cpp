@@ -559,6 +559,29 @@ TEST(Strategies, PassOptimismZeroIsTheDefaultAndAPositiveOneChangesTheProposals)
   EXPECT_GT(differing, 0u) << "pass_optimism=2 proposed exactly what the mean did in every seed";
 }
 
+// ts_share: Thompson sampling takes its share of the model's turns once the forest leads (the
+// synthetic space fails a seventh, so the process leads the first 16 measured): proposals with its
+// rule appear, none repeats another, and the shares may not add past 1.
+TEST(Strategies, ThompsonSamplingTakesItsShareOfTheModelsTurns) {
+  std::size_t ts = 0, model = 0;
+  for (std::uint64_t seed : {1, 2}) {
+    const auto all = drive("evo", seed, 120, {{"ts_share", "0.5"}});
+    std::set<std::string> seen;
+    for (const auto& c : all) {
+      EXPECT_TRUE(seen.insert(config_hash(c.config)).second) << "seed " << seed << ": proposed twice";
+      if (c.origin.kind != "model") continue;
+      ++model;
+      ts += c.origin.rule == "thompson sampling";
+    }
+  }
+  EXPECT_GT(ts, model / 4) << ts << " of " << model << " model proposals by Thompson sampling at a share of 0.5";
+  EXPECT_LT(ts, model) << "every model proposal by Thompson sampling at a share of 0.5";
+  ReplayEvaluator ev(kSynthetic);
+  KnobSpace space(ev.profile());
+  StrategyContext ctx{ev.profile(), space, 0, {{"lcb_share", "0.5"}, {"ts_share", "0.6"}}, "", "", {}};
+  EXPECT_THROW(make_strategy("evo", ctx), UserError);
+}
+
 TEST(Strategies, BadOptionsAreOneLineUserErrors) {
   ReplayEvaluator ev(kSynthetic);
   KnobSpace space(ev.profile());

@@ -95,4 +95,14 @@ ForestPrediction Forest::predict(const float* row) const {
   return p;
 }
 
+void Forest::predict_each(const float* row, std::vector<double>& out) const {
+  out.resize(trees_.size());
+  for (std::size_t i = 0; i < trees_.size(); ++i) {
+    const Tree& t = trees_[i];
+    std::int32_t n = 0;
+    while (t[n].feature >= 0) n = row[t[n].feature] <= t[n].threshold ? t[n].left : t[n].right;
+    out[i] = t[n].value;
+  }
+}
+
 }  // namespace evo

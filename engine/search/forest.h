@@ -22,6 +22,10 @@ class Forest {
            std::size_t trees, SearchRng& rng);
   bool empty() const { return trees_.empty(); }
   ForestPrediction predict(const float* row) const;
+  // Each tree's prediction, in tree order (`out` resized to trees()): one sample of the function
+  // the forest believes in, for Thompson sampling.
+  void predict_each(const float* row, std::vector<double>& out) const;
+  std::size_t trees() const { return trees_.size(); }
 
  private:
   struct Node {

@@ -65,6 +65,7 @@ const std::vector<StrategyOption> kOptions = {
     {"kappa", "lcb: weight of the spread (0: the predicted time alone, times the chance to pass)", "0"},
     {"lcb_share", "mix: share of model proposals taken by lcb", "0.25"},
     {"near_share", "share of model proposals taken by lcb among configurations at most two knobs from the best (a trust region; 0.25 found kt_matmul's best in 55% of seeds at 10% instead of 85%)", "0"},
+    {"ts_share", "share of model proposals taken by Thompson sampling: each the best of one tree of the time forest (a sample of the function the forest believes in), times the chance to pass; while the process leads, its turn goes to the others", "0"},
     {"pass_power", "exponent of the chance to pass in both scores (higher: shy away from failing regions)", "1"},
     {"pass_optimism", "the chance to pass taken as the pass forest's mean plus this many of its trees' spread (0: the mean; where few results are near, the trees disagree and a region one failure wrote off keeps some promise)", "0"},
     {"xi", "ei: improvement (in log time) a configuration must promise beyond the best", "0"},
@@ -125,10 +126,12 @@ class ModelSearch : public Strategy {
       throw UserError("strategy evo: option stall_draw='" + stall_draw_ + "': choose rare or jump");
     const double lcb = acq == "ei" ? 0.0 : acq == "lcb" ? 1.0 : o.number("lcb_share", 0, 1);
     const double near = o.number("near_share", 0, 1);
-    if (lcb + near > 1.0) throw UserError("strategy evo: lcb_share + near_share must be <= 1 (the rest is ei)");
-    share_[0] = acq == "lcb" ? 0.0 : 1.0 - lcb - near;
+    const double ts = o.number("ts_share", 0, 1);
+    if (lcb + near + ts > 1.0) throw UserError("strategy evo: lcb_share + near_share + ts_share must be <= 1 (the rest is ei)");
+    share_[0] = acq == "lcb" ? 0.0 : 1.0 - lcb - near - ts;
     share_[1] = lcb;
     share_[2] = near;
+    share_[3] = ts;
     prepare_geometry();
     for (const auto& k : space_.knobs()) {
       std::set<int> twos, bits;
@@ -477,11 +480,16 @@ class ModelSearch : public Strategy {
     // The acquisitions take turns (a portfolio: none wins on every landscape): lcb and near each
     // when it has earned a whole turn at its share, expected improvement otherwise; one whose
     // queue is spent gives its turn on.
-    credit_[1] += share_[1];
-    credit_[2] += share_[2];
-    int order[3] = {0, 1, 2};
-    if (credit_[2] >= 1.0 - 1e-9) order[0] = 2, order[1] = 0, order[2] = 1;
-    if (credit_[1] >= 1.0 - 1e-9) order[0] = 1, order[1] = 0, order[2] = 2;
+    for (int k = 1; k < kQueues; ++k) credit_[k] += share_[k];
+    // Thompson sampling has no queue while the process leads: its turns are not saved up for later.
+    if (queues_[3].pos >= queues_[3].configs.size()) credit_[3] = std::min(credit_[3], 1.0);
+    // The first that has earned a whole turn, then expected improvement, then the others.
+    int order[kQueues], n = 0;
+    for (int k = 1; k < kQueues && n == 0; ++k)
+      if (credit_[k] >= 1.0 - 1e-9) order[n++] = k;
+    order[n++] = 0;
+    for (int k = 1; k < kQueues; ++k)
+      if (n == 1 || order[0] != k) order[n++] = k;
     for (int attempt = 0; attempt < 2; ++attempt) {
       for (int which : order) {
         if (share_[which] <= 0) continue;
@@ -552,6 +560,11 @@ class ModelSearch : public Strategy {
     std::vector<float> incumbent;
     if (const Observed* best = best_observed()) incumbent.assign(best->row.begin(), best->row.begin() + space_.knobs().size());
     std::vector<Scored> ei_scored, lcb_scored, near_scored;
+    // Thompson sampling: each tree's few best, by its own prediction times the chance to pass.
+    const bool ts = share_[3] > 0 && !gp && !time_model_.empty();
+    constexpr std::size_t kPerTree = 4;
+    std::vector<std::vector<Scored>> ts_best(ts ? time_model_.trees() : 0);
+    std::vector<double> each;
     for (std::size_t i = 0; i < cands->size(); ++i) {
       if (seen_.count((*hashes)[i])) continue;
       const float* r = rows->data() + i * features_;
@@ -577,10 +590,32 @@ class ModelSearch : public Strategy {
       if (share_[2] > 0 && !incumbent.empty() && away <= 2) near_scored.push_back({promise, i});
       const double z = (best_log_ - xi_ - t.mean) / s;
       if (share_[0] > 0) ei_scored.push_back({s * (z * normal_cdf(z) + normal_pdf(z)) * pass, i});
+      if (ts) {
+        time_model_.predict_each(r, each);
+        for (std::size_t t = 0; t < each.size(); ++t) {
+          auto& b = ts_best[t];
+          const Scored sc{std::exp(best_log_ - each[t]) * pass, i};
+          if (b.size() == kPerTree && sc.score <= b.back().score) continue;
+          if (b.size() == kPerTree) b.pop_back();
+          b.insert(std::upper_bound(b.begin(), b.end(), sc, [](const Scored& x, const Scored& y) { return x.score > y.score; }), sc);
+        }
+      }
     }
     fill(queues_[0], ei_scored, *cands);
     fill(queues_[1], lcb_scored, *cands);
     fill(queues_[2], near_scored, *cands);
+    if (ts) {  // the trees in a random order, each giving its best not yet queued
+      std::vector<std::size_t> trees(ts_best.size());
+      for (std::size_t t = 0; t < trees.size(); ++t) trees[t] = t;
+      for (std::size_t t = trees.size(); t > 1; --t) std::swap(trees[t - 1], trees[rng_.index(t)]);
+      std::set<std::size_t> queued;
+      for (std::size_t t : trees)
+        for (const Scored& sc : ts_best[t])
+          if (queued.insert(sc.index).second) {
+            queues_[3].configs.push_back((*cands)[sc.index]);
+            break;
+          }
+    }
   }
 
   struct Scored {
@@ -680,8 +715,10 @@ class ModelSearch : public Strategy {
   std::string stall_draw_ = "jump";
   Forest time_model_, pass_model_;
   GaussianProcess gp_model_;
-  Queue queues_[3] = {{"expected improvement", {}, 0}, {"lower confidence bound", {}, 0}, {"near the best", {}, 0}};
-  double share_[3] = {0.75, 0.25, 0}, credit_[3] = {0, 0, 0};  // turns earned minus turns taken
+  static constexpr int kQueues = 4;
+  Queue queues_[kQueues] = {{"expected improvement", {}, 0}, {"lower confidence bound", {}, 0}, {"near the best", {}, 0},
+                            {"thompson sampling", {}, 0}};
+  double share_[kQueues] = {0.75, 0.25, 0, 0}, credit_[kQueues] = {0, 0, 0, 0};  // turns earned minus turns taken
 };
 
 }  // namespace
