@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Call D (prepared 2026-11-28, twentieth session, for the next session's device time; 1 x H200 or
 # H100, carry ["bundle.tar.xz", "examples/kernel_tuner/kernels"], bundle built with evo_tests).
-#   1. `GpuGates.AnInputOfGigabytesIsKeptFromOneCandidateToTheNext` and `Buffers.KeptCopies...`,
+#   1. `GpuGates.InputsOfGigabytesAreKeptFromOneCandidateToTheNext` and `Buffers.KeptCopies...`,
 #      written after call C and never yet run on a GPU.
 #   2. kt_reduction whole, in one call (timings are compared within one call only): call C measured
 #      2 239 of 2 376 in 420 s (a mean of 187 ms a candidate, the kernels' own time: up to 293 ms a
@@ -14,7 +14,7 @@ tar xJf bundle.tar.xz
 export OUT_DIR="$OUT"; export OUT="$OUT/landscapes"; mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$OUT/device.txt"
 EVO_BINARY=$PWD/bundle/evo EVO_CACHE=/tmp/evo-test-cache bundle/evo_tests \
-  --gtest_filter='GpuGates.AnInputOfGigabytes*:Buffers.KeptCopies*' > "$OUT/tests.txt" 2>&1
+  --gtest_filter='GpuGates.InputsOfGigabytes*:Buffers.KeptCopies*' > "$OUT/tests.txt" 2>&1
 tail -n 5 "$OUT/tests.txt"
 METRICS=0 RUN_LIMIT=${RUN_LIMIT:-520} scripts/record-landscapes.sh "$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | grep -q H100 && echo h100 || echo h200)" reduction
 tar czf "$OUT_DIR/callD.tgz" -C "$OUT" .
