@@ -4,7 +4,9 @@
 // strategies are deterministic per seed, so their recorded figures are what they would give again.
 // evo runs the same seeds (0 to 19) through the same run loop as `evo run --replay`, so its figures
 // here are kt_compare's. Each landscape is a test of its own (ctest spreads them over the cores), and
-// each writes its rows into docs/results/suite.md.
+// each writes its rows into docs/results/suite.md. A landscape whose entry names a sibling
+// (`transfer_from`: the kernel measured on another GPU or problem) runs again with it, as `evo run`
+// has it from its database or --transfer-from.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
@@ -20,6 +22,7 @@
 #include "engine/replay.h"
 #include "engine/run.h"
 #include "engine/search/strategy.h"
+#include "engine/search/transfer.h"
 #include "population/store.h"
 #include "tests/stops_at_the_best.h"
 #include "tests/support.h"
@@ -119,6 +122,7 @@ TEST(MethodologyScoreOf, RandomSearchsExpectationIsZeroAndTheOptimumOne) {
 
 struct SuiteEntry {
   std::string file, kt_best_by, gap, source;
+  std::string transfer_from;  // a sibling landscape (the kernel on another GPU or problem), or ""
   double kt_best_score = 0;
   std::vector<double> kt_best_shares;
   std::string level_with;  // a Kernel Tuner strategy whose shares evo must be level with (a gap's test)
@@ -138,6 +142,7 @@ std::vector<SuiteEntry> read_suite() {
     e.kt_best_shares = l.at("kt_best_shares").get<std::vector<double>>();
     e.source = l.at("source").get<std::string>();
     e.gap = l.value("gap", "");
+    e.transfer_from = l.value("transfer_from", "");
     if (l.contains("level_with")) {
       e.level_with = l["level_with"].at("strategy").get<std::string>();
       e.level_shares = l["level_with"].at("shares").get<std::vector<double>>();
@@ -192,6 +197,55 @@ void write_row_into_docs(const std::string& name, const std::string& row) {
   std::ofstream(doc) << text;
 }
 
+// Per seed, the best after M = 1 .. longest new evaluations of evo's default (with `options`) on
+// the landscape, through the run loop as `evo run --replay` runs it; `transfer` as `evo run` gives it
+// from related tasks (empty: a fresh database).
+std::vector<std::vector<double>> best_curves(ReplayEvaluator& ev, const KnobSpace& space, double optimum,
+                                             std::size_t longest, int seeds,
+                                             const std::map<std::string, std::string>& options,
+                                             const std::vector<Config>& transfer) {
+  std::vector<std::vector<double>> curves;
+  for (int seed = 0; seed < seeds; ++seed) {
+    TempDir d;
+    Store store(d.path / "evo.db");
+    StrategyContext ctx{ev.profile(), space, 0, {}, "", "", {}};
+    ctx.seed = static_cast<std::uint64_t>(seed);
+    ctx.options = options;
+    ctx.transfer = transfer;
+    auto s = make_strategy("evo", ctx);
+    RunOptions o;
+    o.strategy = "evo";
+    o.seed = static_cast<std::uint64_t>(seed);
+    o.budget = static_cast<std::int64_t>(longest);
+    test::StopsAtTheBest at_best(ev, optimum);
+    o.stop = at_best.flag();
+    const RunSummary r = run_search(ev.profile(), *s, at_best, store, o);
+    std::vector<double> curve;
+    double best = INFINITY;
+    for (const auto& e : store.evaluations_of_run(r.run_id)) {
+      if (e.reused) continue;
+      if (e.eval.measured()) best = std::min(best, e.eval.fast.p50_us);
+      curve.push_back(best);
+      if (curve.size() == longest) break;
+    }
+    curve.resize(longest, best);  // stopped at the optimum (or the space ran out): what it had
+    curves.push_back(std::move(curve));
+  }
+  return curves;
+}
+
+// Shares of the seeds within 2 % of the optimum at each budget.
+std::vector<double> shares_at(const std::vector<std::vector<double>>& curves, const std::vector<std::size_t>& budgets,
+                              double optimum) {
+  std::vector<double> shares;
+  for (auto b : budgets) {
+    double near = 0;
+    for (const auto& c : curves) near += c[b - 1] <= optimum * 1.02 ? 1 : 0;
+    shares.push_back(100.0 * near / double(curves.size()));
+  }
+  return shares;
+}
+
 class SearchSuite : public ::testing::TestWithParam<std::string> {};
 
 // evo's default, seeds 0..19 (while tuning, EVO_SUITE_SEEDS=N: seeds 0..N-1, and
@@ -233,39 +287,9 @@ TEST_P(SearchSuite, EvoAtOrAboveKernelTunersBest) {
   }
   const std::size_t longest = std::max(budgets.back(), methodology.end());
 
-  std::vector<std::vector<double>> curves;
-  for (int seed = 0; seed < seeds; ++seed) {
-    TempDir d;
-    Store store(d.path / "evo.db");
-    StrategyContext ctx{ev.profile(), space, 0, {}, "", "", {}};
-    ctx.seed = static_cast<std::uint64_t>(seed);
-    ctx.options = options;
-    auto s = make_strategy("evo", ctx);
-    RunOptions o;
-    o.strategy = "evo";
-    o.seed = static_cast<std::uint64_t>(seed);
-    o.budget = static_cast<std::int64_t>(longest);
-    test::StopsAtTheBest at_best(ev, optimum);
-    o.stop = at_best.flag();
-    const RunSummary r = run_search(ev.profile(), *s, at_best, store, o);
-    std::vector<double> curve;
-    double best = INFINITY;
-    for (const auto& e : store.evaluations_of_run(r.run_id)) {
-      if (e.reused) continue;
-      if (e.eval.measured()) best = std::min(best, e.eval.fast.p50_us);
-      curve.push_back(best);
-      if (curve.size() == longest) break;
-    }
-    curve.resize(longest, best);  // stopped at the optimum (or the space ran out): what it had
-    curves.push_back(std::move(curve));
-  }
+  const std::vector<std::vector<double>> curves = best_curves(ev, space, optimum, longest, seeds, options, {});
   const double score = methodology.score(curves);
-  std::vector<double> shares;
-  for (auto b : budgets) {
-    double near = 0;
-    for (const auto& c : curves) near += c[b - 1] <= optimum * 1.02 ? 1 : 0;
-    shares.push_back(100.0 * near / double(curves.size()));
-  }
+  const std::vector<double> shares = shares_at(curves, budgets, optimum);
 
   // The rows: evo's, then Kernel Tuner's best, each share marked where evo is below theirs.
   std::ostringstream t;
@@ -283,6 +307,35 @@ TEST_P(SearchSuite, EvoAtOrAboveKernelTunersBest) {
   t << " | " << entry.gap << " <!-- suite:" << GetParam() << " --> |\n";
   std::cout << t.str();
   if (!seeds_env && !options_env) write_row_into_docs(GetParam(), t.str());
+
+  // With a sibling landscape (the same kernel measured on another GPU or problem), what `evo run`
+  // does when the database or --transfer-from holds it: its fastest configurations first. Kernel
+  // Tuner's strategies have no such input; their figures are the same.
+  if (!entry.transfer_from.empty()) {
+    const TransferSource src = transfer_from_landscape(kData / entry.transfer_from);
+    std::vector<Config> transfer;
+    for (const auto& c : transfer_candidates({src}, space, ev.profile().baseline, 64)) transfer.push_back(c.config);
+    ASSERT_FALSE(transfer.empty()) << entry.transfer_from << ": nothing maps into this space";
+    const auto with = best_curves(ev, space, optimum, longest, seeds, options, transfer);
+    const double t_score = methodology.score(with);
+    const std::vector<double> t_shares = shares_at(with, budgets, optimum);
+    std::ostringstream tr;
+    tr << "| `" << GetParam() << "` | `" << fs::path(entry.transfer_from).stem().string() << "` (";
+    for (std::size_t i = 0; i < budgets.size(); ++i) tr << (i ? "/" : "") << budgets[i];
+    std::snprintf(buf, sizeof buf, ") | %.3f | %.3f | %.3f (%s) |", t_score, score, entry.kt_best_score, entry.kt_best_by.c_str());
+    tr << buf;
+    for (std::size_t i = 0; i < budgets.size(); ++i) {
+      std::snprintf(buf, sizeof buf, "%s%.0f%s", i ? " / " : " ", t_shares[i], t_shares[i] < entry.kt_best_shares[i] ? " ✗" : "");
+      tr << buf;
+    }
+    tr << " |";
+    for (std::size_t i = 0; i < budgets.size(); ++i) tr << (i ? " / " : " ") << entry.kt_best_shares[i];
+    tr << " | <!-- suite:transfer:" << GetParam() << " --> |\n";
+    std::cout << tr.str();
+    if (!seeds_env && !options_env) write_row_into_docs("transfer:" + GetParam(), tr.str());
+    EXPECT_GE(t_score, entry.kt_best_score) << "with transfer from " << entry.transfer_from
+                                            << ", evo's score below Kernel Tuner's " << entry.kt_best_by;
+  }
 
   if (entry.gap.empty()) {
     EXPECT_GE(score, entry.kt_best_score) << "evo's methodology score below Kernel Tuner's " << entry.kt_best_by;
