@@ -21,6 +21,7 @@
 #include "engine/expr.h"
 #include "engine/evaluation_json.h"
 #include "engine/hash.h"
+#include "engine/replay.h"  // defines: landscape_coverage, coverage_note
 #include "engine/launch.h"
 #include "engine/profile.h"
 #include "engine/space.h"
@@ -835,6 +836,9 @@ int cmd_export_landscape(const Globals& g, std::int64_t run, const std::string& 
   if (!s.run(run)) throw UserError("no run " + std::to_string(run) + " in " + s.name());
   write_landscape(s, run, to);
   std::cout << "wrote " << to << "\n";
+  // A run cut short exported what it evaluated: say so, so a replay's failures are not taken for the kernel's.
+  if (const std::string note = coverage_note(to, landscape_coverage(read_landscape(to))); !note.empty())
+    std::cout << note << "\n";
   return 0;
 }
 

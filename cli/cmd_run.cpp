@@ -300,6 +300,8 @@ int cmd_run(const Globals& g, const RunArgs& given) {
     pipeline = cost.compile_s != 0 || cost.gpu_s > 0 ? Pipeline::Simulated : Pipeline::None;
     auto replay = std::make_unique<ReplayEvaluator>(a.replay, cost);
     profile = replay->profile();
+    if (const std::string note = coverage_note(a.replay, landscape_coverage(replay->landscape())); !note.empty())
+      spdlog::warn("{}", note);
     // Only a profile named on purpose (--profile) can contradict the landscape: a name must be the
     // landscape's, a file must hold the landscape's space (what evo.tune writes, replayed in its tests).
     if (!given.resume && a.profile != RunArgs{}.profile && a.profile != profile.name) {

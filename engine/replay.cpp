@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
+#include <unordered_set>
 
 #include "engine/error.h"
 #include "engine/evaluation_json.h"  // defines: to_json/from_json of PtxasReport, Outcome, Status
@@ -211,6 +212,26 @@ Profile landscape_profile(const Landscape& l, const std::filesystem::path& path)
   p.problems = l.problems;
   p.objective = l.objective;
   return p;
+}
+
+LandscapeCoverage landscape_coverage(const Landscape& l) {
+  const Profile p = landscape_profile(l, {});
+  const KnobSpace space(p);
+  std::unordered_set<std::string> recorded;
+  for (const auto& pt : l.points) recorded.insert(config_hash(pt.knobs));
+  LandscapeCoverage c;
+  for (const auto& cfg : space.enumerate_valid()) {
+    ++c.valid;
+    c.recorded += recorded.count(config_hash(cfg));
+  }
+  return c;
+}
+
+std::string coverage_note(const std::string& file, const LandscapeCoverage& c) {
+  if (c.unrecorded() == 0) return "";
+  return file + " holds " + std::to_string(c.recorded) + " of the " + std::to_string(c.valid) +
+         " configurations that pass its constraints: a replay gives the other " + std::to_string(c.unrecorded()) +
+         " as failures (\"not recorded in landscape\")";
 }
 
 namespace {

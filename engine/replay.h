@@ -54,6 +54,17 @@ Landscape read_landscape(const std::filesystem::path& path);
 // The file's text: one configuration per line so that diffs stay readable.
 std::string landscape_text(const Landscape& l);
 
+// How much of its valid space a landscape holds: a run cut short (a time limit, Ctrl-C) exports
+// the configurations it evaluated, and a replay gives the others as failures.
+struct LandscapeCoverage {
+  std::size_t valid = 0;       // configurations that pass the landscape's constraints
+  std::size_t recorded = 0;    // of those, the ones with a point
+  std::size_t unrecorded() const { return valid - recorded; }
+};
+LandscapeCoverage landscape_coverage(const Landscape& l);
+// "" when whole; else one sentence naming the file, how many are missing and what a replay makes of them.
+std::string coverage_note(const std::string& file, const LandscapeCoverage& c);
+
 // A Profile carrying the landscape's knob space, problems and launch (no template: nothing is
 // compiled in a replay). Its path is the landscape file.
 Profile landscape_profile(const Landscape& l, const std::filesystem::path& path);

@@ -181,6 +181,29 @@ TEST(RunCommand, ExportedLandscapeReplaysTheRun) {
   EXPECT_GT(again.time_baseline().p50_us, 0);
 }
 
+// A run cut short exports what it evaluated; export and replay both say how much of the valid
+// space the file holds (a replay gives the rest as failures), and say nothing of a whole one.
+TEST(RunCommand, ALandscapeOfARunCutShortSaysHowMuchOfTheSpaceItHolds) {
+  TempDir d;
+  ASSERT_EQ(evo(d.path, replay_args(30)).code, 0);
+  const fs::path part = d.path / "part.json";
+  const Result r = evo(d.path, "export-landscape 1 --to '" + part.string() + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const LandscapeCoverage c = landscape_coverage(read_landscape(kLandscape));
+  ASSERT_EQ(c.unrecorded(), 0u) << "the synthetic landscape is a whole space";
+  const std::string held = "holds 30 of the " + std::to_string(c.valid) + " configurations";
+  EXPECT_NE(r.out.find(held), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("other " + std::to_string(c.valid - 30) + " as failures"), std::string::npos) << r.out;
+  TempDir d2, d3;
+  const Result replayed = evo(d2.path, "run --replay '" + part.string() + "' --budget 5");
+  ASSERT_EQ(replayed.code, 0) << replayed.err;
+  EXPECT_NE((replayed.out + replayed.err).find(held), std::string::npos) << replayed.out << replayed.err;
+
+  const Result whole = evo(d3.path, "run --replay '" + kLandscape.string() + "' --budget 5");
+  ASSERT_EQ(whole.code, 0) << whole.err;
+  EXPECT_EQ((whole.out + whole.err).find("configurations that pass its constraints"), std::string::npos) << whole.out;
+}
+
 // Exhaustive and random read no metrics while they run: no candidate is profiled mid-run, and the
 // run's ten best are at its end, their records completed in the store (issue 35). The model-led
 // default reads them (the insight rules) and is profiled as it goes.
