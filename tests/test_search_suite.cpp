@@ -246,6 +246,25 @@ std::vector<double> shares_at(const std::vector<std::vector<double>>& curves, co
   return shares;
 }
 
+// " 7/13/26/38" style cells of a table row: the budgets, evo's shares (each marked ✗ where below
+// Kernel Tuner's best) and Kernel Tuner's best shares.
+std::string budgets_text(const std::vector<std::size_t>& budgets) {
+  std::string t;
+  for (std::size_t i = 0; i < budgets.size(); ++i) t += (i ? "/" : "") + std::to_string(budgets[i]);
+  return t;
+}
+std::string shares_cells(const std::vector<double>& shares, const std::vector<double>& kt_best) {
+  std::ostringstream t;
+  char buf[64];
+  for (std::size_t i = 0; i < shares.size(); ++i) {
+    std::snprintf(buf, sizeof buf, "%s%.0f%s", i ? " / " : " ", shares[i], shares[i] < kt_best[i] ? " ✗" : "");
+    t << buf;
+  }
+  t << " |";
+  for (std::size_t i = 0; i < kt_best.size(); ++i) t << (i ? " / " : " ") << kt_best[i];
+  return t.str();
+}
+
 class SearchSuite : public ::testing::TestWithParam<std::string> {};
 
 // evo's default, seeds 0..19 (while tuning, EVO_SUITE_SEEDS=N: seeds 0..N-1, and
@@ -294,16 +313,8 @@ TEST_P(SearchSuite, EvoAtOrAboveKernelTunersBest) {
   // The rows: evo's, then Kernel Tuner's best, each share marked where evo is below theirs.
   std::ostringstream t;
   char buf[200];
-  t << "| `" << GetParam() << "` (";
-  for (std::size_t i = 0; i < budgets.size(); ++i) t << (i ? "/" : "") << budgets[i];
   std::snprintf(buf, sizeof buf, ") | %.3f | %.3f (%s) |", score, entry.kt_best_score, entry.kt_best_by.c_str());
-  t << buf;
-  for (std::size_t i = 0; i < budgets.size(); ++i) {
-    std::snprintf(buf, sizeof buf, "%s%.0f%s", i ? " / " : " ", shares[i], shares[i] < entry.kt_best_shares[i] ? " ✗" : "");
-    t << buf;
-  }
-  t << " |";
-  for (std::size_t i = 0; i < budgets.size(); ++i) t << (i ? " / " : " ") << entry.kt_best_shares[i];
+  t << "| `" << GetParam() << "` (" << budgets_text(budgets) << buf << shares_cells(shares, entry.kt_best_shares);
   t << " | " << entry.gap << " <!-- suite:" << GetParam() << " --> |\n";
   std::cout << t.str();
   if (!seeds_env && !options_env) write_row_into_docs(GetParam(), t.str());
@@ -320,16 +331,9 @@ TEST_P(SearchSuite, EvoAtOrAboveKernelTunersBest) {
     const double t_score = methodology.score(with);
     const std::vector<double> t_shares = shares_at(with, budgets, optimum);
     std::ostringstream tr;
-    tr << "| `" << GetParam() << "` | `" << fs::path(entry.transfer_from).stem().string() << "` (";
-    for (std::size_t i = 0; i < budgets.size(); ++i) tr << (i ? "/" : "") << budgets[i];
     std::snprintf(buf, sizeof buf, ") | %.3f | %.3f | %.3f (%s) |", t_score, score, entry.kt_best_score, entry.kt_best_by.c_str());
-    tr << buf;
-    for (std::size_t i = 0; i < budgets.size(); ++i) {
-      std::snprintf(buf, sizeof buf, "%s%.0f%s", i ? " / " : " ", t_shares[i], t_shares[i] < entry.kt_best_shares[i] ? " ✗" : "");
-      tr << buf;
-    }
-    tr << " |";
-    for (std::size_t i = 0; i < budgets.size(); ++i) tr << (i ? " / " : " ") << entry.kt_best_shares[i];
+    tr << "| `" << GetParam() << "` | `" << fs::path(entry.transfer_from).stem().string() << "` (" << budgets_text(budgets)
+       << buf << shares_cells(t_shares, entry.kt_best_shares);
     tr << " | <!-- suite:transfer:" << GetParam() << " --> |\n";
     std::cout << tr.str();
     if (!seeds_env && !options_env) write_row_into_docs("transfer:" + GetParam(), tr.str());
