@@ -3,12 +3,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <random>
 
 #include "cli/commands.h"
 #include "cli/table.h"
+#include "engine/buffers.h"  // defines: buffer_set_demand
 #include "engine/compiler.h"
 #include "engine/error.h"
 #include "engine/evaluation_json.h"
@@ -72,6 +74,24 @@ int cmd_check(const Globals& g, const std::string& name) {
   const auto ref_launches = p.reference_launches();
   const std::string reference_kind =
       p.reference_command ? "command" : p.reference_data ? "data" : p.reference_config ? "config" : "kernel";
+  // A knob-sized scratch beside inputs of gigabytes: GREEN and FAST keep a set of device buffers per
+  // shape, and past what a GPU keeps (a quarter of its memory, at least 8 GB) they are made again and
+  // the inputs uploaded again, candidate after candidate (20 s a candidate: docs/results/landscapes_h200).
+  std::vector<std::string> notes;
+  for (const auto& pr : p.problems) {
+    const BufferSetDemand d = buffer_set_demand(p, pr, valid);
+    const double gb = double(d.largest_bytes) / 1e9;
+    if (d.sets < 2 || double(d.sets) * gb <= 8.0) continue;
+    std::string names;
+    for (const auto& n : d.knob_sized) names += (names.empty() ? "" : ", ") + n;
+    char buf[320];
+    std::snprintf(buf, sizeof buf,
+                  "problem %s: %zu sets of buffers of up to %.1f GB (%.0f GB together), as scratch %s is sized by "
+                  "knobs; a GPU keeps a quarter of its memory of them (at least 8 GB) and makes the rest again "
+                  "for every candidate: give it the shape of its largest value",
+                  pr.name.c_str(), d.sets, gb, double(d.sets) * gb, names.c_str());
+    notes.push_back(buf);
+  }
   if (g.json) {
     nlohmann::json j{{"profile", p.name},       {"path", p.path.string()}, {"space", space.size()},
                      {"valid", valid.size()},   {"baseline", p.baseline},  {"baseline_valid", !why},
@@ -80,6 +100,7 @@ int cmd_check(const Globals& g, const std::string& name) {
     for (const KernelSpec* k : launches) j["launches"].push_back({{"template", k->source.string()}, {"kernel", k->name}});
     j["reference"] = {{"kind", reference_kind}, {"text", p.reference_text()}};
     if (p.reference_command) j["reference"]["command"] = p.reference_command->command;
+    j["notes"] = notes;
     std::cout << j.dump(2) << '\n';
   } else {
     std::cout << "profile   " << p.name << "  (" << p.path.string() << ")\n";
@@ -110,6 +131,7 @@ int cmd_check(const Globals& g, const std::string& name) {
     for (const auto& pr : p.problems) std::cout << pr.name << (pr.name == p.objective ? "* " : " ");
     std::cout << " (* objective)\nbaseline  " << config_text(p.baseline) << "  "
               << (why ? "INVALID: " + *why : std::string("valid")) << "\n";
+    for (const auto& n : notes) std::cout << "note      " << n << "\n";
   }
   return why ? 1 : 0;
 }

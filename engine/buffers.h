@@ -105,6 +105,17 @@ void forget_fill_copies();
 // The shapes of every buffer of `p` for problem `prob` at configuration `c`: two configurations
 // with the same key can share one BufferSet (only scratch buffers may depend on knobs).
 std::string buffer_shapes_key(const Profile& p, const Problem& prob, const Config& c);
+// What GREEN and FAST would keep for problem `prob` over `configs`: one set of device buffers per
+// combination of buffer shapes (only knob-sized scratch makes more than one), the bytes of the
+// largest set, and the scratch buffers whose shape moved with the knobs. `evo check` warns when the
+// sets outgrow what a GPU keeps (docs/profiles.md, buffers: `shape`).
+struct BufferSetDemand {
+  std::size_t sets = 0;
+  std::int64_t largest_bytes = 0;
+  std::vector<std::string> knob_sized;
+};
+BufferSetDemand buffer_set_demand(const Profile& p, const Problem& prob, const std::vector<Config>& configs);
+
 // Candidates one set of kept buffers serves together, for a metrics collection of several
 // (gates/metrics.h, collect_metrics_batch): the indices of `configs` grouped by their buffer shapes
 // on `prob`, at most `most` a group (at least 1), each group and the groups in the order given (a

@@ -1051,6 +1051,28 @@ TEST(Cli, CheckListsEveryLaunchAndANonKernelReference) {
   EXPECT_EQ(json::parse(run_evo({"check", "stencil3", "--json"}, kSource).out)["reference"]["kind"], "command");
 }
 
+// A scratch sized by knobs beside an input of gigabytes: GREEN keeps a set of buffers per shape, so
+// `evo check` says how many and how large, naming the scratch (Kernel Tuner's reduction made eleven
+// sets of 3.2 GB and ran at 20 s a candidate). The shipped reduce_sum (4 M floats) says nothing.
+TEST(Cli, CheckWarnsOfKnobSizedScratchBesideGigabytesOfInput) {
+  const Result plain = run_evo({"check", "reduce_sum", "--json"}, kSource);
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  EXPECT_TRUE(json::parse(plain.out)["notes"].empty()) << plain.out;
+
+  TempDir t;
+  json j = json::parse(std::ifstream(kSource / "profiles" / "reduce_sum.json"));
+  j["template"] = (kSource / "templates/examples/reduce.cu").string();
+  j["reference"]["template"] = (kSource / "templates/examples/reduce_ref.cu").string();
+  j["problems"][1]["sizes"]["N"] = 800000000;
+  std::ofstream(t.path / "big.json") << j.dump(1);
+  const Result r = run_evo({"check", (t.path / "big.json").string()}, t.path);
+  ASSERT_EQ(r.code, 0) << r.err;
+  // BLOCK x ITEMS takes 7 values from 128 to 8192: 7 shapes of PARTIAL on the main problem.
+  EXPECT_NE(r.out.find("note      problem main: 7 sets of buffers of up to 3.2 GB"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("as scratch PARTIAL is sized by knobs"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("problem small:"), std::string::npos) << r.out;  // kilobytes: nothing to say
+}
+
 TEST(CliCompile, BothKernelsOfATwoLaunchProfilePassTheStaticGate) {
   TempDir t;
   const Result r = run_evo({"--cache", (t.path / "cache").string(), "compile", "reduce_sum", "--json"}, kSource);
