@@ -75,7 +75,7 @@ int cmd_check(const Globals& g, const std::string& name) {
   const std::string reference_kind =
       p.reference_command ? "command" : p.reference_data ? "data" : p.reference_config ? "config" : "kernel";
   // A knob-sized scratch beside inputs of gigabytes: GREEN and FAST keep a set of device buffers per
-  // shape, and past what a GPU keeps (a quarter of its memory, at least 8 GB) they are made again and
+  // shape, and past what a GPU keeps (an eighth of its memory, at least 8 GB) they are made again and
   // the inputs uploaded again, candidate after candidate (20 s a candidate: docs/results/landscapes_h200).
   std::vector<std::string> notes;
   for (const auto& pr : p.problems) {
@@ -87,7 +87,7 @@ int cmd_check(const Globals& g, const std::string& name) {
     char buf[320];
     std::snprintf(buf, sizeof buf,
                   "problem %s: %zu sets of buffers of up to %.1f GB (%.0f GB together), as scratch %s is sized by "
-                  "knobs; a GPU keeps a quarter of its memory of them (at least 8 GB) and makes the rest again "
+                  "knobs; a GPU keeps an eighth of its memory of them (at least 8 GB) and makes the rest again "
                   "for every candidate: give it the shape of its largest value",
                   pr.name.c_str(), d.sets, gb, double(d.sets) * gb, names.c_str());
     notes.push_back(buf);

@@ -513,7 +513,7 @@ class FillMemo {
  private:
   std::shared_ptr<EncodedFill> keep(const std::string& key, std::shared_ptr<EncodedFill> f) {
     // Host and device copies count alike; callers hold shared_ptrs, so clearing frees nothing in use.
-    if (bytes_ + 2 * f->bytes.size() > kept_bytes_bound(kFloor)) fills_.clear(), bytes_ = 0;
+    if (bytes_ + 2 * f->bytes.size() > kept_bytes_bound(kFloor, 0.25)) fills_.clear(), bytes_ = 0;
     bytes_ += 2 * f->bytes.size();
     return fills_[key] = std::move(f);
   }

@@ -26,9 +26,9 @@ std::atomic<std::int64_t> probed_memory_bytes{0};
 
 }  // namespace
 
-std::size_t kept_bytes_bound(std::size_t floor) {
+std::size_t kept_bytes_bound(std::size_t floor, double share) {
   const std::int64_t mem = probed_memory_bytes.load();
-  return std::max(floor, static_cast<std::size_t>(mem > 0 ? mem / 4 : 0));
+  return std::max(floor, static_cast<std::size_t>(mem > 0 ? static_cast<double>(mem) * share : 0.0));
 }
 
 DeviceInfo probe_device(int ordinal) {

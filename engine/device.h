@@ -34,12 +34,15 @@ struct DeviceInfo {
 };
 DeviceInfo probe_device(int ordinal);  // never throws
 
-// How many bytes a process-wide keep of device copies (GREEN's buffer sets, the input fills) may
-// hold: a quarter of the memory of the device this process probed last, and never less than
-// `floor`. A fixed bound below one candidate's working set evicts on every candidate: Kernel Tuner's
-// reduction draws a 3.2 GB input, and under a 4 GB bound each candidate read it back from the trial
-// store and uploaded it again, 20 s a candidate on an H200 (docs/results/landscapes_h200).
-std::size_t kept_bytes_bound(std::size_t floor);
+// How many bytes a process-wide keep of device copies (GREEN's buffer sets, the input fills, the
+// reference outputs) may hold: `share` of the memory of the device this process probed last, and
+// never less than `floor`. A fixed bound below one candidate's working set evicts on every
+// candidate: Kernel Tuner's reduction draws a 3.2 GB input, and under a 4 GB bound each candidate read
+// it back from the trial store and uploaded it again, 20 s a candidate on an H200
+// (docs/results/landscapes_h200). The callers' shares (an eighth each for buffer sets and reference
+// outputs, a quarter for fills counted on host and device) leave a GPU's measuring and profiling
+// workers together under three quarters of its memory.
+std::size_t kept_bytes_bound(std::size_t floor, double share);
 
 // A failed CUDA call. `sticky` means the context is dead (illegal address, launch failure …):
 // every later call fails too, so the worker reports it and exits for a fresh context.

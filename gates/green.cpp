@@ -56,7 +56,7 @@ class ReferenceMemo {
                        cudaStream_t s) {
     std::size_t bytes = 0;
     for (const auto& t : out) bytes += static_cast<std::size_t>(t.elements) * dtype_bytes(t.dtype);
-    if (bytes_ + bytes > kept_bytes_bound(kFloor)) outputs_.clear(), bytes_ = 0;
+    if (bytes_ + bytes > kept_bytes_bound(kFloor, 0.125)) outputs_.clear(), bytes_ = 0;
     Outputs kept;
     for (const auto& t : out)
       kept.push_back(TrustedCopy::from_device("evo's reference output " + t.name + " (" + where + ")", t.data,
@@ -69,7 +69,7 @@ class ReferenceMemo {
                             cudaStream_t s) {
     std::size_t bytes = 0;
     for (const auto& t : out) bytes += t.bytes.size();
-    if (bytes_ + bytes > kept_bytes_bound(kFloor)) outputs_.clear(), bytes_ = 0;
+    if (bytes_ + bytes > kept_bytes_bound(kFloor, 0.125)) outputs_.clear(), bytes_ = 0;
     Outputs kept;
     for (const auto& t : out)
       kept.push_back(TrustedCopy::from_host("evo's reference output " + t.name + " (" + where + ")", t.bytes.data(),
@@ -110,7 +110,7 @@ class Benches {
     Bench b;
     b.bufs = std::make_unique<BufferSet>(prof, p, c, s, guard_zones);
     const std::size_t bytes = b.bufs->device_bytes();
-    if (bytes_ + bytes > kept_bytes_bound(kFloor)) benches_.clear(), bytes_ = 0;
+    if (bytes_ + bytes > kept_bytes_bound(kFloor, 0.125)) benches_.clear(), bytes_ = 0;
     bytes_ += bytes;
     return benches_[key] = std::move(b);
   }

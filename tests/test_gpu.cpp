@@ -688,7 +688,7 @@ TEST(GpuGates, TwoLaunchReductionInGraphModeCapturesBothLaunches) {
 // came to more than the fill memo's old fixed bound (4 GB), so each new fill cleared the memo and
 // every candidate drew or read its inputs again, 20 s a candidate on an H200
 // (docs/results/landscapes_h200); the reference outputs' old bound (2 GB) was as short. The bounds are
-// now a quarter of the device's memory: the second candidate finds its fills and references kept.
+// now shares of the device's memory: the second candidate finds its fills and references kept.
 TEST(GpuGates, InputsOfGigabytesAreKeptFromOneCandidateToTheNext) {
   REQUIRE_GPU();
   nlohmann::json j = shipped_json("accumulate");  // Y += alpha * X: X an input, Y an inout, 1.6 GB each
@@ -1635,19 +1635,21 @@ TEST(WorkerProtocol, AWarmProbeNamingTheProfileReadsItAhead) {
   fs::remove_all(dir);
 }
 
-// What GREEN and the fill memo may keep: the floor until a device is probed, then a quarter of
-// its memory where that is more (80 GB H100: 20 GB; a machine without a GPU: the floor).
-TEST(Buffers, KeptCopiesAreBoundByAQuarterOfTheProbedDevicesMemory) {
+// What GREEN and the fill memo may keep: the floor until a device is probed, then the caller's share
+// of its memory where that is more (an 80 GB H100 at an eighth: 10 GB; a machine without a GPU: the floor).
+TEST(Buffers, KeptCopiesAreBoundByAShareOfTheProbedDevicesMemory) {
   const std::size_t floor = std::size_t(4) << 30;
   const DeviceInfo d = probe_device(0);
   if (!d.present) {
-    EXPECT_EQ(kept_bytes_bound(floor), floor);
-    EXPECT_EQ(kept_bytes_bound(0), 0u);
+    EXPECT_EQ(kept_bytes_bound(floor, 0.25), floor);
+    EXPECT_EQ(kept_bytes_bound(0, 0.125), 0u);
     return;
   }
-  EXPECT_EQ(kept_bytes_bound(0), static_cast<std::size_t>(d.global_mem_bytes / 4));
-  EXPECT_EQ(kept_bytes_bound(floor), std::max(floor, static_cast<std::size_t>(d.global_mem_bytes / 4)));
-  EXPECT_EQ(kept_bytes_bound(std::size_t(1) << 50), std::size_t(1) << 50);
+  const auto mem = static_cast<double>(d.global_mem_bytes);
+  EXPECT_EQ(kept_bytes_bound(0, 0.25), static_cast<std::size_t>(mem * 0.25));
+  EXPECT_EQ(kept_bytes_bound(0, 0.125), static_cast<std::size_t>(mem * 0.125));
+  EXPECT_EQ(kept_bytes_bound(floor, 0.125), std::max(floor, static_cast<std::size_t>(mem * 0.125)));
+  EXPECT_EQ(kept_bytes_bound(std::size_t(1) << 50, 0.25), std::size_t(1) << 50);
 }
 
 TEST(Buffers, Fp8RoundTripsRepresentableValuesExactly) {
