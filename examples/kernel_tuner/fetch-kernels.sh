@@ -37,5 +37,10 @@ ede1a67a30cf28f62f7fa71e8fa74399ec679ff531f5043e86ee609567379f17 pnpoly.cu
 88a227ee8e99f0ca276cd7572538e279ae4f4e8478030298f69d93723fd70c35 zeromeanfilter.cu
 07f0752a24ffefc73505e03c5da92760ad0520c1bc15990f4117c8d5c7c41051 reduction.cu
 14b74948ac333fc1ec00c4476bff1a2ea5063c622afab5f85a45685b13582948 convolution.cu
+95a98d6e868878332bc1fcbb74bfa9c00d63cf252d4fe77185c5383f88392e6f spmv.cu
 SUMS
+# spmv.json's matrix: its row offsets, drawn as the example draws them, the same bytes everywhere.
+python3 "$here/make-spmv-rows.py" "$here/kernels/spmv_rows.bin" >/dev/null
+echo "cef7d64098521ae363b9bfb66837b4577153ea1d5220cd086992ba56188bf4c5  $here/kernels/spmv_rows.bin" | sha256sum --quiet -c - ||
+  { echo "fetch-kernels: kernels/spmv_rows.bin is not the bytes spmv.json was recorded with" >&2; exit 1; }
 echo "fetch-kernels: Kernel Tuner $commit examples into $here/kernels/"
