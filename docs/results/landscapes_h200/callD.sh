@@ -1,16 +1,12 @@
 #!/usr/bin/env bash
 # Call D (prepared 2026-11-28, twentieth session, for the next session's device time; 1 x H200 or
 # H100, carry ["bundle.tar.xz", "examples/kernel_tuner/kernels"], bundle built with evo_tests).
+# kt_reduction whole is call E (callE.sh): it needs a call of its own.
 #   1. `GpuGates.InputsOfGigabytesAreKeptFromOneCandidateToTheNext` and `Buffers.KeptCopies...`,
 #      written after call C and never yet run on a GPU.
-#   2. kt_spmv (new, 128 configurations: Kernel Tuner's spmv example over its own space), then
-#      kt_reduction whole, in one call (timings are compared within one call only): call C measured
-#      2 239 of 2 376 in 420 s (a mean of 187 ms a candidate, the kernels' own time: up to 293 ms a
-#      launch); the whole space needs about 450 s, so RUN_LIMIT 520.
-# Prediction: the test passes (GREEN of the second candidate some milliseconds, the first some
-# seconds); kt_reduction's run ends "space exhausted" with 2 376 measured, every one passing GREEN,
-# the best within 0.5 % of call C's 699.1 us on an H200 (the device's bandwidth, ~95 % of 4.8 TB/s).
-# kt_spmv: all 128 pass GREEN in under a minute; a warp per row (threads_per_row 32) ahead of a
+#   2. kt_spmv (new, 128 configurations: Kernel Tuner's spmv example over its own space).
+# Prediction: the tests pass (GREEN of the second candidate some milliseconds, the first some
+# seconds). kt_spmv: all 128 pass GREEN in under a minute; a warp per row (threads_per_row 32) ahead of a
 # thread per row by 3-10x (a thread's row is 65 scattered non-zeros, uncoalesced); the best some
 # 40-80 us (70 MB of values and column indices, x gathered from L2).
 set -uo pipefail
@@ -22,5 +18,4 @@ EVO_BINARY=$PWD/bundle/evo EVO_CACHE=/tmp/evo-test-cache bundle/evo_tests \
 tail -n 5 "$OUT/tests.txt"
 suffix="$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | grep -q H100 && echo h100 || echo h200)"
 scripts/record-landscapes.sh "$suffix" spmv
-METRICS=0 RUN_LIMIT=${RUN_LIMIT:-480} scripts/record-landscapes.sh "$suffix" reduction
 tar czf "$OUT_DIR/callD.tgz" -C "$OUT" .
