@@ -834,10 +834,10 @@ int cmd_export(const Globals& g, const ExportArgs& a) {
 int cmd_export_landscape(const Globals& g, std::int64_t run, const std::string& to) {
   Store s(g.db, Store::Open::Existing);  // reading commands create nothing
   if (!s.run(run)) throw UserError("no run " + std::to_string(run) + " in " + s.name());
-  write_landscape(s, run, to);
+  const Landscape l = write_landscape(s, run, to);
   std::cout << "wrote " << to << "\n";
   // A run cut short exported what it evaluated: say so, so a replay's failures are not taken for the kernel's.
-  if (const std::string note = coverage_note(to, landscape_coverage(read_landscape(to))); !note.empty())
+  if (const std::string note = coverage_note(to, landscape_coverage(l, KnobSpace(landscape_profile(l, to)))); !note.empty())
     std::cout << note << "\n";
   return 0;
 }

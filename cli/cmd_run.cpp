@@ -286,6 +286,7 @@ int cmd_run(const Globals& g, const RunArgs& given) {
     transfer_files.push_back(transfer_from_landscape(f));
   }
   std::unique_ptr<Evaluator> evaluator;
+  const Landscape* replayed = nullptr;  // the landscape a replay reads (the evaluator holds it)
   Profile profile;
   Pipeline pipeline = Pipeline::Here;
   if (!a.replay.empty()) {
@@ -300,8 +301,7 @@ int cmd_run(const Globals& g, const RunArgs& given) {
     pipeline = cost.compile_s != 0 || cost.gpu_s > 0 ? Pipeline::Simulated : Pipeline::None;
     auto replay = std::make_unique<ReplayEvaluator>(a.replay, cost);
     profile = replay->profile();
-    if (const std::string note = coverage_note(a.replay, landscape_coverage(replay->landscape())); !note.empty())
-      spdlog::warn("{}", note);
+    replayed = &replay->landscape();
     // Only a profile named on purpose (--profile) can contradict the landscape: a name must be the
     // landscape's, a file must hold the landscape's space (what evo.tune writes, replayed in its tests).
     if (!given.resume && a.profile != RunArgs{}.profile && a.profile != profile.name) {
@@ -407,6 +407,10 @@ int cmd_run(const Globals& g, const RunArgs& given) {
     Evaluator& measure = queued ? *queued : *evaluator;
 
     KnobSpace space(prof);
+    // Said once the space is enumerated for the strategy anyway: what a partial landscape lacks.
+    if (replayed)
+      if (const std::string note = coverage_note(a.replay, landscape_coverage(*replayed, space)); !note.empty())
+        spdlog::warn("{}", note);
     StrategyContext ctx{prof, space, a.seed, parse_options(a.options), "", "", {}};
     if (!a.proposer.empty()) ctx.options["proposer"] = a.proposer;
     ctx.budget = a.budget;

@@ -214,9 +214,7 @@ Profile landscape_profile(const Landscape& l, const std::filesystem::path& path)
   return p;
 }
 
-LandscapeCoverage landscape_coverage(const Landscape& l) {
-  const Profile p = landscape_profile(l, {});
-  const KnobSpace space(p);
+LandscapeCoverage landscape_coverage(const Landscape& l, const KnobSpace& space) {
   std::unordered_set<std::string> recorded;
   for (const auto& pt : l.points) recorded.insert(config_hash(pt.knobs));
   LandscapeCoverage c;

@@ -61,7 +61,8 @@ struct LandscapeCoverage {
   std::size_t recorded = 0;    // of those, the ones with a point
   std::size_t unrecorded() const { return valid - recorded; }
 };
-LandscapeCoverage landscape_coverage(const Landscape& l);
+// `space`: the landscape's own (KnobSpace(landscape_profile(l, ...))), whose enumeration it caches.
+LandscapeCoverage landscape_coverage(const Landscape& l, const KnobSpace& space);
 // "" when whole; else one sentence naming the file, how many are missing and what a replay makes of them.
 std::string coverage_note(const std::string& file, const LandscapeCoverage& c);
 

@@ -11,7 +11,7 @@
 
 namespace evo {
 
-void write_landscape(const Store& store, std::int64_t run, const std::filesystem::path& path) {
+Landscape write_landscape(const Store& store, std::int64_t run, const std::filesystem::path& path) {
   auto info = store.run(run);
   if (!info) throw UserError("no run " + std::to_string(run) + " in " + store.name() + " (see `evo runs`)");
   auto evals = store.evaluations_of_run(run);
@@ -79,6 +79,7 @@ void write_landscape(const Store& store, std::int64_t run, const std::filesystem
   if (!out) throw UserError(path.string() + ": cannot write the landscape (no such folder or permission denied)");
   out << landscape_text(l);
   if (!out.flush()) throw UserError(path.string() + ": write failed");
+  return l;
 }
 
 }  // namespace evo

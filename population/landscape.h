@@ -5,13 +5,15 @@
 #include <cstdint>
 #include <filesystem>
 
+#include "engine/replay.h"  // defines: Landscape
 #include "population/store.h"
 
 namespace evo {
 
 // One point per distinct configuration of the run (its first definitive verdict), the knob space
 // from the run's profile (or from the landscape a replay run read). Throws UserError for an
-// unknown run, a run with no evaluations, or a file that cannot be written (naming it).
-void write_landscape(const Store& store, std::int64_t run, const std::filesystem::path& path);
+// unknown run, a run with no evaluations, or a file that cannot be written (naming it). Returns
+// what it wrote.
+Landscape write_landscape(const Store& store, std::int64_t run, const std::filesystem::path& path);
 
 }  // namespace evo

@@ -189,7 +189,8 @@ TEST(RunCommand, ALandscapeOfARunCutShortSaysHowMuchOfTheSpaceItHolds) {
   const fs::path part = d.path / "part.json";
   const Result r = evo(d.path, "export-landscape 1 --to '" + part.string() + "'");
   ASSERT_EQ(r.code, 0) << r.err;
-  const LandscapeCoverage c = landscape_coverage(read_landscape(kLandscape));
+  const Landscape whole_space = read_landscape(kLandscape);
+  const LandscapeCoverage c = landscape_coverage(whole_space, KnobSpace(landscape_profile(whole_space, kLandscape)));
   ASSERT_EQ(c.unrecorded(), 0u) << "the synthetic landscape is a whole space";
   const std::string held = "holds 30 of the " + std::to_string(c.valid) + " configurations";
   EXPECT_NE(r.out.find(held), std::string::npos) << r.out;

@@ -80,29 +80,22 @@ std::int32_t Forest::grow(Tree& t, std::vector<std::uint32_t>& idx, std::size_t 
   return me;
 }
 
-ForestPrediction Forest::predict(const float* row) const {
+ForestPrediction Forest::predict(const float* row, std::vector<double>* each) const {
   ForestPrediction p;
+  if (each) each->resize(trees_.size());
   if (trees_.empty()) return p;
   double sum = 0, sq = 0;
-  for (const auto& t : trees_) {
+  for (std::size_t i = 0; i < trees_.size(); ++i) {
+    const Tree& t = trees_[i];
     std::int32_t n = 0;
     while (t[n].feature >= 0) n = row[t[n].feature] <= t[n].threshold ? t[n].left : t[n].right;
     sum += t[n].value, sq += t[n].value * t[n].value;
+    if (each) (*each)[i] = t[n].value;
   }
   const double k = static_cast<double>(trees_.size());
   p.mean = sum / k;
   p.spread = std::sqrt(std::max(0.0, sq / k - p.mean * p.mean));
   return p;
-}
-
-void Forest::predict_each(const float* row, std::vector<double>& out) const {
-  out.resize(trees_.size());
-  for (std::size_t i = 0; i < trees_.size(); ++i) {
-    const Tree& t = trees_[i];
-    std::int32_t n = 0;
-    while (t[n].feature >= 0) n = row[t[n].feature] <= t[n].threshold ? t[n].left : t[n].right;
-    out[i] = t[n].value;
-  }
 }
 
 }  // namespace evo

@@ -21,10 +21,9 @@ class Forest {
   void fit(const std::vector<float>& rows, std::size_t features, const std::vector<double>& y,
            std::size_t trees, SearchRng& rng);
   bool empty() const { return trees_.empty(); }
-  ForestPrediction predict(const float* row) const;
-  // Each tree's prediction, in tree order (`out` resized to trees()): one sample of the function
-  // the forest believes in, for Thompson sampling.
-  void predict_each(const float* row, std::vector<double>& out) const;
+  // With `each`, every tree's own prediction too, in tree order (resized to trees()): one sample each
+  // of the function the forest believes in, for Thompson sampling.
+  ForestPrediction predict(const float* row, std::vector<double>* each = nullptr) const;
   std::size_t trees() const { return trees_.size(); }
 
  private:

@@ -575,7 +575,7 @@ class ModelSearch : public Strategy {
         scaled(r, at.data());
         t = gp_model_.predict(at.data());
       } else {
-        t = time_model_.predict(r);
+        t = time_model_.predict(r, ts ? &each : nullptr);
       }
       const double s = std::max(t.spread, 1e-3);
       // A configuration the pass model has not seen fail nearby keeps its promise whole.
@@ -591,10 +591,9 @@ class ModelSearch : public Strategy {
       const double z = (best_log_ - xi_ - t.mean) / s;
       if (share_[0] > 0) ei_scored.push_back({s * (z * normal_cdf(z) + normal_pdf(z)) * pass, i});
       if (ts) {
-        time_model_.predict_each(r, each);
-        for (std::size_t t = 0; t < each.size(); ++t) {
-          auto& b = ts_best[t];
-          const Scored sc{std::exp(best_log_ - each[t]) * pass, i};
+        for (std::size_t tree = 0; tree < each.size(); ++tree) {
+          auto& b = ts_best[tree];
+          const Scored sc{std::exp(best_log_ - each[tree]) * pass, i};
           if (b.size() == kPerTree && sc.score <= b.back().score) continue;
           if (b.size() == kPerTree) b.pop_back();
           b.insert(std::upper_bound(b.begin(), b.end(), sc, [](const Scored& x, const Scored& y) { return x.score > y.score; }), sc);
