@@ -30,6 +30,10 @@ is left out of the mean (the methodology's NaN). Each strategy is scored on one 
 end of that range or the largest budget of the table, whichever is later (its first M distinct
 configurations for every M), as the methodology reads one run's curve.
 
+--curve 2,3,5,8 adds a second table per landscape: each strategy's mean best over the seeds, as a multiple
+of the optimum, after each of those evaluation counts (within the score's range or the largest budget): where
+along the range a score is won or lost.
+
 --reverse-values runs everything on the same landscapes with every knob's values listed in reverse order.
 Several of Kernel Tuner's strategies start from, or fall back to, configurations taken in the lists' order
 (Bayesian optimisation, once its acquisition is undefined, proposes the space from its first configuration
@@ -265,10 +269,15 @@ def main():
     ap.add_argument("--reverse-values", action="store_true",
                     help="list every knob's values in reverse order (the same landscape): a strategy whose result "
                          "moves with the lists' order is reading the layout, not the landscape")
+    ap.add_argument("--curve", help="evaluation counts, e.g. 2,3,5,8,12: a table of each strategy's mean best "
+                                    "(a multiple of the optimum) after each")
     ap.add_argument("--seeds", type=int, default=20)
     ap.add_argument("--out")
     ap.add_argument("--json")
     a = ap.parse_args()
+    curve_at = [int(m) for m in a.curve.split(",")] if a.curve else []
+    if any(m < 1 for m in curve_at):
+        sys.exit("kt_compare: --curve takes evaluation counts of 1 or more")
     paths = [Path(p) for p in a.landscapes] or sorted(p for p in (ROOT / "tests" / "data").glob("landscape_*.json")
                                                        if "synthetic" not in p.name)
     src = kt_source(a.kt_src)
@@ -310,7 +319,7 @@ def main():
             for label, s in runs:
                 t0 = time.time()
                 per_seed, curves = [], []
-                longest = max(budgets[-1], methodology.end)
+                longest = max(budgets[-1], methodology.end, *curve_at)
                 try:
                     for seed in range(a.seeds):
                         if label.startswith("evo"):  # evo does not plan by its budget: one run, its prefixes
@@ -324,7 +333,7 @@ def main():
                             per_seed.append(got)
                             if longest > budgets[-1]:
                                 seq = run_kt(kt, s, cache, names, knobs, points, longest, seed)
-                        curves.append(best_curve(seq, methodology.end, best_of))
+                        curves.append(best_curve(seq, longest, best_of))
                 except Exception as e:  # a strategy that cannot run here says why, and the rest go on
                     print(f"{path.name}: {label}: cannot run: {type(e).__name__}: {e}", file=sys.stderr)
                     rows[label] = None
@@ -336,13 +345,16 @@ def main():
                     finite = [x for x in v if math.isfinite(x)]
                     mean = sum(finite) / len(finite) if len(finite) == len(v) else math.inf
                     cells[b] = (near, mean)
-                cells["score"] = methodology.score(curves)
-                cells["score_se"] = methodology.score_se(curves)
+                cells["score"] = methodology.score([c[:methodology.end] for c in curves])
+                cells["score_se"] = methodology.score_se([c[:methodology.end] for c in curves])
+                for m in curve_at:  # the mean best after m, where every seed has found a valid one
+                    v = [c[m - 1] for c in curves]
+                    cells[f"curve:{m}"] = sum(v) / len(v) / best if all(map(math.isfinite, v)) else math.inf
                 rows[label] = cells
                 print(f"{path.name}: {label}: {time.time() - t0:.1f} s", file=sys.stderr, flush=True)
         results[path.name] = {"best_us": best, "configs": len(points), "budgets": budgets,
                               "score_range": [methodology.start, methodology.end],
-                              "rows": {k: ({str(b): (c if b in ("score", "score_se") else list(c)) for b, c in v.items()} if v else None)
+                              "rows": {k: ({str(b): (c if isinstance(b, str) else list(c)) for b, c in v.items()} if v else None)
                                        for k, v in rows.items()}}
         order_note = "Every knob's values listed in reverse order. " if a.reverse_values else ""
         lines.append(f"\n### {path.stem}\n\n{order_note}{len(points)} configurations pass the constraints; best {best:.4g} µs; "
@@ -366,6 +378,13 @@ def main():
             if kts:
                 top = max(kts)
                 lines.append(f"\nKernel Tuner's best at {b}: {top[2][3:]} ({top[0]:.0f}%, {-top[1]:.4g} µs).")
+        if curve_at:
+            lines.append(f"\nMean best after each number of evaluations, as a multiple of the best ({a.seeds} seeds):\n")
+            lines.append("| strategy | " + " | ".join(str(m) for m in curve_at) + " |")
+            lines.append("| --- |" + " --- |" * len(curve_at))
+            for label, cells in rows.items():
+                if cells:
+                    lines.append(f"| {label} | " + " | ".join(f"{cells[f'curve:{m}']:.4f}" for m in curve_at) + " |")
         if a.out:  # after each landscape, so a run cut short keeps what it did
             Path(a.out).write_text("\n".join(lines) + "\n")
     text = "\n".join(lines) + "\n"
