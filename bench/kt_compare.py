@@ -31,8 +31,8 @@ end of that range or the largest budget of the table, whichever is later (its fi
 configurations for every M), as the methodology reads one run's curve.
 
 --curve 2,3,5,8 adds a second table per landscape: each strategy's mean best over the seeds, as a multiple
-of the optimum, after each of those evaluation counts (within the score's range or the largest budget): where
-along the range a score is won or lost.
+of the optimum, after each of those evaluation counts (each seed's run goes as far as the largest of them, the
+score's range and the budgets): where along the score's range it is won or lost.
 
 --reverse-values runs everything on the same landscapes with every knob's values listed in reverse order.
 Several of Kernel Tuner's strategies start from, or fall back to, configurations taken in the lists' order
