@@ -10,7 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/table.h"
-#include "engine/buffers.h"  // defines: buffer_set_demand
+#include "engine/buffers.h"  // defines: buffer_set_demand, kKeptBufferSetsFloor, kKeptBufferSetsShare
 #include "engine/compiler.h"
 #include "engine/error.h"
 #include "engine/evaluation_json.h"
@@ -75,13 +75,15 @@ int cmd_check(const Globals& g, const std::string& name) {
   const std::string reference_kind =
       p.reference_command ? "command" : p.reference_data ? "data" : p.reference_config ? "config" : "kernel";
   // A knob-sized scratch beside inputs of gigabytes: GREEN and FAST keep a set of device buffers per
-  // shape, and past what a GPU keeps (an eighth of its memory, at least 8 GB) they are made again and
-  // the inputs uploaded again, candidate after candidate (20 s a candidate: docs/results/landscapes_h200).
+  // shape, and past what a GPU keeps (kKeptBufferSetsShare of its memory, at least the floor; here,
+  // without a probed GPU, the floor) they are made again and the inputs uploaded again, candidate
+  // after candidate (20 s a candidate: docs/results/landscapes_h200).
+  const double kept_gb = double(kept_bytes_bound(kKeptBufferSetsFloor, kKeptBufferSetsShare)) / 1e9;
   std::vector<std::string> notes;
   for (const auto& pr : p.problems) {
     const BufferSetDemand d = buffer_set_demand(p, pr, valid);
     const double gb = double(d.largest_bytes) / 1e9;
-    if (d.sets < 2 || double(d.sets) * gb <= 8.0) continue;
+    if (d.sets < 2 || double(d.sets) * gb <= kept_gb) continue;
     std::string names;
     for (const auto& n : d.knob_sized) names += (names.empty() ? "" : ", ") + n;
     char buf[320];

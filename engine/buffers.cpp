@@ -618,20 +618,17 @@ BufferSetDemand buffer_set_demand(const Profile& p, const Problem& prob, const s
   std::set<std::string> keys, moved;
   std::map<std::string, std::vector<std::int64_t>> first_shape;
   for (const Config& c : configs) {
-    std::string key;
+    const bool fresh_set = keys.insert(buffer_shapes_key(p, prob, c)).second;  // as GREEN keys its sets
     std::int64_t bytes = 0;
     for (const auto& b : p.buffers) {
       const auto shape = buffer_shape(b, p.kernel, prob, c);
       std::int64_t n = 1;
       for (auto x : shape) n *= x;
       bytes += n * static_cast<std::int64_t>(dtype_bytes(b.dtype));
-      key += b.name + ":";
-      for (auto x : shape) key += std::to_string(x) + ",";
-      key += "|";
       auto [it, fresh] = first_shape.emplace(b.name, shape);
       if (!fresh && it->second != shape) moved.insert(b.name);
     }
-    if (keys.insert(key).second) d.largest_bytes = std::max(d.largest_bytes, bytes);
+    if (fresh_set) d.largest_bytes = std::max(d.largest_bytes, bytes);
   }
   d.sets = keys.size();
   d.knob_sized.assign(moved.begin(), moved.end());

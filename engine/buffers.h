@@ -109,6 +109,10 @@ std::string buffer_shapes_key(const Profile& p, const Problem& prob, const Confi
 // combination of buffer shapes (only knob-sized scratch makes more than one), the bytes of the
 // largest set, and the scratch buffers whose shape moved with the knobs. `evo check` warns when the
 // sets outgrow what a GPU keeps (docs/profiles.md, buffers: `shape`).
+// What GREEN keeps of them across candidates (gates/green.cpp) is bound by this share of the
+// probed device's memory, and never less than the floor (kept_bytes_bound, engine/device.h).
+constexpr std::size_t kKeptBufferSetsFloor = std::size_t(8) << 30;  // device bytes, guard zones included
+constexpr double kKeptBufferSetsShare = 0.125;
 struct BufferSetDemand {
   std::size_t sets = 0;
   std::int64_t largest_bytes = 0;

@@ -110,7 +110,7 @@ class Benches {
     Bench b;
     b.bufs = std::make_unique<BufferSet>(prof, p, c, s, guard_zones);
     const std::size_t bytes = b.bufs->device_bytes();
-    if (bytes_ + bytes > kept_bytes_bound(kFloor, 0.125)) benches_.clear(), bytes_ = 0;
+    if (bytes_ + bytes > kept_bytes_bound(kKeptBufferSetsFloor, kKeptBufferSetsShare)) benches_.clear(), bytes_ = 0;
     bytes_ += bytes;
     return benches_[key] = std::move(b);
   }
@@ -128,7 +128,6 @@ class Benches {
   }
 
  private:
-  static constexpr std::size_t kFloor = std::size_t(8) << 30;  // device bytes, guard zones included
   std::map<std::string, Bench> benches_;
   std::size_t bytes_ = 0;
 };

@@ -489,7 +489,7 @@ class ModelSearch : public Strategy {
       if (credit_[k] >= 1.0 - 1e-9) order[n++] = k;
     order[n++] = 0;
     for (int k = 1; k < kQueues; ++k)
-      if (n == 1 || order[0] != k) order[n++] = k;
+      if (order[0] != k) order[n++] = k;
     for (int attempt = 0; attempt < 2; ++attempt) {
       for (int which : order) {
         if (share_[which] <= 0) continue;
