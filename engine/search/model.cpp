@@ -13,7 +13,10 @@
 //   3. every unseen valid configuration (or, in a space too large to score whole, a pool of
 //      uniform draws and of moves of the best configurations by 1, 2, 3 ... steps along one or two
 //      value lists) is scored by expected improvement over the best time, times the chance to
-//      pass, and the best scored are proposed in order until the next fit;
+//      pass, and the best scored are proposed in order until the next fit; the time forest learns
+//      each time capped at `cap_ratio` times the best (a configuration hundreds of times slower
+//      would otherwise widen the trees' spread around it, and expected improvement would go
+//      looking there);
 //   4. a share `explore` of proposals is a uniform draw, so a region the model has written off
 //      is still seen now and then;
 //   5. after `stall` results without a new best (at least `stall_gain`, half a percent, faster), a
@@ -64,7 +67,8 @@ const std::vector<StrategyOption> kOptions = {
     {"acquisition", "ei (expected improvement), lcb (lower confidence bound: mean - kappa * spread), or mix (the two in turn)", "mix"},
     {"kappa", "lcb: weight of the spread (0: the predicted time alone, times the chance to pass)", "0"},
     {"lcb_share", "mix: share of model proposals taken by lcb", "0.25"},
-    {"near_share", "share of model proposals taken by lcb among configurations at most two knobs from the best (a trust region; 0.25 found kt_matmul's best in 55% of seeds at 10% instead of 85%)", "0"},
+    {"near_share", "share of model proposals taken by lcb among configurations at most near_knobs knobs from the best (a trust region: the best's untried neighbours by predicted time, which polish a flat optimum a global ranking leaves; 0.15 chosen by leave-one-kernel-out cross-validation, not the default: it costs kt_stencil a seed at 10 % of its space, below SearchQuality's 95 %; docs/results/search-small-budgets.md, twenty-second session)", "0"},
+    {"near_knobs", "near_share: how many knobs from the best its configurations may be", "1"},
     {"ts_share", "share of model proposals taken by Thompson sampling: each the best of one tree of the time forest (a sample of the function the forest believes in), times the chance to pass; while the process leads, its turn goes to the others", "0"},
     {"pass_power", "exponent of the chance to pass in both scores (higher: shy away from failing regions)", "1"},
     {"pass_optimism", "the chance to pass taken as the pass forest's mean plus this many of its trees' spread (0: the mean; where few results are near, the trees disagree and a region one failure wrote off keeps some promise)", "0"},
@@ -72,6 +76,7 @@ const std::vector<StrategyOption> kOptions = {
     {"stall", "results without a new best (stall_gain faster) after which a share stall_share of proposals are stall draws (0: never; docs/results/search-small-budgets.md, sixteenth session)", "8"},
     {"stall_share", "stall: share of proposals drawn so while no new best comes", "0.25"},
     {"stall_gain", "stall: how much faster (in log time) a new best must be to end a stall (0.005: half a percent, not a timing's noise; 0.05 measured, not the default: docs/results/search-small-budgets.md, nineteenth session)", "0.005"},
+    {"cap_ratio", "the time forest learns each time capped at this multiple of the best measured (0: uncapped): a configuration hundreds of times slower no longer widens the trees' spread around it, where expected improvement would go looking (docs/results/search-small-budgets.md, twenty-second session)", "4"},
     {"stall_draw", "stall: jump (the best with one knob moved to its least-proposed value) or rare (of 32 uniform draws, the one of the least-proposed values)", "jump"},
 };
 
@@ -122,6 +127,8 @@ class ModelSearch : public Strategy {
     stall_share_ = o.number("stall_share", 0, 1);
     stall_gain_ = o.number("stall_gain", 0, 10);
     stall_draw_ = o.text("stall_draw");
+    cap_ratio_ = o.number("cap_ratio", 0, 1e6);
+    near_knobs_ = static_cast<int>(o.integer("near_knobs", 1, 1000));
     if (stall_draw_ != "rare" && stall_draw_ != "jump")
       throw UserError("strategy evo: option stall_draw='" + stall_draw_ + "': choose rare or jump");
     const double lcb = acq == "ei" ? 0.0 : acq == "lcb" ? 1.0 : o.number("lcb_share", 0, 1);
@@ -521,7 +528,12 @@ class ModelSearch : public Strategy {
     // ones come slowly, and the first climb decides the smallest budgets. Where none has failed the
     // forest leads from the first (on the all-passing landscapes it was the better of the two).
     const bool gp = measured_ < gp_until_ && (gp_when_ == "always" || (gp_when_ == "failing" && any_failed));
-    if (!gp) time_model_.fit(time_rows, features_, log_time, trees_, rng_);
+    if (!gp) {
+      std::vector<double> target = log_time;
+      if (cap_ratio_ > 1)
+        for (auto& y : target) y = std::min(y, best_log_ + std::log(cap_ratio_));
+      time_model_.fit(time_rows, features_, target, trees_, rng_);
+    }
     if (any_failed) pass_model_.fit(all_rows, features_, passed, trees_, rng_);
 
     std::vector<Config> pool;
@@ -587,7 +599,7 @@ class ModelSearch : public Strategy {
       // lcb: exp(best - (mean - kappa spread)), how much faster than the best it may be.
       const double promise = std::exp(best_log_ - (t.mean - kappa_ * s)) * pass;
       if (share_[1] > 0) lcb_scored.push_back({promise, i});
-      if (share_[2] > 0 && !incumbent.empty() && away <= 2) near_scored.push_back({promise, i});
+      if (share_[2] > 0 && !incumbent.empty() && away <= near_knobs_) near_scored.push_back({promise, i});
       const double z = (best_log_ - xi_ - t.mean) / s;
       if (share_[0] > 0) ei_scored.push_back({s * (z * normal_cdf(z) + normal_pdf(z)) * pass, i});
       if (ts) {
@@ -711,6 +723,8 @@ class ModelSearch : public Strategy {
   std::optional<std::size_t> best_index_;  // in observed_: the fastest measured (best_log_'s)
   std::size_t stall_ = 8, since_best_ = 0;  // results since the best last improved by stall_gain
   double stall_share_ = 0.25, stall_credit_ = 0, stall_gain_ = 0.005;
+  double cap_ratio_ = 4;  // the time forest's targets: at most this multiple of the best
+  int near_knobs_ = 1;    // near_share: knobs from the best
   std::string stall_draw_ = "jump";
   Forest time_model_, pass_model_;
   GaussianProcess gp_model_;
