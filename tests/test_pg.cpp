@@ -362,7 +362,10 @@ TEST_F(Pg, ACoordinatorAndThreeReplayWorkersOneKilledRecordWhatTheSameRunRecords
   EXPECT_TRUE(shared.check().ok);
 
   // Every candidate enqueued was done once; the killed worker's were taken over once each: the one
-  // it was measuring and those it held ahead for its compile pool (at most compile slots + GPUs).
+  // it was measuring, those it held ahead for its compile pool (at most compile slots + GPUs), and
+  // those it had measured whose verdicts its posting thread had not yet committed (it posts on a
+  // thread of its own: on a slow host a verdict or two waits there; the victim measured two before
+  // it stopped). A verdict never committed is measured again by another worker, never lost.
   pg::Conn c(server->url());
   WorkQueue q(c);
   const auto done = q.done_after(queue_run, 0);
@@ -371,7 +374,9 @@ TEST_F(Pg, ACoordinatorAndThreeReplayWorkersOneKilledRecordWhatTheSameRunRecords
   EXPECT_EQ(static_cast<std::int64_t>(done.size()), got.new_evaluations);
   const auto taken_over = std::count_if(done.begin(), done.end(), [](const QueueItem& d) { return d.claims == 2; });
   EXPECT_GE(taken_over, 1);
-  EXPECT_LE(static_cast<std::size_t>(taken_over), std::max<std::size_t>(2, local.compile_slots() + local.lanes()));
+  const std::size_t measured_before_stop = 2;  // StopsAt(mine, 3, ...): the third stops
+  EXPECT_LE(static_cast<std::size_t>(taken_over),
+            std::max<std::size_t>(2, local.compile_slots() + local.lanes()) + measured_before_stop);
   EXPECT_TRUE(std::all_of(done.begin(), done.end(), [](const QueueItem& d) { return d.claims <= 2; }));
 }
 
