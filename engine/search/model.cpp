@@ -73,7 +73,7 @@ const std::vector<StrategyOption> kOptions = {
     {"pass_power", "exponent of the chance to pass in both scores (higher: shy away from failing regions)", "1"},
     {"pass_optimism", "the chance to pass taken as the pass forest's mean plus this many of its trees' spread (0: the mean; where few results are near, the trees disagree and a region one failure wrote off keeps some promise)", "0"},
     {"xi", "ei: improvement (in log time) a configuration must promise beyond the best", "0"},
-    {"stall", "results without a new best (stall_gain faster) after which a share stall_share of proposals are stall draws (0: never; docs/results/search-small-budgets.md, sixteenth session)", "8"},
+    {"stall", "results without a new best (stall_gain faster) after which a share stall_share of proposals are stall draws (0: never; 8 until the twenty-second session, 4 since: docs/results/search-small-budgets.md, sixteenth and twenty-second sessions)", "4"},
     {"stall_share", "stall: share of proposals drawn so while no new best comes", "0.25"},
     {"stall_gain", "stall: how much faster (in log time) a new best must be to end a stall (0.005: half a percent, not a timing's noise; 0.05 measured, not the default: docs/results/search-small-budgets.md, nineteenth session)", "0.005"},
     {"cap_ratio", "the time forest learns each time capped at this multiple of the best measured (0: uncapped): a configuration hundreds of times slower no longer widens the trees' spread around it, where expected improvement would go looking (docs/results/search-small-budgets.md, twenty-second session)", "4"},
@@ -721,7 +721,7 @@ class ModelSearch : public Strategy {
   std::size_t pending_ = 0, measured_ = 0, observed_at_fit_ = 0;
   double best_log_ = INFINITY;
   std::optional<std::size_t> best_index_;  // in observed_: the fastest measured (best_log_'s)
-  std::size_t stall_ = 8, since_best_ = 0;  // results since the best last improved by stall_gain
+  std::size_t stall_ = 4, since_best_ = 0;  // results since the best last improved by stall_gain
   double stall_share_ = 0.25, stall_credit_ = 0, stall_gain_ = 0.005;
   double cap_ratio_ = 4;  // the time forest's targets: at most this multiple of the best
   int near_knobs_ = 1;    // near_share: knobs from the best
