@@ -305,6 +305,7 @@ RunSummary search(Evaluator& ev, const Profile& profile, Store& store, std::int6
 
 TEST_F(Pg, ACoordinatorAndThreeReplayWorkersOneKilledRecordWhatTheSameRunRecordsAlone) {
   const std::int64_t budget = 60;
+  constexpr int kVictimStopsAt = 3;  // the killed worker stops at its third measurement
   test::TempDir dir;
   ReplayEvaluator local(kLandscape);
 
@@ -325,7 +326,7 @@ TEST_F(Pg, ACoordinatorAndThreeReplayWorkersOneKilledRecordWhatTheSameRunRecords
       int code = 0;
       try {
         ReplayEvaluator mine(kLandscape);
-        StopsAt ev(mine, w == 0 ? 3 : -1, fds[1], 5);
+        StopsAt ev(mine, w == 0 ? kVictimStopsAt : -1, fds[1], 5);
         serve_queue(server->url(), queue_run, ev, "w" + std::to_string(w), 1.0, nullptr);
       } catch (const std::exception& e) {
         std::fprintf(stderr, "worker %d: %s\n", w, e.what());
@@ -374,7 +375,7 @@ TEST_F(Pg, ACoordinatorAndThreeReplayWorkersOneKilledRecordWhatTheSameRunRecords
   EXPECT_EQ(static_cast<std::int64_t>(done.size()), got.new_evaluations);
   const auto taken_over = std::count_if(done.begin(), done.end(), [](const QueueItem& d) { return d.claims == 2; });
   EXPECT_GE(taken_over, 1);
-  const std::size_t measured_before_stop = 2;  // StopsAt(mine, 3, ...): the third stops
+  const std::size_t measured_before_stop = kVictimStopsAt - 1;
   EXPECT_LE(static_cast<std::size_t>(taken_over),
             std::max<std::size_t>(2, local.compile_slots() + local.lanes()) + measured_before_stop);
   EXPECT_TRUE(std::all_of(done.begin(), done.end(), [](const QueueItem& d) { return d.claims <= 2; }));

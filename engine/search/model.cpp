@@ -69,6 +69,7 @@ const std::vector<StrategyOption> kOptions = {
     {"lcb_share", "mix: share of model proposals taken by lcb", "0.25"},
     {"near_share", "share of model proposals taken by lcb among configurations at most near_knobs knobs from the best (a trust region: the best's untried neighbours by predicted time, which polish a flat optimum a global ranking leaves; 0.15 chosen by leave-one-kernel-out cross-validation, not the default: it costs kt_stencil a seed at 10 % of its space, below SearchQuality's 95 %; docs/results/search-small-budgets.md, twenty-second session)", "0"},
     {"near_knobs", "near_share: how many knobs from the best its configurations may be", "1"},
+    {"cap_ratio", "the time forest learns each time capped at this multiple of the best measured (at most 1, e.g. 0: uncapped): a configuration hundreds of times slower no longer widens the trees' spread around it, where expected improvement would go looking (docs/results/search-small-budgets.md, twenty-second session)", "4"},
     {"ts_share", "share of model proposals taken by Thompson sampling: each the best of one tree of the time forest (a sample of the function the forest believes in), times the chance to pass; while the process leads, its turn goes to the others", "0"},
     {"pass_power", "exponent of the chance to pass in both scores (higher: shy away from failing regions)", "1"},
     {"pass_optimism", "the chance to pass taken as the pass forest's mean plus this many of its trees' spread (0: the mean; where few results are near, the trees disagree and a region one failure wrote off keeps some promise)", "0"},
@@ -76,7 +77,6 @@ const std::vector<StrategyOption> kOptions = {
     {"stall", "results without a new best (stall_gain faster) after which a share stall_share of proposals are stall draws (0: never; 8 until the twenty-second session, 4 since: docs/results/search-small-budgets.md, sixteenth and twenty-second sessions)", "4"},
     {"stall_share", "stall: share of proposals drawn so while no new best comes", "0.25"},
     {"stall_gain", "stall: how much faster (in log time) a new best must be to end a stall (0.005: half a percent, not a timing's noise; 0.05 measured, not the default: docs/results/search-small-budgets.md, nineteenth session)", "0.005"},
-    {"cap_ratio", "the time forest learns each time capped at this multiple of the best measured (0: uncapped): a configuration hundreds of times slower no longer widens the trees' spread around it, where expected improvement would go looking (docs/results/search-small-budgets.md, twenty-second session)", "4"},
     {"stall_draw", "stall: jump (the best with one knob moved to its least-proposed value) or rare (of 32 uniform draws, the one of the least-proposed values)", "jump"},
 };
 
