@@ -38,9 +38,19 @@ ede1a67a30cf28f62f7fa71e8fa74399ec679ff531f5043e86ee609567379f17 pnpoly.cu
 07f0752a24ffefc73505e03c5da92760ad0520c1bc15990f4117c8d5c7c41051 reduction.cu
 14b74948ac333fc1ec00c4476bff1a2ea5063c622afab5f85a45685b13582948 convolution.cu
 95a98d6e868878332bc1fcbb74bfa9c00d63cf252d4fe77185c5383f88392e6f spmv.cu
+fdfd54da2db9fd174bf7d02ab43359c6a26ebabc05cc52cfe578f759553c9c45 expdist.cu
 SUMS
 # spmv.json's matrix: its row offsets, drawn as the example draws them, the same bytes everywhere.
 python3 "$here/make-spmv-rows.py" "$here/kernels/spmv_rows.bin" >/dev/null
 echo "cef7d64098521ae363b9bfb66837b4577153ea1d5220cd086992ba56188bf4c5  $here/kernels/spmv_rows.bin" | sha256sum --quiet -c - ||
   { echo "fetch-kernels: kernels/spmv_rows.bin is not the bytes spmv.json was recorded with" >&2; exit 1; }
+# expdist.json's point sets, drawn as the example draws them (B = A + 1e-5 noise), the same bytes everywhere.
+python3 "$here/make-expdist-points.py" "$here/kernels" >/dev/null
+(cd "$here/kernels" && sha256sum --quiet -c -) <<'POINTS' ||
+2190ea3392346c43942e5205fd2fd9e2a883a39c1d61e79d323ede3caaf69e24  expdist_A.bin
+e2956292cbad3198392cbd8fc2b401d18caaa4f0a6796f6ac6b810db4f02b0e2  expdist_B.bin
+6431a91787e795765af86b77d1e2fdaa0b3c97715640c1c0bbd55cb46e971405  expdist_scale_A.bin
+d2c59ab39da7a0cfefcddf74734209c93184a5c3772fe16e9e1fb4359ca80671  expdist_scale_B.bin
+POINTS
+  { echo "fetch-kernels: kernels/expdist_*.bin are not the bytes expdist.json was recorded with" >&2; exit 1; }
 echo "fetch-kernels: Kernel Tuner $commit examples into $here/kernels/"
