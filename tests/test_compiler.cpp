@@ -327,6 +327,34 @@ TEST(Compiler, EntryPointMissingFromTheProgramIsAFailedBuild) {
   EXPECT_NE(b.log.find("no_such_kernel"), std::string::npos) << b.log;
 }
 
+// Kernel Tuner's expdist example includes cub/cub.cuh, which NVRTC refuses (cub's device-wide
+// algorithms have host halves); examples/kernel_tuner/include/cub/cub.cuh, first on expdist.json's
+// include path, brings in the block reduction alone. If CUDA's cub ever compiles under NVRTC whole,
+// the first half of this test says so and the stand-in can go.
+TEST(Compiler, CubIncludeCompilesThroughTheExamplesStandIn) {
+  TempDir t;
+  write_text(t.path / "block_sum.cu",
+             "#include <cub/cub.cuh>\n"
+             "extern \"C\" __global__ void block_sum(double* x) {\n"
+             "  typedef cub::BlockReduce<double, 128> Reduce;\n"
+             "  __shared__ Reduce::TempStorage temp;\n"
+             "  const double s = Reduce(temp).Sum(x[threadIdx.x]);\n"
+             "  if (threadIdx.x == 0) x[0] = s;\n"
+             "}\n");
+  CompileCache cache(t.path / "cache");
+  CompileRequest r;
+  r.source_path = (t.path / "block_sum.cu").string();
+  r.name_expression = "block_sum";
+  r.arch = "sm_90";
+  const Build whole = compile(r, cache);
+  EXPECT_FALSE(whole.ok) << "cub/cub.cuh compiles under NVRTC as it is: examples/kernel_tuner/include/ is no longer needed";
+  EXPECT_NE(whole.log.find("not allowed in JIT mode"), std::string::npos) << whole.log;
+
+  r.include_dirs = {(kSource / "examples" / "kernel_tuner" / "include").string()};
+  const Build stand_in = compile(r, cache);
+  EXPECT_TRUE(stand_in.ok) << stand_in.log;
+}
+
 TEST(Compiler, VirtualArchGivesPtx) {
   TempDir t;
   TinyTemplate tiny(t.path);
