@@ -42,3 +42,12 @@ extern "C" __global__ void expdist_ref_partials(const double* a, const double* b
   }
   if (threadIdx.x == 0) parts[blockIdx.x] = part[0];
 }
+
+// The reference, second launch: the total of its `count` block totals, one thread adding them in
+// order (a few dozen): the reference shares no kernel with the candidate's launches, so a fault in
+// sum_partials_final cannot agree with itself.
+extern "C" __global__ void expdist_ref_total(const double* parts, double* sum, int count) {
+  double s = 0.0;
+  for (int i = 0; i < count; ++i) s += parts[i];
+  sum[0] = s;
+}
