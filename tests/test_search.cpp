@@ -19,6 +19,7 @@
 #include "engine/profile.h"
 #include "engine/replay.h"
 #include "engine/run.h"
+#include "engine/search/forest.h"
 #include "engine/search/gaussian_process.h"
 #include "engine/search/insights.h"
 #include "engine/search/strategy.h"
@@ -333,6 +334,29 @@ TEST(GaussianProcess, InterpolatesWhatItSawAndDoubtsWhatItDidNot) {
   EXPECT_DOUBLE_EQ(one.predict(far).spread, 1.0);
 }
 
+TEST(Forest, ALeafsOwnVarianceShowsWhereItsSamplesDisagree) {
+  // x = 0..3 all take 1; x = 4..7 each come four times, twice 2 and twice 4, which no split can
+  // tell apart: every tree predicts about 3 there and agrees, and only the leaves' own variance
+  // (spread=total, SMAC's forest) says those configurations may be as fast as 2 or as slow as 4.
+  // x is three features alike, so each node tries three random thresholds, not one.
+  std::vector<float> rows;
+  std::vector<double> y;
+  for (int x = 0; x < 8; ++x)
+    for (int k = 0; k < 4; ++k) {
+      for (int f = 0; f < 3; ++f) rows.push_back(float(x));
+      y.push_back(x < 4 ? 1.0 : k % 2 ? 2.0 : 4.0);
+    }
+  SearchRng rng(7);
+  Forest f;
+  f.fit(rows, 3, y, 64, rng);
+  const float pure[3] = {1, 1, 1}, mixed[3] = {5, 5, 5};
+  EXPECT_LT(f.predict(pure).within, 0.2);
+  EXPECT_GT(f.predict(mixed).within, 0.7);  // 1: the samples' own spread, less what bootstrap repeats
+  EXPECT_GT(f.predict(mixed).within, f.predict(mixed).spread);  // 1.26x to 2.3x over forty seeds
+  EXPECT_NEAR(f.predict(mixed).mean, 3.0, 0.35);
+  EXPECT_NEAR(f.predict(pure).mean, 1.0, 0.2);
+}
+
 TEST(Strategies, GaussianProcessLeadsOnlyOnceSomethingFailed) {
   auto texts = [](const std::vector<Candidate>& v) {
     std::vector<std::string> t;
@@ -606,6 +630,8 @@ TEST(Strategies, BadOptionsAreOneLineUserErrors) {
   EXPECT_THROW(make("evo", {{"stall_share", "2"}}), UserError);
   EXPECT_THROW(make("evo", {{"stall_draw", "leap"}}), UserError);
   EXPECT_THROW(make("evo", {{"pass_optimism", "-1"}}), UserError);
+  EXPECT_THROW(make("evo", {{"spread", "leaves"}}), UserError);
+  EXPECT_NO_THROW(make("evo", {{"spread", "total"}}));
   try {
     make("random", {{"x", "1"}});
     FAIL() << "random took an option it does not have";

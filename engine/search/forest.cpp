@@ -40,6 +40,7 @@ std::int32_t Forest::grow(Tree& t, std::vector<std::uint32_t>& idx, std::size_t 
   const double count = static_cast<double>(hi - lo);
   const double sse = sq - sum * sum / count;
   t[me].value = sum / count;
+  t[me].variance = std::max(0.0, sse / count);
   if (hi - lo < 2 * kMinLeaf || depth >= kMaxDepth || sse <= 1e-12 * count) return me;
 
   // Extremely randomised: one random threshold per feature, the best of them by squared error.
@@ -84,17 +85,18 @@ ForestPrediction Forest::predict(const float* row, std::vector<double>* each) co
   ForestPrediction p;
   if (each) each->resize(trees_.size());
   if (trees_.empty()) return p;
-  double sum = 0, sq = 0;
+  double sum = 0, sq = 0, within = 0;
   for (std::size_t i = 0; i < trees_.size(); ++i) {
     const Tree& t = trees_[i];
     std::int32_t n = 0;
     while (t[n].feature >= 0) n = row[t[n].feature] <= t[n].threshold ? t[n].left : t[n].right;
-    sum += t[n].value, sq += t[n].value * t[n].value;
+    sum += t[n].value, sq += t[n].value * t[n].value, within += t[n].variance;
     if (each) (*each)[i] = t[n].value;
   }
   const double k = static_cast<double>(trees_.size());
   p.mean = sum / k;
   p.spread = std::sqrt(std::max(0.0, sq / k - p.mean * p.mean));
+  p.within = std::sqrt(within / k);
   return p;
 }
 

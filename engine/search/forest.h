@@ -13,6 +13,7 @@ namespace evo {
 
 struct ForestPrediction {
   double mean = 0, spread = 0;  // over the trees
+  double within = 0;  // the leaves' own spread: the root of the mean of their samples' variances
 };
 
 class Forest {
@@ -32,6 +33,7 @@ class Forest {
     float threshold = 0;
     std::int32_t left = 0, right = 0;
     double value = 0;
+    double variance = 0;  // a leaf's: of the samples it holds
   };
   using Tree = std::vector<Node>;
   std::int32_t grow(Tree& t, std::vector<std::uint32_t>& idx, std::size_t lo, std::size_t hi, int depth,

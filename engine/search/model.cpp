@@ -69,6 +69,7 @@ const std::vector<StrategyOption> kOptions = {
     {"lcb_share", "mix: share of model proposals taken by lcb", "0.25"},
     {"near_share", "share of model proposals taken by lcb among configurations at most near_knobs knobs from the best (a trust region: the best's untried neighbours by predicted time, which polish a flat optimum a global ranking leaves; 0.15 chosen by leave-one-kernel-out cross-validation, not the default: it costs kt_stencil a seed at 10 % of its space, below SearchQuality's 95 %; docs/results/search-small-budgets.md, twenty-second session)", "0"},
     {"near_knobs", "near_share: how many knobs from the best its configurations may be", "1"},
+    {"spread", "the time forest's uncertainty: trees (the spread of the trees' predictions) or total (with each leaf's own variance, the law of total variance, as SMAC's forest)", "trees"},
     {"cap_ratio", "the time forest learns each time capped at this multiple of the best measured (at most 1, e.g. 0: uncapped): a configuration hundreds of times slower no longer widens the trees' spread around it, where expected improvement would go looking (docs/results/search-small-budgets.md, twenty-second session)", "4"},
     {"ts_share", "share of model proposals taken by Thompson sampling: each the best of one tree of the time forest (a sample of the function the forest believes in), times the chance to pass; while the process leads, its turn goes to the others", "0"},
     {"pass_power", "exponent of the chance to pass in both scores (higher: shy away from failing regions)", "1"},
@@ -128,6 +129,9 @@ class ModelSearch : public Strategy {
     stall_gain_ = o.number("stall_gain", 0, 10);
     stall_draw_ = o.text("stall_draw");
     cap_ratio_ = o.number("cap_ratio", 0, 1e6);
+    spread_ = o.text("spread");
+    if (spread_ != "trees" && spread_ != "total")
+      throw UserError("strategy evo: option spread='" + spread_ + "': choose trees or total");
     near_knobs_ = static_cast<int>(o.integer("near_knobs", 1, 1000));
     if (stall_draw_ != "rare" && stall_draw_ != "jump")
       throw UserError("strategy evo: option stall_draw='" + stall_draw_ + "': choose rare or jump");
@@ -588,6 +592,7 @@ class ModelSearch : public Strategy {
         t = gp_model_.predict(at.data());
       } else {
         t = time_model_.predict(r, ts ? &each : nullptr);
+        if (spread_ == "total") t.spread = std::sqrt(t.spread * t.spread + t.within * t.within);
       }
       const double s = std::max(t.spread, 1e-3);
       // A configuration the pass model has not seen fail nearby keeps its promise whole.
@@ -723,6 +728,7 @@ class ModelSearch : public Strategy {
   std::optional<std::size_t> best_index_;  // in observed_: the fastest measured (best_log_'s)
   std::size_t stall_ = 4, since_best_ = 0;  // results since the best last improved by stall_gain
   double stall_share_ = 0.25, stall_credit_ = 0, stall_gain_ = 0.005;
+  std::string spread_ = "trees";
   double cap_ratio_ = 4;  // the time forest's targets: at most this multiple of the best
   int near_knobs_ = 1;    // near_share: knobs from the best
   std::string stall_draw_ = "jump";
