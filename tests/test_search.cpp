@@ -502,7 +502,8 @@ TEST(Strategies, AStalledSearchGivesAShareOfItsProposalsToTheKnobsLeastProposedV
   }
 }
 
-// stall_draw=jump: the stall's draws are the best with one knob moved to a value proposed least often.
+// stall_draw=jump: the stall's draws are the best with one knob moved to a value proposed least often
+// (every result here passes, so that count and jump_count=measured's agree).
 TEST(Strategies, AStalledSearchsJumpsMoveOneKnobOfTheBestToItsLeastProposedValue) {
   ReplayEvaluator ev(kSynthetic);
   KnobSpace space(ev.profile());
@@ -540,6 +541,63 @@ TEST(Strategies, AStalledSearchsJumpsMoveOneKnobOfTheBestToItsLeastProposedValue
     s->observe(measured_in(c, 2.0 + 0.01 * i));
   }
   EXPECT_EQ(jumps, 8u) << "with stall_share=1, every proposal after the stall (four results) is a jump";
+}
+
+// jump_count=measured (the default): a jump goes to a value measured least often, so a value
+// proposed only where it failed still counts as unseen; jump_count=proposed counted proposals, and
+// on this feed it takes values that have been measured over ones that never have.
+TEST(Strategies, AStalledSearchsJumpsGoToTheValuesMeasuredLeastOften) {
+  ReplayEvaluator ev(kSynthetic);
+  KnobSpace space(ev.profile());
+  const Profile& p = ev.profile();
+  const Config best(p.baseline.begin(), p.baseline.end());
+  // Jumps whose value had been measured more often than another valid, unseen single move's.
+  auto run = [&](const std::string& count) {
+    StrategyContext ctx{p, space, 5, {{"initial", "3"}, {"stall", "4"}, {"stall_share", "1"}, {"jump_count", count}}, "", "", {}};
+    auto s = make_strategy("evo", ctx);
+    std::vector<Config> proposed = {best}, measured = {best};
+    s->observe(measured_in(best, 1.0));  // stays the best
+    int worse = 0, jumps = 0;
+    for (int i = 0; i < 14; ++i) {
+      auto gen = s->propose(1);
+      if (gen.empty()) break;
+      const Config c = gen.front().config;
+      if (gen.front().origin.rule == "stall") {
+        ++jumps;
+        std::string knob;
+        for (const auto& k : space.knobs())
+          if (c.at(k.name) != best.at(k.name)) knob = k.name;
+        auto times = [&](const std::string& kn, std::int64_t v) {
+          return std::count_if(measured.begin(), measured.end(), [&](const Config& q) { return q.at(kn) == v; });
+        };
+        const auto taken = times(knob, c.at(knob));
+        bool beaten = false;
+        for (const auto& k : space.knobs())
+          for (auto v : k.values) {
+            Config alt = best;
+            alt[k.name] = v;
+            if (v == best.at(k.name) || !space.valid(alt) || std::find(proposed.begin(), proposed.end(), alt) != proposed.end()) continue;
+            beaten = beaten || times(k.name, v) < taken;
+          }
+        worse += beaten;
+      }
+      proposed.push_back(c);
+      // Every other result fails: its values are proposed, not measured.
+      if (i % 2 == 0) {
+        Evaluation e;
+        e.config = c;
+        e.status = Status::CompileError;
+        s->observe(e);
+      } else {
+        measured.push_back(c);
+        s->observe(measured_in(c, 2.0 + 0.01 * i));
+      }
+    }
+    EXPECT_GE(jumps, 8) << count;
+    return worse;
+  };
+  EXPECT_EQ(run("measured"), 0) << "a jump took a value measured more often than another move's";
+  EXPECT_GT(run("proposed"), 0) << "counting proposals chose as counting measurements would: the feed tells them not apart";
 }
 
 // stall_gain: a stall ends with a new best faster by more than the gain (in log time); set above
@@ -631,6 +689,7 @@ TEST(Strategies, BadOptionsAreOneLineUserErrors) {
   EXPECT_THROW(make("evo", {{"stall_draw", "leap"}}), UserError);
   EXPECT_THROW(make("evo", {{"pass_optimism", "-1"}}), UserError);
   EXPECT_THROW(make("evo", {{"spread", "leaves"}}), UserError);
+  EXPECT_THROW(make("evo", {{"jump_count", "failed"}}), UserError);
   EXPECT_NO_THROW(make("evo", {{"spread", "total"}}));
   try {
     make("random", {{"x", "1"}});

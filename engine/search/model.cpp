@@ -20,9 +20,10 @@
 //   4. a share `explore` of proposals is a uniform draw, so a region the model has written off
 //      is still seen now and then;
 //   5. after `stall` results without a new best (at least `stall_gain`, half a percent, faster), a
-//      quarter of the proposals move one knob of the best to the value proposed least often so far:
-//      a model that has climbed into a basin extrapolates the trend it saw to values it has barely
-//      seen, and these moves show it them.
+//      quarter of the proposals move one knob of the best to the value measured least often so far
+//      (ties to the least proposed): a model that has climbed into a basin extrapolates the trend it
+//      saw to values it has barely seen, and these moves show it them; a value tried only where it
+//      failed has not been seen for speed at all.
 // Every evaluation counts, failures included: they teach the feasibility model, so neighbours of
 // a compile error or a wrong result stop being proposed once the pattern is clear. Proposals do
 // not wait for results (steady state): what is pending is never proposed twice, and the model is
@@ -70,6 +71,7 @@ const std::vector<StrategyOption> kOptions = {
     {"near_share", "share of model proposals taken by lcb among configurations at most near_knobs knobs from the best (a trust region: the best's untried neighbours by predicted time, which polish a flat optimum a global ranking leaves; 0.15 chosen by leave-one-kernel-out cross-validation, not the default: it costs kt_stencil a seed at 10 % of its space, below SearchQuality's 95 %; docs/results/search-small-budgets.md, twenty-second session)", "0"},
     {"near_knobs", "near_share: how many knobs from the best its configurations may be", "1"},
     {"spread", "the time forest's uncertainty: trees (the spread of the trees' predictions) or total (with each leaf's own variance, the law of total variance, as SMAC's forest)", "trees"},
+    {"jump_count", "stall_draw=jump: a value's rarity counted over the configurations measured (a value proposed only to fail has not been seen for speed), ties to the fewer proposed; or over those proposed (before the twenty-fourth session: docs/results/search-small-budgets.md)", "measured"},
     {"cap_ratio", "the time forest learns each time capped at this multiple of the best measured (at most 1, e.g. 0: uncapped): a configuration hundreds of times slower no longer widens the trees' spread around it, where expected improvement would go looking (docs/results/search-small-budgets.md, twenty-second session)", "4"},
     {"ts_share", "share of model proposals taken by Thompson sampling: each the best of one tree of the time forest (a sample of the function the forest believes in), times the chance to pass; while the process leads, its turn goes to the others", "0"},
     {"pass_power", "exponent of the chance to pass in both scores (higher: shy away from failing regions)", "1"},
@@ -78,7 +80,7 @@ const std::vector<StrategyOption> kOptions = {
     {"stall", "results without a new best (stall_gain faster) after which a share stall_share of proposals are stall draws (0: never; 8 until the twenty-second session, 4 since: docs/results/search-small-budgets.md, sixteenth and twenty-second sessions)", "4"},
     {"stall_share", "stall: share of proposals drawn so while no new best comes", "0.25"},
     {"stall_gain", "stall: how much faster (in log time) a new best must be to end a stall (0.005: half a percent, not a timing's noise; 0.05 measured, not the default: docs/results/search-small-budgets.md, nineteenth session)", "0.005"},
-    {"stall_draw", "stall: jump (the best with one knob moved to its least-proposed value) or rare (of 32 uniform draws, the one of the least-proposed values)", "jump"},
+    {"stall_draw", "stall: jump (the best with one knob moved to its least-measured value, jump_count) or rare (of 32 uniform draws, the one of the least-proposed values)", "jump"},
 };
 
 // How many times 2 divides v (capped): a tree reduction, a vector width or a tile that must divide
@@ -129,6 +131,9 @@ class ModelSearch : public Strategy {
     stall_gain_ = o.number("stall_gain", 0, 10);
     stall_draw_ = o.text("stall_draw");
     cap_ratio_ = o.number("cap_ratio", 0, 1e6);
+    jump_count_ = o.text("jump_count");
+    if (jump_count_ != "proposed" && jump_count_ != "measured")
+      throw UserError("strategy evo: option jump_count='" + jump_count_ + "': choose proposed or measured");
     spread_ = o.text("spread");
     if (spread_ != "trees" && spread_ != "total")
       throw UserError("strategy evo: option spread='" + spread_ + "': choose trees or total");
@@ -334,14 +339,17 @@ class ModelSearch : public Strategy {
     return c;
   }
 
-  // stall_draw=jump: the best with one knob moved to the value proposed least often so far (ties
-  // at random), the first such move that is valid and unseen.
+  // stall_draw=jump: the best with one knob moved to the value measured least often so far (with
+  // jump_count=measured; then the least proposed, then at random), the first such move that is
+  // valid and unseen. Counting what was measured, not proposed: the first draws on Kernel Tuner's
+  // convolution put tile_size_y = 2 only in blocks too large for it, which failed, and counted as
+  // proposed it was not rare enough to be tried beside the best.
   std::optional<Candidate> jump_draw() {
     const Observed* best = best_observed();
     if (!best) return std::nullopt;
     const auto& knobs = space_.knobs();
     struct Move {
-      int count;
+      int measured, count;
       double tie;
       std::size_t knob, value;
     };
@@ -350,11 +358,15 @@ class ModelSearch : public Strategy {
       for (std::size_t v = 0; v < knobs[k].values.size(); ++v) {
         if (static_cast<float>(v) == best->row[k]) continue;
         const double place = knobs[k].values.size() > 1 ? double(v) / double(knobs[k].values.size() - 1) : 0.0;
-        int n = 0;
+        int n = 0, m = 0;
         for (const auto& q : proposed_) n += q[k] == place;
-        moves.push_back({n, rng_.unit(), k, v});
+        if (jump_count_ == "measured")
+          for (const auto& o : observed_) m += o.passed && o.row[k] == static_cast<float>(v);
+        moves.push_back({m, n, rng_.unit(), k, v});
       }
-    std::sort(moves.begin(), moves.end(), [](const Move& a, const Move& b) { return a.count != b.count ? a.count < b.count : a.tie < b.tie; });
+    std::sort(moves.begin(), moves.end(), [](const Move& a, const Move& b) {
+      return a.measured != b.measured ? a.measured < b.measured : a.count != b.count ? a.count < b.count : a.tie < b.tie;
+    });
     const Config base = config_of(*best);
     for (const auto& m : moves) {
       Config c = base;
@@ -728,7 +740,7 @@ class ModelSearch : public Strategy {
   std::optional<std::size_t> best_index_;  // in observed_: the fastest measured (best_log_'s)
   std::size_t stall_ = 4, since_best_ = 0;  // results since the best last improved by stall_gain
   double stall_share_ = 0.25, stall_credit_ = 0, stall_gain_ = 0.005;
-  std::string spread_ = "trees";
+  std::string spread_ = "trees", jump_count_ = "measured";
   double cap_ratio_ = 4;  // the time forest's targets: at most this multiple of the best
   int near_knobs_ = 1;    // near_share: knobs from the best
   std::string stall_draw_ = "jump";
