@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Records complete landscapes of the Kernel Tuner example profiles (examples/kernel_tuner/) on the
+# Records complete landscapes of the Kernel Tuner example profiles (examples/kernel_tuner/), or of
+# evo's own profiles by name (gemm_fp16, sdpa_fp16_wgmma ...: landscape_<name>_<suffix>.json), on the
 # GPU machine: one exhaustive `evo run` per profile, from an empty database and a cold compile
 # cache, then `evo export-landscape` into $OUT. The run's summary (with its pipeline line: how
 # busy the compile workers and the GPU were, the bound, the wall) is kept beside each landscape:
@@ -22,13 +23,15 @@ evo="$PWD/bundle/evo"
 echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)" | tee -a "$OUT/record.log"
 for p in $profiles; do
   work="$(mktemp -d)"
+  profile="examples/kernel_tuner/$p.json" name="kt_$p"
+  [ -f "$profile" ] || profile="$p" name="$p"
   t0=$(date +%s%N)
-  ${RUN_LIMIT:+timeout -s INT "$RUN_LIMIT"} "$evo" --db "$work/evo.db" --cache "$work/cache" run --profile "examples/kernel_tuner/$p.json" \
+  ${RUN_LIMIT:+timeout -s INT "$RUN_LIMIT"} "$evo" --db "$work/evo.db" --cache "$work/cache" run --profile "$profile" \
     --strategy exhaustive --budget 1000000 --no-sanitize $([ "${METRICS:-1}" = 0 ] || echo --metrics-all) >"$OUT/run_$p.txt" 2>&1
   rc=$?
   echo "$p: exhaustive rc=$rc wall=$(( ($(date +%s%N) - t0) / 1000000 )) ms" | tee -a "$OUT/record.log"
   tail -n 6 "$OUT/run_$p.txt" | tee -a "$OUT/record.log"
-  "$evo" --db "$work/evo.db" export-landscape 1 --to "$OUT/landscape_kt_${p}_${suffix}.json" >>"$OUT/record.log" 2>&1
+  "$evo" --db "$work/evo.db" export-landscape 1 --to "$OUT/landscape_${name}_${suffix}.json" >>"$OUT/record.log" 2>&1
   "$evo" --db "$work/evo.db" runs >>"$OUT/record.log" 2>&1
   rm -rf "$work"
 done

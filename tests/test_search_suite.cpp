@@ -360,7 +360,11 @@ INSTANTIATE_TEST_SUITE_P(Suite, SearchSuite,
                                            "landscape_kt_convolution_2080ti", "landscape_kt_stencil_h200",
                                            "landscape_kt_zeromean_h200", "landscape_kt_zeromean_h_h200",
                                            "landscape_kt_pnpoly_h200", "landscape_kt_spmv_h200",
-                                           "landscape_kt_reduction_h200", "landscape_kt_expdist_h200"),
+                                           "landscape_kt_reduction_h200", "landscape_kt_expdist_h200",
+                                           "landscape_gemm_fp16_h200", "landscape_sdpa_fp16_h200",
+                                           "landscape_sdpa_fp16_wgmma_h200",
+                                           "landscape_sdpa_fp16_d128_h200", "landscape_sdpa_fp8_d128_h200",
+                                           "landscape_sdpa_fp16_wgmma_d128_h200"),
                          [](const auto& info) { return info.param.substr(10); });
 
 // The parametrised list and the suite's file name the same landscapes.
