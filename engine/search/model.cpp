@@ -353,17 +353,21 @@ class ModelSearch : public Strategy {
       double tie;
       std::size_t knob, value;
     };
+    // How often each knob's each value was proposed, and measured: one pass over each history.
+    std::vector<std::vector<int>> proposed(knobs.size()), measured(knobs.size());
+    for (std::size_t k = 0; k < knobs.size(); ++k)
+      proposed[k].assign(knobs[k].values.size(), 0), measured[k].assign(knobs[k].values.size(), 0);
+    for (const auto& q : proposed_)
+      for (std::size_t k = 0; k < knobs.size(); ++k)
+        ++proposed[k][static_cast<std::size_t>(std::lround(q[k] * double(std::max<std::size_t>(knobs[k].values.size(), 2) - 1)))];
+    if (jump_count_ == "measured")
+      for (const auto& o : observed_)
+        if (o.passed)
+          for (std::size_t k = 0; k < knobs.size(); ++k) ++measured[k][static_cast<std::size_t>(o.row[k])];
     std::vector<Move> moves;
     for (std::size_t k = 0; k < knobs.size(); ++k)
-      for (std::size_t v = 0; v < knobs[k].values.size(); ++v) {
-        if (static_cast<float>(v) == best->row[k]) continue;
-        const double place = knobs[k].values.size() > 1 ? double(v) / double(knobs[k].values.size() - 1) : 0.0;
-        int n = 0, m = 0;
-        for (const auto& q : proposed_) n += q[k] == place;
-        if (jump_count_ == "measured")
-          for (const auto& o : observed_) m += o.passed && o.row[k] == static_cast<float>(v);
-        moves.push_back({m, n, rng_.unit(), k, v});
-      }
+      for (std::size_t v = 0; v < knobs[k].values.size(); ++v)
+        if (static_cast<float>(v) != best->row[k]) moves.push_back({measured[k][v], proposed[k][v], rng_.unit(), k, v});
     std::sort(moves.begin(), moves.end(), [](const Move& a, const Move& b) {
       return a.measured != b.measured ? a.measured < b.measured : a.count != b.count ? a.count < b.count : a.tie < b.tie;
     });
