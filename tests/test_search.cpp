@@ -543,6 +543,66 @@ TEST(Strategies, AStalledSearchsJumpsMoveOneKnobOfTheBestToItsLeastProposedValue
   EXPECT_EQ(jumps, 8u) << "with stall_share=1, every proposal after the stall (four results) is a jump";
 }
 
+// jump_repair=flags: a switch whose other value breaks a constraint on its own (sdpa_fp16_wgmma_d128's
+// PINGPONG needs MMA_PATH 3 and eight warps) is still shown, in the valid configuration nearest the
+// best; jump_repair=off (the default) skips such a move, so every jump moves one knob.
+TEST(Strategies, AJumpRepairsAGatedSwitchToTheNearestValidConfiguration) {
+  const Profile p = load_profile(evo::test::source_root() / "profiles" / "sdpa_fp16_wgmma_d128.json");
+  const KnobSpace space(p);
+  // A best with nine valid single moves (the most of any here) and five two-valued knobs whose other
+  // value alone breaks a constraint.
+  Config best(p.baseline.begin(), p.baseline.end());
+  best["TILE_N"] = 32, best["STAGES"] = 3, best["USE_TMA"] = 1;
+  ASSERT_TRUE(space.valid(best));
+  const auto valid = space.enumerate_valid();
+  auto distance = [&](const Config& c) {
+    int d = 0;
+    for (const auto& k : space.knobs()) d += c.at(k.name) != best.at(k.name);
+    return d;
+  };
+  auto run = [&](const std::string& repair) {
+    StrategyContext ctx{p, space, 7, {{"initial", "3"}, {"stall", "4"}, {"stall_share", "1"}, {"jump_repair", repair}}, "", "", {}};
+    auto s = make_strategy("evo", ctx);
+    std::vector<Config> seen = {best};
+    s->observe(measured_in(best, 1.0));  // stays the best
+    int repaired = 0, jumps = 0;
+    for (int i = 0; i < 10; ++i) {  // six jumps, fewer than the best's valid single moves: none falls back to a rare draw
+      auto gen = s->propose(1);
+      if (gen.empty()) break;
+      const Config c = gen.front().config;
+      EXPECT_TRUE(space.valid(c));
+      if (gen.front().origin.rule == "stall") {
+        ++jumps;
+        const int d = distance(c);
+        if (d > 1) {
+          ++repaired;
+          // Some moved switch (a two-valued knob whose value alone breaks a constraint) has no valid
+          // unseen configuration nearer the best than this one.
+          bool nearest = false, gated = false;
+          for (const auto& k : space.knobs()) {
+            Config alone = best;
+            alone[k.name] = c.at(k.name);
+            if (k.values.size() != 2 || c.at(k.name) == best.at(k.name) || space.valid(alone)) continue;
+            gated = true;
+            int nearer = 0;
+            for (const auto& v : valid)
+              nearer += v.at(k.name) == c.at(k.name) && distance(v) < d && std::find(seen.begin(), seen.end(), v) == seen.end();
+            nearest = nearest || nearer == 0;
+          }
+          EXPECT_TRUE(gated) << "a jump moved " << d << " knobs without a gated switch among them";
+          EXPECT_TRUE(nearest) << "a valid unseen configuration with the moved switch is nearer the best";
+        }
+      }
+      seen.push_back(c);
+      s->observe(measured_in(c, 2.0 + 0.01 * i));
+    }
+    EXPECT_EQ(jumps, 6) << repair << ": every proposal after the stall (four results) is a jump";
+    return repaired;
+  };
+  EXPECT_GT(run("flags"), 0) << "no jump showed a gated switch";
+  EXPECT_EQ(run("off"), 0) << "a jump moved more than one knob without repair";
+}
+
 // jump_count=measured (the default): a jump goes to a value measured least often, so a value
 // proposed only where it failed still counts as unseen; jump_count=proposed counted proposals, and
 // on this feed it takes values that have been measured over ones that never have.
@@ -690,6 +750,7 @@ TEST(Strategies, BadOptionsAreOneLineUserErrors) {
   EXPECT_THROW(make("evo", {{"pass_optimism", "-1"}}), UserError);
   EXPECT_THROW(make("evo", {{"spread", "leaves"}}), UserError);
   EXPECT_THROW(make("evo", {{"jump_count", "failed"}}), UserError);
+  EXPECT_THROW(make("evo", {{"jump_repair", "always"}}), UserError);
   EXPECT_NO_THROW(make("evo", {{"spread", "total"}}));
   try {
     make("random", {{"x", "1"}});

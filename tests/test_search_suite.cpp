@@ -364,7 +364,8 @@ INSTANTIATE_TEST_SUITE_P(Suite, SearchSuite,
                                            "landscape_gemm_fp16_h200", "landscape_sdpa_fp16_h200",
                                            "landscape_sdpa_fp16_wgmma_h200",
                                            "landscape_sdpa_fp16_d128_h200", "landscape_sdpa_fp8_d128_h200",
-                                           "landscape_sdpa_fp16_wgmma_d128_h200"),
+                                           "landscape_sdpa_fp16_wgmma_d128_h200", "landscape_sdpa_fp8_wgmma_h200",
+                                           "landscape_sdpa_fp8_wgmma_d128_h200", "landscape_sdpa_fp8pv_wgmma_h200"),
                          [](const auto& info) { return info.param.substr(10); });
 
 // The parametrised list and the suite's file name the same landscapes.

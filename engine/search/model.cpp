@@ -23,7 +23,9 @@
 //      quarter of the proposals move one knob of the best to the value measured least often so far
 //      (ties to the least proposed): a model that has climbed into a basin extrapolates the trend it
 //      saw to values it has barely seen, and these moves show it them; a value tried only where it
-//      failed has not been seen for speed at all.
+//      failed has not been seen for speed at all. Where a switch's other value breaks a constraint on
+//      its own (a code path that needs other knobs set with it), the jump takes the valid configuration
+//      with that value nearest the best instead of skipping it.
 // Every evaluation counts, failures included: they teach the feasibility model, so neighbours of
 // a compile error or a wrong result stop being proposed once the pattern is clear. Proposals do
 // not wait for results (steady state): what is pending is never proposed twice, and the model is
@@ -80,6 +82,7 @@ const std::vector<StrategyOption> kOptions = {
     {"stall", "results without a new best (stall_gain faster) after which a share stall_share of proposals are stall draws (0: never; 8 until the twenty-second session, 4 since: docs/results/search-small-budgets.md, sixteenth and twenty-second sessions)", "4"},
     {"stall_share", "stall: share of proposals drawn so while no new best comes", "0.25"},
     {"stall_gain", "stall: how much faster (in log time) a new best must be to end a stall (0.005: half a percent, not a timing's noise; 0.05 measured, not the default: docs/results/search-small-budgets.md, nineteenth session)", "0.005"},
+    {"jump_repair", "stall_draw=jump: where moving the knob breaks a constraint, flags (for a knob of two values, such as a code path's switch, take the valid unseen configuration with that value nearest the best: fewest other knobs changed, then fewest places along their lists; since the twenty-sixth session), nearest (so for every knob: measured, not the default) or off (skip that move, as before): docs/results/search-small-budgets.md, twenty-sixth session", "flags"},
     {"stall_draw", "stall: jump (the best with one knob moved to its least-measured value, jump_count) or rare (of 32 uniform draws, the one of the least-proposed values)", "jump"},
 };
 
@@ -132,6 +135,9 @@ class ModelSearch : public Strategy {
     stall_draw_ = o.text("stall_draw");
     cap_ratio_ = o.number("cap_ratio", 0, 1e6);
     jump_count_ = o.text("jump_count");
+    jump_repair_ = o.text("jump_repair");
+    if (jump_repair_ != "off" && jump_repair_ != "nearest" && jump_repair_ != "flags")
+      throw UserError("strategy evo: option jump_repair='" + jump_repair_ + "': choose off, flags or nearest");
     if (jump_count_ != "proposed" && jump_count_ != "measured")
       throw UserError("strategy evo: option jump_count='" + jump_count_ + "': choose proposed or measured");
     spread_ = o.text("spread");
@@ -375,9 +381,33 @@ class ModelSearch : public Strategy {
     for (const auto& m : moves) {
       Config c = base;
       c[knobs[m.knob].name] = knobs[m.knob].values[m.value];
+      const bool repair = jump_repair_ == "nearest" || (jump_repair_ == "flags" && knobs[m.knob].values.size() == 2);
+      if (!space_.valid(c) && repair) {
+        const auto i = nearest_valid_with(*best, m.knob, m.value);
+        if (i) return Candidate{valid_[*i], Origin{"random", "stall", {best->hash}}};
+        continue;
+      }
       if (!seen_.count(config_hash(c)) && space_.valid(c)) return Candidate{std::move(c), Origin{"random", "stall", {best->hash}}};
     }
     return std::nullopt;
+  }
+
+  // jump_repair: of the valid configurations not yet seen (when the space was enumerated),
+  // the one with `knob` at place `value` that differs from `from` in the fewest other knobs, then
+  // by the fewest places along their lists; the first in the space's order on a tie.
+  std::optional<std::size_t> nearest_valid_with(const Observed& from, std::size_t knob, std::size_t value) const {
+    const std::size_t nk = space_.knobs().size();
+    std::optional<std::size_t> pick;
+    std::pair<int, double> best_d{INT32_MAX, 0};
+    for (std::size_t i = 0; i < valid_.size(); ++i) {
+      const float* row = &valid_rows_[i * features_];
+      if (row[knob] != static_cast<float>(value) || seen_.count(valid_hashes_[i])) continue;
+      std::pair<int, double> d{0, 0};
+      for (std::size_t k = 0; k < nk; ++k)
+        if (row[k] != from.row[k]) ++d.first, d.second += std::abs(double(row[k]) - double(from.row[k]));
+      if (d < best_d) best_d = d, pick = i;
+    }
+    return pick;
   }
 
   // The best measured so far (the baseline at first) moved by one or two knobs, each by one or
@@ -744,7 +774,7 @@ class ModelSearch : public Strategy {
   std::optional<std::size_t> best_index_;  // in observed_: the fastest measured (best_log_'s)
   std::size_t stall_ = 4, since_best_ = 0;  // results since the best last improved by stall_gain
   double stall_share_ = 0.25, stall_credit_ = 0, stall_gain_ = 0.005;
-  std::string spread_ = "trees", jump_count_ = "measured";
+  std::string spread_ = "trees", jump_count_ = "measured", jump_repair_ = "flags";
   double cap_ratio_ = 4;  // the time forest's targets: at most this multiple of the best
   int near_knobs_ = 1;    // near_share: knobs from the best
   std::string stall_draw_ = "jump";
