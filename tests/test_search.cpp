@@ -545,7 +545,8 @@ TEST(Strategies, AStalledSearchsJumpsMoveOneKnobOfTheBestToItsLeastProposedValue
 
 // jump_repair=flags: a switch whose other value breaks a constraint on its own (sdpa_fp16_wgmma_d128's
 // PINGPONG needs MMA_PATH 3 and eight warps) is still shown, in the valid configuration nearest the
-// best; jump_repair=off (the default) skips such a move, so every jump moves one knob.
+// best (the default since the twenty-sixth session); jump_repair=off skips such a move, so every jump
+// moves one knob.
 TEST(Strategies, AJumpRepairsAGatedSwitchToTheNearestValidConfiguration) {
   const Profile p = load_profile(evo::test::source_root() / "profiles" / "sdpa_fp16_wgmma_d128.json");
   const KnobSpace space(p);

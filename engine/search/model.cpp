@@ -135,11 +135,11 @@ class ModelSearch : public Strategy {
     stall_draw_ = o.text("stall_draw");
     cap_ratio_ = o.number("cap_ratio", 0, 1e6);
     jump_count_ = o.text("jump_count");
+    if (jump_count_ != "proposed" && jump_count_ != "measured")
+      throw UserError("strategy evo: option jump_count='" + jump_count_ + "': choose proposed or measured");
     jump_repair_ = o.text("jump_repair");
     if (jump_repair_ != "off" && jump_repair_ != "nearest" && jump_repair_ != "flags")
       throw UserError("strategy evo: option jump_repair='" + jump_repair_ + "': choose off, flags or nearest");
-    if (jump_count_ != "proposed" && jump_count_ != "measured")
-      throw UserError("strategy evo: option jump_count='" + jump_count_ + "': choose proposed or measured");
     spread_ = o.text("spread");
     if (spread_ != "trees" && spread_ != "total")
       throw UserError("strategy evo: option spread='" + spread_ + "': choose trees or total");
@@ -381,13 +381,14 @@ class ModelSearch : public Strategy {
     for (const auto& m : moves) {
       Config c = base;
       c[knobs[m.knob].name] = knobs[m.knob].values[m.value];
-      const bool repair = jump_repair_ == "nearest" || (jump_repair_ == "flags" && knobs[m.knob].values.size() == 2);
-      if (!space_.valid(c) && repair) {
-        const auto i = nearest_valid_with(*best, m.knob, m.value);
+      if (!space_.valid(c)) {
+        // jump_repair: a switch that needs other knobs set with it is shown with them.
+        const bool repair = jump_repair_ == "nearest" || (jump_repair_ == "flags" && knobs[m.knob].values.size() == 2);
+        const auto i = repair ? nearest_valid_with(*best, m.knob, m.value) : std::nullopt;
         if (i) return Candidate{valid_[*i], Origin{"random", "stall", {best->hash}}};
         continue;
       }
-      if (!seen_.count(config_hash(c)) && space_.valid(c)) return Candidate{std::move(c), Origin{"random", "stall", {best->hash}}};
+      if (!seen_.count(config_hash(c))) return Candidate{std::move(c), Origin{"random", "stall", {best->hash}}};
     }
     return std::nullopt;
   }
