@@ -334,6 +334,49 @@ TEST(GaussianProcess, InterpolatesWhatItSawAndDoubtsWhatItDidNot) {
   EXPECT_DOUBLE_EQ(one.predict(far).spread, 1.0);
 }
 
+// leave_one_out: each point as the others predict it. On a plane the others interpolate it well; a
+// point off the plane is predicted from the plane, far from its own value, where predict() (which
+// saw it) stays near it.
+TEST(GaussianProcess, LeaveOneOutPredictsEachPointFromTheOthers) {
+  std::vector<double> x, y;
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) x.push_back(0.5 * i), x.push_back(0.5 * j), y.push_back(0.5 * i + 2 * 0.5 * j);
+  GaussianProcess gp;
+  gp.fit(x, 2, y);
+  const auto loo = gp.leave_one_out();
+  ASSERT_EQ(loo.size(), y.size());
+  EXPECT_NEAR(loo[4], y[4], 0.25) << "the centre, from its eight neighbours";
+  y[4] += 3;  // the centre off the plane
+  gp.fit(x, 2, y);
+  const auto off = gp.leave_one_out();
+  EXPECT_LT(off[4], y[4] - 2) << "its neighbours say 1.5, not 4.5";
+  EXPECT_GT(gp.predict(&x[8]).mean, off[4] + 0.5) << "the fit that saw it is nearer it";
+  GaussianProcess one;
+  one.fit({0.5, 0.5}, 2, {4.0});
+  EXPECT_TRUE(one.leave_one_out().empty());
+}
+
+// out_of_bag: each sample predicted by the trees whose bootstrap left it out. A lone outlier is
+// predicted from the others (about 0), while the forest that saw it predicts it above them.
+TEST(Forest, OutOfBagPredictsEachSampleWithoutItself) {
+  std::vector<float> rows;
+  std::vector<double> y;
+  for (int x = 0; x < 20; ++x) rows.push_back(float(x)), y.push_back(x == 19 ? 100.0 : 0.0);
+  SearchRng rng(3);
+  Forest f;
+  std::vector<double> oob;
+  f.fit(rows, 1, y, 64, rng, &oob);
+  ASSERT_EQ(oob.size(), y.size());
+  for (std::size_t i = 0; i < oob.size(); ++i) EXPECT_FALSE(std::isnan(oob[i])) << i << ": 64 trees, each leaves a third out";
+  EXPECT_LT(oob[19], 1.0) << "no tree that left the outlier out has seen 100";
+  EXPECT_GT(f.predict(&rows[19]).mean, 10.0);
+  Forest single;
+  single.fit(rows, 1, y, 1, rng, &oob);
+  const auto numbers = std::count_if(oob.begin(), oob.end(), [](double v) { return !std::isnan(v); });
+  EXPECT_GT(numbers, 2);   // a bootstrap of 20 leaves about 7 out
+  EXPECT_LT(numbers, 14);  // and draws the rest: NaN, not a guess
+}
+
 TEST(Forest, ALeafsOwnVarianceShowsWhereItsSamplesDisagree) {
   // x = 0..3 all take 1; x = 4..7 each come four times, twice 2 and twice 4, which no split can
   // tell apart: every tree predicts about 3 there and agrees, and only the leaves' own variance
@@ -370,6 +413,11 @@ TEST(Strategies, GaussianProcessLeadsOnlyOnceSomethingFailed) {
   // kt_matmul: three in four fail, and the process leads the first climb.
   const fs::path failing = kData / "landscape_kt_matmul_h100.json";
   EXPECT_NE(texts(drive("evo", 5, 40, {}, failing)), texts(drive("evo", 5, 40, {{"gp", "never"}}, failing)));
+  // gp=auto: where something failed, the failing rule; where nothing has, the process leads at the
+  // fits where it ranks the measured configurations better unseen (on sdpa_fp8, most of them).
+  EXPECT_EQ(texts(drive("evo", 5, 40, {{"gp", "auto"}}, failing)), texts(drive("evo", 5, 40, {}, failing)));
+  EXPECT_NE(texts(drive("evo", 5, 40, {{"gp", "auto"}}, all_pass)), texts(drive("evo", 5, 40, {{"gp", "never"}}, all_pass)));
+  EXPECT_EQ(texts(drive("evo", 5, 40, {{"gp", "auto"}, {"choose_until", "0"}}, all_pass)), texts(drive("evo", 5, 40, {}, all_pass)));
 }
 
 // initial_design=spread: each initial draw is the farthest of 32 from what was proposed, so the
@@ -561,8 +609,8 @@ TEST(Strategies, AJumpRepairsAGatedSwitchToTheNearestValidConfiguration) {
     for (const auto& k : space.knobs()) d += c.at(k.name) != best.at(k.name);
     return d;
   };
-  auto run = [&](const std::string& repair) {
-    StrategyContext ctx{p, space, 7, {{"initial", "3"}, {"stall", "4"}, {"stall_share", "1"}, {"jump_repair", repair}}, "", "", {}};
+  auto run = [&](const std::string& repair, const std::string& tries) {
+    StrategyContext ctx{p, space, 7, {{"initial", "3"}, {"stall", "4"}, {"stall_share", "1"}, {"jump_repair", repair}, {"repair_tries", tries}}, "", "", {}};
     auto s = make_strategy("evo", ctx);
     std::vector<Config> seen = {best};
     s->observe(measured_in(best, 1.0));  // stays the best
@@ -600,8 +648,12 @@ TEST(Strategies, AJumpRepairsAGatedSwitchToTheNearestValidConfiguration) {
     EXPECT_EQ(jumps, 6) << repair << ": every proposal after the stall (four results) is a jump";
     return repaired;
   };
-  EXPECT_GT(run("flags"), 0) << "no jump showed a gated switch";
-  EXPECT_EQ(run("off"), 0) << "a jump moved more than one knob without repair";
+  EXPECT_GE(run("flags", "100"), 2) << "fewer than two jumps showed a gated switch";
+  EXPECT_EQ(run("off", "100"), 0) << "a jump moved more than one knob without repair";
+  // repair_tries: every result here is slower than the best, so no repaired jump ends the stall, and
+  // after that many in a row the switches are taken for gates to slow paths: no more are repaired.
+  EXPECT_EQ(run("flags", "1"), 1);
+  EXPECT_EQ(run("flags", "0"), 0);
 }
 
 // jump_count=measured (the default): a jump goes to a value measured least often, so a value
@@ -752,6 +804,7 @@ TEST(Strategies, BadOptionsAreOneLineUserErrors) {
   EXPECT_THROW(make("evo", {{"spread", "leaves"}}), UserError);
   EXPECT_THROW(make("evo", {{"jump_count", "failed"}}), UserError);
   EXPECT_THROW(make("evo", {{"jump_repair", "always"}}), UserError);
+  EXPECT_THROW(make("evo", {{"repair_tries", "-1"}}), UserError);
   EXPECT_NO_THROW(make("evo", {{"spread", "total"}}));
   try {
     make("random", {{"x", "1"}});

@@ -10,23 +10,43 @@ constexpr int kMaxDepth = 24;
 }  // namespace
 
 void Forest::fit(const std::vector<float>& rows, std::size_t features, const std::vector<double>& y,
-                 std::size_t trees, SearchRng& rng) {
+                 std::size_t trees, SearchRng& rng, std::vector<double>* out_of_bag) {
   trees_.clear();
   rows_ = &rows;
   y_ = &y;
   features_ = features;
   const std::size_t n = y.size();
-  if (n == 0) return;
-  for (std::size_t t = 0; t < trees; ++t) {
+  std::vector<double> oob_sum(out_of_bag ? n : 0, 0.0);
+  std::vector<int> oob_count(out_of_bag ? n : 0, 0);
+  std::vector<char> drawn(n);
+  for (std::size_t t = 0; t < trees && n > 0; ++t) {
     std::vector<std::uint32_t> idx(n);  // a bootstrap sample: the trees disagree where data is thin
     for (auto& i : idx) i = static_cast<std::uint32_t>(rng.index(n));
     Tree tree;
     tree.reserve(2 * n / kMinLeaf + 1);
+    if (out_of_bag) {
+      std::fill(drawn.begin(), drawn.end(), 0);
+      for (auto i : idx) drawn[i] = 1;
+    }
     grow(tree, idx, 0, n, 0, rng);
+    if (out_of_bag)
+      for (std::size_t i = 0; i < n; ++i)
+        if (!drawn[i]) oob_sum[i] += leaf(tree, &rows[i * features]), ++oob_count[i];
     trees_.push_back(std::move(tree));
+  }
+  if (out_of_bag) {
+    out_of_bag->assign(n, std::nan(""));
+    for (std::size_t i = 0; i < n; ++i)
+      if (oob_count[i]) (*out_of_bag)[i] = oob_sum[i] / oob_count[i];
   }
   rows_ = nullptr;
   y_ = nullptr;
+}
+
+double Forest::leaf(const Tree& t, const float* row) const {
+  std::int32_t n = 0;
+  while (t[n].feature >= 0) n = row[t[n].feature] <= t[n].threshold ? t[n].left : t[n].right;
+  return t[n].value;
 }
 
 std::int32_t Forest::grow(Tree& t, std::vector<std::uint32_t>& idx, std::size_t lo, std::size_t hi, int depth,

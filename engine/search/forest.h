@@ -18,9 +18,11 @@ struct ForestPrediction {
 
 class Forest {
  public:
-  // rows: samples x features (row-major, `features` wide), y: one target per sample.
+  // rows: samples x features (row-major, `features` wide), y: one target per sample. With
+  // `out_of_bag`, each sample's prediction by the trees whose bootstrap left it out (NaN where every
+  // tree drew it): an honest estimate of how well the forest predicts what it has not seen.
   void fit(const std::vector<float>& rows, std::size_t features, const std::vector<double>& y,
-           std::size_t trees, SearchRng& rng);
+           std::size_t trees, SearchRng& rng, std::vector<double>* out_of_bag = nullptr);
   bool empty() const { return trees_.empty(); }
   // With `each`, every tree's own prediction too, in tree order (resized to trees()): one sample each
   // of the function the forest believes in, for Thompson sampling.
@@ -38,6 +40,7 @@ class Forest {
   using Tree = std::vector<Node>;
   std::int32_t grow(Tree& t, std::vector<std::uint32_t>& idx, std::size_t lo, std::size_t hi, int depth,
                     SearchRng& rng);
+  double leaf(const Tree& t, const float* row) const;
   const std::vector<float>* rows_ = nullptr;
   const std::vector<double>* y_ = nullptr;
   std::size_t features_ = 0;

@@ -103,6 +103,26 @@ void GaussianProcess::fit(const std::vector<double>& x, std::size_t dims, const 
   alpha_ = std::move(best_alpha);
 }
 
+std::vector<double> GaussianProcess::leave_one_out() const {
+  if (alpha_.empty()) return {};
+  // [K^-1]_ii is the squared norm of column i of L^-1: solve L v = e_i for each i.
+  std::vector<double> out(n_);
+  std::vector<double> e(n_);
+  for (std::size_t i = 0; i < n_; ++i) {
+    std::fill(e.begin(), e.end(), 0.0);
+    e[i] = 1;
+    forward(chol_, n_, e);
+    double inv_ii = 0;
+    for (std::size_t k = i; k < n_; ++k) inv_ii += e[k] * e[k];
+    // alpha_ = K^-1 z in standardised units; z_i is recovered from the fitted mean at i.
+    double fitted = 0;
+    for (std::size_t j = 0; j < n_; ++j) fitted += kernel(&x_[i * dims_], &x_[j * dims_]) * alpha_[j];
+    const double z_i = fitted + noise_ * alpha_[i];  // (K + noise I) alpha = z
+    out[i] = mean_ + scale_ * (z_i - alpha_[i] / inv_ii);
+  }
+  return out;
+}
+
 ForestPrediction GaussianProcess::predict(const double* point) const {
   ForestPrediction p;
   if (alpha_.empty()) {

@@ -17,6 +17,9 @@ class GaussianProcess {
   // returns the mean of y with spread 1 (in y's units).
   void fit(const std::vector<double>& x, std::size_t dims, const std::vector<double>& y);
   ForestPrediction predict(const double* point) const;
+  // Each fitted point's mean as predicted from the others alone (leave-one-out, in closed form:
+  // y_i - alpha_i / [K^-1]_ii, Rasmussen and Williams 2006, 5.4.2), in y's units; empty before two.
+  std::vector<double> leave_one_out() const;
   double length_scale() const { return length_; }
 
  private:

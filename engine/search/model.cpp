@@ -25,7 +25,8 @@
 //      saw to values it has barely seen, and these moves show it them; a value tried only where it
 //      failed has not been seen for speed at all. Where a switch's other value breaks a constraint on
 //      its own (a code path that needs other knobs set with it), the jump takes the valid configuration
-//      with that value nearest the best instead of skipping it.
+//      with that value nearest the best instead of skipping it, until `repair_tries` such jumps in a
+//      row have brought no new best: then the run's switches gate slow paths, not the fast one.
 // Every evaluation counts, failures included: they teach the feasibility model, so neighbours of
 // a compile error or a wrong result stop being proposed once the pattern is clear. Proposals do
 // not wait for results (steady state): what is pending is never proposed twice, and the model is
@@ -62,7 +63,9 @@ const std::vector<StrategyOption> kOptions = {
     {"near_steps", "initial_near: the most places a moved knob goes along its value list (0: to any of its values)", "2"},
     {"initial_near", "share of the initial draws that move the best so far (the baseline at first) by one or two knobs; auto: the share of the draws so far that failed", "0"},
     {"trees", "trees in each forest", "64"},
-    {"gp", "when a Gaussian process, not the forest, predicts times while fewer than gp_until configurations are measured: failing (once a result has failed), always, never", "failing"},
+    {"gp", "when a Gaussian process, not the forest, predicts times while fewer than gp_until configurations are measured: failing (once a result has failed), always, never, or auto (where a result has failed, as failing; where none has, from 5 measured until choose_until, whichever of the two ranks the measured configurations better when each predicts them without themselves: the process's leave-one-out means against the forest's out-of-bag ones; measured, not the default: docs/results/search-small-budgets.md, twenty-seventh session)", "failing"},
+    {"choose_until", "gp=auto, where nothing has failed: measured configurations until which the two models are compared", "32"},
+    {"repair_tries", "jump_repair: how many repaired jumps in a row may come back without a new best (stall_gain faster) before no more are repaired in the run: the switches here gate slow paths (4 since the twenty-seventh session; 1000000: every one, as before)", "4"},
     {"gp_until", "measured configurations from which the forest predicts times", "16"},
     {"explore", "share of proposals drawn uniformly at random once the model leads", "0.05"},
     {"score_all", "score every unseen valid configuration when the space has at most this many", "50000"},
@@ -95,6 +98,36 @@ int factors_of_two(std::int64_t v) {
   return n;
 }
 
+// Spearman's rank correlation of predicted against actual over the samples where `mask` is a
+// number (the forest's out-of-bag predictions are NaN where every tree drew the sample), ties at
+// their mean rank; -1 where fewer than three remain or either side is constant.
+double held_out_rank_correlation(const std::vector<double>& predicted, const std::vector<double>& actual,
+                                 const std::vector<double>& mask) {
+  std::vector<double> p, a;
+  for (std::size_t i = 0; i < actual.size() && i < predicted.size(); ++i)
+    if (i < mask.size() && !std::isnan(mask[i]) && !std::isnan(predicted[i])) p.push_back(predicted[i]), a.push_back(actual[i]);
+  if (p.size() < 3) return -1;
+  auto ranks = [](const std::vector<double>& v) {
+    std::vector<std::size_t> order(v.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return v[x] < v[y]; });
+    std::vector<double> r(v.size());
+    for (std::size_t i = 0; i < order.size();) {
+      std::size_t j = i;
+      while (j + 1 < order.size() && v[order[j + 1]] == v[order[i]]) ++j;
+      for (std::size_t k = i; k <= j; ++k) r[order[k]] = 0.5 * double(i + j);
+      i = j + 1;
+    }
+    return r;
+  };
+  const std::vector<double> rp = ranks(p), ra = ranks(a);
+  const double mean = 0.5 * double(p.size() - 1);
+  double sxy = 0, sxx = 0, syy = 0;
+  for (std::size_t i = 0; i < p.size(); ++i)
+    sxy += (rp[i] - mean) * (ra[i] - mean), sxx += (rp[i] - mean) * (rp[i] - mean), syy += (ra[i] - mean) * (ra[i] - mean);
+  return sxx > 0 && syy > 0 ? sxy / std::sqrt(sxx * syy) : -1;
+}
+
 double normal_pdf(double z) { return std::exp(-0.5 * z * z) / std::sqrt(2 * M_PI); }
 double normal_cdf(double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); }
 
@@ -108,9 +141,11 @@ class ModelSearch : public Strategy {
     trees_ = static_cast<std::size_t>(o.integer("trees", 1, 1000));
     explore_ = o.number("explore", 0, 1);
     gp_when_ = o.text("gp");
-    if (gp_when_ != "failing" && gp_when_ != "always" && gp_when_ != "never")
-      throw UserError("strategy evo: option gp='" + gp_when_ + "': choose failing, always or never");
+    if (gp_when_ != "failing" && gp_when_ != "always" && gp_when_ != "never" && gp_when_ != "auto")
+      throw UserError("strategy evo: option gp='" + gp_when_ + "': choose failing, always, never or auto");
     gp_until_ = static_cast<std::size_t>(o.integer("gp_until", 0, 100000));
+    choose_until_ = static_cast<std::size_t>(o.integer("choose_until", 0, 100000));
+    repair_tries_ = static_cast<std::size_t>(o.integer("repair_tries", 0, 1000000));
     score_all_ = static_cast<std::size_t>(o.integer("score_all", 0, 10000000));
     pool_ = static_cast<std::size_t>(o.integer("pool", 16, 10000000));
     design_ = o.text("initial_design");
@@ -231,6 +266,8 @@ class ModelSearch : public Strategy {
     o.hash = h;
     if (!o.passed) ++failed_;
     ++since_best_;
+    // A repaired jump that ends no stall (a new best by stall_gain) was spent on a slow code path.
+    if (repaired_.erase(h)) repairs_in_vain_ = o.passed && o.log_time < best_log_ - stall_gain_ ? 0 : repairs_in_vain_ + 1;
     if (o.passed) {
       ++measured_;
       if (o.log_time < best_log_ - stall_gain_) since_best_ = 0;
@@ -385,7 +422,10 @@ class ModelSearch : public Strategy {
         // jump_repair: a switch that needs other knobs set with it is shown with them.
         const bool repair = jump_repair_ == "nearest" || (jump_repair_ == "flags" && knobs[m.knob].values.size() == 2);
         const auto i = repair ? nearest_valid_with(*best, m.knob, m.value) : std::nullopt;
-        if (i) return Candidate{valid_[*i], Origin{"random", "stall", {best->hash}}};
+        if (i && repairs_in_vain_ < repair_tries_) {
+          repaired_.insert(valid_hashes_[*i]);
+          return Candidate{valid_[*i], Origin{"random", "stall", {best->hash}}};
+        }
         continue;
       }
       if (!seen_.count(config_hash(c))) return Candidate{std::move(c), Origin{"random", "stall", {best->hash}}};
@@ -577,13 +617,17 @@ class ModelSearch : public Strategy {
     const bool any_failed = std::any_of(passed.begin(), passed.end(), [](double p) { return p == 0.0; });
     // The Gaussian process while the forest is starved: where configurations fail, the measured
     // ones come slowly, and the first climb decides the smallest budgets. Where none has failed the
-    // forest leads from the first (on the all-passing landscapes it was the better of the two).
-    const bool gp = measured_ < gp_until_ && (gp_when_ == "always" || (gp_when_ == "failing" && any_failed));
-    if (!gp) {
+    // forest leads from the first (on the all-passing landscapes it was the better of the two);
+    // gp=auto lets there the one lead that ranks the measured configurations better unseen.
+    const bool window = measured_ < gp_until_;
+    const bool choose = gp_when_ == "auto" && !any_failed && measured_ >= kChooseFrom && measured_ < choose_until_;
+    bool gp = window && (gp_when_ == "always" || ((gp_when_ == "failing" || gp_when_ == "auto") && any_failed));
+    std::vector<double> out_of_bag;
+    if (!gp || choose) {
       std::vector<double> target = log_time;
       if (cap_ratio_ > 1)
         for (auto& y : target) y = std::min(y, best_log_ + std::log(cap_ratio_));
-      time_model_.fit(time_rows, features_, target, trees_, rng_);
+      time_model_.fit(time_rows, features_, target, trees_, rng_, choose ? &out_of_bag : nullptr);
     }
     if (any_failed) pass_model_.fit(all_rows, features_, passed, trees_, rng_);
 
@@ -607,7 +651,7 @@ class ModelSearch : public Strategy {
     auto scaled = [&](const float* r, double* out) {
       for (std::size_t f = 0; f < features_; ++f) out[f] = hi[f] > lo[f] ? (r[f] - lo[f]) / double(hi[f] - lo[f]) : 0.0;
     };
-    if (gp) {
+    if (gp || choose) {
       lo.assign(features_, INFINITY), hi.assign(features_, -INFINITY);
       auto widen = [&](const float* r) {
         for (std::size_t f = 0; f < features_; ++f) lo[f] = std::min(lo[f], r[f]), hi[f] = std::max(hi[f], r[f]);
@@ -618,6 +662,11 @@ class ModelSearch : public Strategy {
       for (const auto& o : observed_)
         if (o.passed) x.resize(x.size() + features_), scaled(o.row.data(), x.data() + x.size() - features_);
       gp_model_.fit(x, features_, log_time);
+      // gp=auto: the model that ranks what it has not seen better leads until the next fit.
+      if (choose) {
+        gp = held_out_rank_correlation(gp_model_.leave_one_out(), log_time, out_of_bag) >
+             held_out_rank_correlation(out_of_bag, log_time, out_of_bag);
+      }
     }
     // The incumbent's place in each value list: "near" is at most two knobs away from it.
     std::vector<float> incumbent;
@@ -753,6 +802,9 @@ class ModelSearch : public Strategy {
   double explore_ = 0.05, kappa_ = 0, xi_ = 0, pass_power_ = 1, pass_optimism_ = 0;
   std::string gp_when_ = "failing";
   std::size_t gp_until_ = 16;
+  std::size_t choose_until_ = 32;  // gp=auto: the two models compared from kChooseFrom measured to this
+  std::size_t repair_tries_ = 4, repairs_in_vain_ = 0;  // repaired jumps in a row without a new best
+  std::unordered_set<std::string> repaired_;  // repaired jumps proposed, their results not yet back
   std::vector<std::vector<Expr>> geometry_;
   std::vector<Expr> dims_;  // the block and grid dimensions knobs decide
   std::vector<std::size_t> single_dims_;  // those of two or more knobs: a feature each
@@ -781,6 +833,7 @@ class ModelSearch : public Strategy {
   std::string stall_draw_ = "jump";
   Forest time_model_, pass_model_;
   GaussianProcess gp_model_;
+  static constexpr std::size_t kChooseFrom = 5;  // gp=auto: the first fits (the baseline and initial draws) choose by the failing rule
   static constexpr int kQueues = 4;
   Queue queues_[kQueues] = {{"expected improvement", {}, 0}, {"lower confidence bound", {}, 0}, {"near the best", {}, 0},
                             {"thompson sampling", {}, 0}};
