@@ -31,7 +31,7 @@ void Forest::fit(const std::vector<float>& rows, std::size_t features, const std
     grow(tree, idx, 0, n, 0, rng);
     if (out_of_bag)
       for (std::size_t i = 0; i < n; ++i)
-        if (!drawn[i]) oob_sum[i] += leaf(tree, &rows[i * features]), ++oob_count[i];
+        if (!drawn[i]) oob_sum[i] += leaf(tree, &rows[i * features]).value, ++oob_count[i];
     trees_.push_back(std::move(tree));
   }
   if (out_of_bag) {
@@ -43,10 +43,10 @@ void Forest::fit(const std::vector<float>& rows, std::size_t features, const std
   y_ = nullptr;
 }
 
-double Forest::leaf(const Tree& t, const float* row) const {
+const Forest::Node& Forest::leaf(const Tree& t, const float* row) const {
   std::int32_t n = 0;
   while (t[n].feature >= 0) n = row[t[n].feature] <= t[n].threshold ? t[n].left : t[n].right;
-  return t[n].value;
+  return t[n];
 }
 
 std::int32_t Forest::grow(Tree& t, std::vector<std::uint32_t>& idx, std::size_t lo, std::size_t hi, int depth,
@@ -107,11 +107,9 @@ ForestPrediction Forest::predict(const float* row, std::vector<double>* each) co
   if (trees_.empty()) return p;
   double sum = 0, sq = 0, within = 0;
   for (std::size_t i = 0; i < trees_.size(); ++i) {
-    const Tree& t = trees_[i];
-    std::int32_t n = 0;
-    while (t[n].feature >= 0) n = row[t[n].feature] <= t[n].threshold ? t[n].left : t[n].right;
-    sum += t[n].value, sq += t[n].value * t[n].value, within += t[n].variance;
-    if (each) (*each)[i] = t[n].value;
+    const Node& l = leaf(trees_[i], row);
+    sum += l.value, sq += l.value * l.value, within += l.variance;
+    if (each) (*each)[i] = l.value;
   }
   const double k = static_cast<double>(trees_.size());
   p.mean = sum / k;

@@ -40,7 +40,7 @@ class Forest {
   using Tree = std::vector<Node>;
   std::int32_t grow(Tree& t, std::vector<std::uint32_t>& idx, std::size_t lo, std::size_t hi, int depth,
                     SearchRng& rng);
-  double leaf(const Tree& t, const float* row) const;
+  const Node& leaf(const Tree& t, const float* row) const;  // the leaf `row` falls in
   const std::vector<float>* rows_ = nullptr;
   const std::vector<double>* y_ = nullptr;
   std::size_t features_ = 0;

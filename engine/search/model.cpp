@@ -420,9 +420,10 @@ class ModelSearch : public Strategy {
       c[knobs[m.knob].name] = knobs[m.knob].values[m.value];
       if (!space_.valid(c)) {
         // jump_repair: a switch that needs other knobs set with it is shown with them.
-        const bool repair = jump_repair_ == "nearest" || (jump_repair_ == "flags" && knobs[m.knob].values.size() == 2);
+        const bool repair = repairs_in_vain_ < repair_tries_ &&
+                            (jump_repair_ == "nearest" || (jump_repair_ == "flags" && knobs[m.knob].values.size() == 2));
         const auto i = repair ? nearest_valid_with(*best, m.knob, m.value) : std::nullopt;
-        if (i && repairs_in_vain_ < repair_tries_) {
+        if (i) {
           repaired_.insert(valid_hashes_[*i]);
           return Candidate{valid_[*i], Origin{"random", "stall", {best->hash}}};
         }
