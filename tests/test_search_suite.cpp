@@ -175,8 +175,9 @@ TEST(SearchSuite, HoldsEveryRecordedLandscape) {
 }
 
 // Replaces this landscape's row of docs/results/suite.md's table (the line holding its marker; a
-// new one goes at the end). The landscapes' tests run side by side: one at a time writes. A tree
-// without docs: print only.
+// new one goes after the last row of its own table, the suite's or the siblings', so that it is not
+// read as a row of the table below). The landscapes' tests run side by side: one at a time writes.
+// A tree without docs: print only.
 void write_row_into_docs(const std::string& name, const std::string& row) {
   const fs::path doc = test::source_root() / "docs" / "results" / "suite.md";
   if (!fs::exists(doc)) return;
@@ -187,8 +188,18 @@ void write_row_into_docs(const std::string& name, const std::string& row) {
   const std::string marker = "<!-- suite:" + name + " -->";
   const auto at = text.find(marker);
   if (at == std::string::npos) {
-    if (!text.empty() && text.back() != '\n') text += '\n';
-    text += row;
+    // The last row of the same table: a transfer row's marker names "transfer:", a suite row's not.
+    const bool transfer_row = name.rfind("transfer:", 0) == 0;
+    std::size_t last = std::string::npos;
+    for (auto p = text.find("<!-- suite:"); p != std::string::npos; p = text.find("<!-- suite:", p + 1))
+      if ((text.compare(p + 11, 9, "transfer:") == 0) == transfer_row) last = p;
+    const auto after = last == std::string::npos ? std::string::npos : text.find('\n', last);
+    if (after == std::string::npos) {
+      if (!text.empty() && text.back() != '\n') text += '\n';
+      text += row;
+    } else {
+      text.insert(after + 1, row);
+    }
   } else {
     const auto begin = text.rfind('\n', at) + 1;  // npos + 1 = 0: the first line
     const auto end = text.find('\n', at);
