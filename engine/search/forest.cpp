@@ -94,11 +94,23 @@ std::int32_t Forest::grow(Tree& t, std::vector<std::uint32_t>& idx, std::size_t 
   const std::size_t m = static_cast<std::size_t>(mid - idx.begin());
   t[me].feature = best_f;
   t[me].threshold = best_thr;
+  t[me].gain = sse - best_sse;
   const std::int32_t l = grow(t, idx, lo, m, depth + 1, rng);
   const std::int32_t r = grow(t, idx, m, hi, depth + 1, rng);
   t[me].left = l;
   t[me].right = r;
   return me;
+}
+
+std::vector<double> Forest::importance() const {
+  std::vector<double> out(features_, 0.0);
+  double total = 0;
+  for (const Tree& t : trees_)
+    for (const Node& n : t)
+      if (n.feature >= 0) out[static_cast<std::size_t>(n.feature)] += n.gain, total += n.gain;
+  if (total > 0)
+    for (double& v : out) v /= total;
+  return out;
 }
 
 ForestPrediction Forest::predict(const float* row, std::vector<double>* each) const {

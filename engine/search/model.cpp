@@ -9,7 +9,11 @@
 //      regression of log median time over the measured configurations, and the chance to pass
 //      (compile, static gate, GREEN, FAST) over every evaluated one; while few configurations have
 //      been measured in a space where some fail, a Gaussian process predicts the times instead
-//      (a forest of a handful of samples cannot split, a Matern kernel already interpolates);
+//      (a forest of a handful of samples cannot split, a Matern kernel already interpolates); where
+//      none has failed, the forest's predictions and the process's are mixed until 32 are measured,
+//      at the weight whose mixture of the two's held-out predictions ranks the measured ones best,
+//      the process's inputs stretched by the forest's importance of each (the forest finds which
+//      knobs matter, the process interpolates between the configurations along them);
 //   3. every unseen valid configuration (or, in a space too large to score whole, a pool of
 //      uniform draws and of moves of the best configurations by 1, 2, 3 ... steps along one or two
 //      value lists) is scored by expected improvement over the best time, times the chance to
@@ -67,6 +71,9 @@ const std::vector<StrategyOption> kOptions = {
     {"choose_until", "gp=auto, where nothing has failed: measured configurations until which the two models are compared", "32"},
     {"repair_tries", "jump_repair: how many repaired jumps in a row may come back without a new best (stall_gain faster) before no more are repaired in the run: the switches here gate slow paths (4 since the twenty-seventh session; 1000000: every one, as before)", "4"},
     {"gp_until", "measured configurations from which the forest predicts times", "16"},
+    {"blend", "where nothing has failed and fewer than blend_until configurations are measured, the weight of the Gaussian process in a mixture of its predictions with the forest's (0: the forest alone), or auto (from 5 measured, at each fit the weight of 0, 1/4, 1/2, 3/4, 1 whose mixture of the two's held-out predictions ranks the measured configurations best; since the twenty-eighth session: docs/results/search-small-budgets.md)", "auto"},
+    {"blend_until", "blend: measured configurations until which the two are mixed", "32"},
+    {"gp_ard", "blend: how far each of the process's inputs is stretched by its share of the time forest's importance (a length scale per input read off the forest's splits; 0: not at all, 1: wholly, an input no split used is left out; 0.7 since the twenty-eighth session)", "0.7"},
     {"explore", "share of proposals drawn uniformly at random once the model leads", "0.05"},
     {"score_all", "score every unseen valid configuration when the space has at most this many", "50000"},
     {"pool", "configurations scored per fit when the space is larger than score_all", "4000"},
@@ -145,6 +152,12 @@ class ModelSearch : public Strategy {
       throw UserError("strategy evo: option gp='" + gp_when_ + "': choose failing, always, never or auto");
     gp_until_ = static_cast<std::size_t>(o.integer("gp_until", 0, 100000));
     choose_until_ = static_cast<std::size_t>(o.integer("choose_until", 0, 100000));
+    if (o.text("blend") == "auto")
+      blend_auto_ = true;
+    else
+      blend_ = o.number("blend", 0, 1);
+    blend_until_ = static_cast<std::size_t>(o.integer("blend_until", 0, 100000));
+    gp_ard_ = o.number("gp_ard", 0, 1);
     repair_tries_ = static_cast<std::size_t>(o.integer("repair_tries", 0, 1000000));
     score_all_ = static_cast<std::size_t>(o.integer("score_all", 0, 10000000));
     pool_ = static_cast<std::size_t>(o.integer("pool", 16, 10000000));
@@ -624,11 +637,16 @@ class ModelSearch : public Strategy {
     const bool choose = gp_when_ == "auto" && !any_failed && measured_ >= kChooseFrom && measured_ < choose_until_;
     bool gp = window && (gp_when_ == "always" || ((gp_when_ == "failing" || gp_when_ == "auto") && any_failed));
     std::vector<double> out_of_bag;
+    // blend: where nothing has failed, the process's and the forest's predictions mixed while few
+    // are measured (with auto, from kChooseFrom, at the weight their held-out predictions rank best).
+    double weight = blend_;
+    bool blend = !gp && !choose && !any_failed && (blend_ > 0 || blend_auto_) &&
+                 measured_ >= (blend_auto_ ? kChooseFrom : 3) && measured_ < blend_until_;
     if (!gp || choose) {
       std::vector<double> target = log_time;
       if (cap_ratio_ > 1)
         for (auto& y : target) y = std::min(y, best_log_ + std::log(cap_ratio_));
-      time_model_.fit(time_rows, features_, target, trees_, rng_, choose ? &out_of_bag : nullptr);
+      time_model_.fit(time_rows, features_, target, trees_, rng_, choose || (blend && blend_auto_) ? &out_of_bag : nullptr);
     }
     if (any_failed) pass_model_.fit(all_rows, features_, passed, trees_, rng_);
 
@@ -648,11 +666,23 @@ class ModelSearch : public Strategy {
     // The process's inputs: every feature of the forests, each scaled to [0, 1] over the
     // configurations scored and those observed (the knobs' places alone did worse on kt_stencil).
     std::vector<float> lo, hi;
+    // gp_ard: each input stretched by how much the time forest's splits on it explain, so the
+    // process's distance counts the knobs the times hang on (a length scale per input, read off
+    // the forest rather than fitted to a handful of points).
+    std::vector<double> stretch(features_, 1.0);
+    if (blend && gp_ard_ > 0) {
+      const std::vector<double> imp = time_model_.importance();
+      double sum = 0;
+      for (double v : imp) sum += v;
+      if (sum > 0)
+        for (std::size_t f = 0; f < features_; ++f)
+          stretch[f] = std::sqrt((1 - gp_ard_) + gp_ard_ * double(features_) * imp[f] / sum);
+    }
     std::vector<double> at(features_);
     auto scaled = [&](const float* r, double* out) {
-      for (std::size_t f = 0; f < features_; ++f) out[f] = hi[f] > lo[f] ? (r[f] - lo[f]) / double(hi[f] - lo[f]) : 0.0;
+      for (std::size_t f = 0; f < features_; ++f) out[f] = hi[f] > lo[f] ? stretch[f] * (r[f] - lo[f]) / double(hi[f] - lo[f]) : 0.0;
     };
-    if (gp || choose) {
+    if (gp || choose || blend) {
       lo.assign(features_, INFINITY), hi.assign(features_, -INFINITY);
       auto widen = [&](const float* r) {
         for (std::size_t f = 0; f < features_; ++f) lo[f] = std::min(lo[f], r[f]), hi[f] = std::max(hi[f], r[f]);
@@ -667,6 +697,20 @@ class ModelSearch : public Strategy {
       if (choose) {
         gp = held_out_rank_correlation(gp_model_.leave_one_out(), log_time, out_of_bag) >
              held_out_rank_correlation(out_of_bag, log_time, out_of_bag);
+      }
+      // blend=auto: the weight whose mixture of held-out predictions ranks the measured best
+      // (ties to the forest's side).
+      if (blend && blend_auto_) {
+        const std::vector<double> loo = gp_model_.leave_one_out();
+        double top = -2;
+        weight = 0;
+        for (double w : {0.0, 0.25, 0.5, 0.75, 1.0}) {
+          std::vector<double> mix(out_of_bag.size());
+          for (std::size_t i = 0; i < mix.size(); ++i) mix[i] = i < loo.size() ? (1 - w) * out_of_bag[i] + w * loo[i] : NAN;
+          const double r = held_out_rank_correlation(mix, log_time, out_of_bag);
+          if (r > top + 1e-9) top = r, weight = w;
+        }
+        if (weight == 0) blend = false;
       }
     }
     // The incumbent's place in each value list: "near" is at most two knobs away from it.
@@ -690,6 +734,13 @@ class ModelSearch : public Strategy {
       } else {
         t = time_model_.predict(r, ts ? &each : nullptr);
         if (spread_ == "total") t.spread = std::sqrt(t.spread * t.spread + t.within * t.within);
+        if (blend) {  // a mixture of the two: its mean, and its variance with the means' disagreement
+          scaled(r, at.data());
+          const ForestPrediction g = gp_model_.predict(at.data());
+          const double w = weight, d = g.mean - t.mean;
+          t.mean += w * d;
+          t.spread = std::sqrt(w * g.spread * g.spread + (1 - w) * t.spread * t.spread + w * (1 - w) * d * d);
+        }
       }
       const double s = std::max(t.spread, 1e-3);
       // A configuration the pass model has not seen fail nearby keeps its promise whole.
@@ -803,6 +854,10 @@ class ModelSearch : public Strategy {
   double explore_ = 0.05, kappa_ = 0, xi_ = 0, pass_power_ = 1, pass_optimism_ = 0;
   std::string gp_when_ = "failing";
   std::size_t gp_until_ = 16;
+  double blend_ = 0;  // blend's fixed weight (0 with blend=auto, which chooses one at each fit)
+  bool blend_auto_ = false;
+  double gp_ard_ = 0;
+  std::size_t blend_until_ = 32;
   std::size_t choose_until_ = 32;  // gp=auto: the two models compared from kChooseFrom measured to this
   std::size_t repair_tries_ = 4, repairs_in_vain_ = 0;  // repaired jumps in a row without a new best
   std::unordered_set<std::string> repaired_;  // repaired jumps proposed, their results not yet back
