@@ -9,7 +9,7 @@ the shares within 2 % of the optimum at the default budgets, over seeds 0 .. SEE
 --options: colon-separated K=V, as kt_compare's `evo:K=V:...` strategies take them ('' : the default).
 Seeds run two at a time. The last line is the sum of the scores.
 """
-import argparse, os, sys
+import argparse, sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
