@@ -495,6 +495,39 @@ TEST(Strategies, SpreadInitialDrawsLieFartherApartThanUniformOnes) {
   EXPECT_GT(spread, 1.2 * uniform) << "spread " << spread << ", uniform " << uniform;
 }
 
+// initial_design=distinct: of 32 uniform draws, the one that differs in the most knobs from the
+// draw nearest it in that count, so each of six first draws shares fewer values with the earlier
+// draw most like it than a uniform draw does; and one draw of one (design_draws=1) is the uniform draw itself.
+TEST(Strategies, DistinctInitialDrawsShareFewerValuesThanUniformOnes) {
+  ReplayEvaluator ev(kSynthetic);
+  KnobSpace space(ev.profile());
+  auto first = [&](const std::string& design, std::uint64_t seed, const std::string& draws) {
+    StrategyContext ctx{ev.profile(), space, seed, {{"initial_design", design}, {"initial", "6"}, {"design_draws", draws}},
+                        "", "", {}};
+    return make_strategy("evo", ctx)->propose(6);
+  };
+  auto shared_mean = [&](const std::string& design) {  // per draw, the most knobs it shares with an earlier one
+    double sum = 0, n = 0;
+    for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+      const auto d = first(design, seed, "32");
+      for (std::size_t i = 1; i < d.size(); ++i, ++n) {
+        int most = 0;
+        for (std::size_t j = 0; j < i; ++j) {
+          int shared = 0;
+          for (const auto& k : space.knobs()) shared += d[i].config.at(k.name) == d[j].config.at(k.name);
+          most = std::max(most, shared);
+        }
+        sum += most;
+      }
+    }
+    return sum / n;
+  };
+  const double uniform = shared_mean("uniform"), distinct = shared_mean("distinct");
+  EXPECT_LT(distinct, 0.8 * uniform) << "distinct " << distinct << ", uniform " << uniform;
+  for (const std::string design : {"spread", "distinct", "strata"})
+    EXPECT_EQ(texts(first(design, 3, "1")), texts(first("uniform", 3, "32"))) << design;
+}
+
 // initial_design=strata: of 32 uniform draws, the one whose knobs fall in the most parts of their
 // value lists not yet covered, so on the synthetic space (23 parts) six draws cover every part of
 // every knob's range in every seed, where six uniform ones leave some out.
@@ -590,11 +623,12 @@ TEST(Strategies, AStalledSearchGivesAShareOfItsProposalsToTheKnobsLeastProposedV
 }
 
 // stall_draw=jump: the stall's draws are the best with one knob moved to a value proposed least often
-// (every result here passes, so that count and jump_count=measured's agree).
+// (every result here passes, so that count and jump_count=measured's agree). jump_repair=off: a
+// repaired jump (its own test, below) moves the knobs a switch needs with it, more than one.
 TEST(Strategies, AStalledSearchsJumpsMoveOneKnobOfTheBestToItsLeastProposedValue) {
   ReplayEvaluator ev(kSynthetic);
   KnobSpace space(ev.profile());
-  StrategyContext ctx{ev.profile(), space, 5, {{"initial", "3"}, {"stall", "4"}, {"stall_share", "1"}, {"stall_draw", "jump"}}, "", "", {}};
+  StrategyContext ctx{ev.profile(), space, 5, {{"initial", "3"}, {"stall", "4"}, {"stall_share", "1"}, {"stall_draw", "jump"}, {"jump_repair", "off"}}, "", "", {}};
   auto s = make_strategy("evo", ctx);
   const Profile& p = ev.profile();
   const Config best(p.baseline.begin(), p.baseline.end());
@@ -836,6 +870,8 @@ TEST(Strategies, BadOptionsAreOneLineUserErrors) {
   EXPECT_THROW(make("evo", {{"gp", "sometimes"}}), UserError);
   EXPECT_NO_THROW(make("evo", {{"initial_near", "auto"}, {"near_steps", "0"}, {"initial_design", "spread"}}));
   EXPECT_NO_THROW(make("evo", {{"initial_design", "strata"}}));
+  EXPECT_NO_THROW(make("evo", {{"initial_design", "distinct"}, {"design_draws", "4"}}));
+  EXPECT_THROW(make("evo", {{"design_draws", "0"}}), UserError);
   EXPECT_THROW(make("evo", {{"stall", "-1"}}), UserError);
   EXPECT_THROW(make("evo", {{"stall_share", "2"}}), UserError);
   EXPECT_THROW(make("evo", {{"stall_draw", "leap"}}), UserError);
@@ -963,7 +999,8 @@ void write_table_into_docs(const std::string& name, const std::string& table) {
   std::ofstream(doc) << text;
 }
 
-// The issue-16 targets, on every landscape in tests/data: 20 seeds; budgets of 10%, 20% and 30% of
+// The issue-16 targets, on every landscape in tests/data: 20 seeds (100 where 10% of the space is
+// fewer than 20 evaluations); budgets of 10%, 20% and 30% of
 // the configurations that pass the profile's constraints (a landscape holds all of them), failures
 // counted. evo is within 2% of the landscape's best in >= 95% of seeds at 10% and at 20%, and its mean best
 // is no worse than random's at every budget (strictly better unless random already has the best
@@ -995,12 +1032,16 @@ TEST(SearchQuality, EvoFindsNearBestAndBeatsRandomOnEveryLandscape) {
     const std::size_t valid = ev.landscape().points.size();
     std::vector<std::size_t> budgets;
     for (double s : shares) budgets.push_back(static_cast<std::size_t>(std::ceil(s * valid)));
+    // Where 10% of the space is fewer than 20 evaluations (kt_stencil_h100 13, sdpa_fp8pv_d128 10),
+    // one seed of 20 moves a share by 5 points and a mean best by a seed's luck: those run 100
+    // seeds, a few seconds more (since the twenty-ninth session; docs/results/search-small-budgets.md).
+    const int seeds = kSeeds == 20 && budgets.front() < 20 ? 100 : kSeeds;
 
     // strategy -> budget -> (mean best, % of seeds within 2% of the landscape's best)
     std::map<std::string, std::map<std::size_t, std::pair<double, double>>> cell;
     for (const auto& name : strategies) {
       std::map<std::size_t, std::vector<double>> bests;
-      for (int seed = 0; seed < kSeeds; ++seed) {
+      for (int seed = 0; seed < seeds; ++seed) {
         TempDir d;
         Store store(d.path / "evo.db");
         StrategyContext ctx{ev.profile(), space, 0, {}, "", "", {}};
@@ -1030,7 +1071,7 @@ TEST(SearchQuality, EvoFindsNearBestAndBeatsRandomOnEveryLandscape) {
     std::ostringstream t;
     char buf[160];
     t << "Best median (us) after N new evaluations (N = 10/20/30% of the " << valid
-      << " configurations that pass the constraints, failures counted), mean over " << kSeeds
+      << " configurations that pass the constraints, failures counted), mean over " << seeds
       << " seeds; in brackets the share of seeds within 2% of the landscape's best (" << landscape_best << " us).\n\n| strategy |";
     for (std::size_t i = 0; i < budgets.size(); ++i) {
       std::snprintf(buf, sizeof buf, " %.0f%% (%zu) |", shares[i] * 100, budgets[i]);
@@ -1057,10 +1098,9 @@ TEST(SearchQuality, EvoFindsNearBestAndBeatsRandomOnEveryLandscape) {
     // e4m3 spaces recorded after it: sdpa_fp8pv's best is a needle (2 of 320 configurations within 2%,
     // the next 6% behind: three knobs at once), sdpa_fp8pv_d128's 10% is 10 evaluations. Their 10%
     // share is measured and documented (docs/search.md), held at 20% and 30% like every other.
-    // kt_stencil_h100's 10% is 13 evaluations, where one seed of 20 is 5 points: over 100 seeds the
-    // default before the twenty-eighth session had 79% there and today's has 92%
-    // (docs/results/search-small-budgets.md, twenty-eighth session), so its 95% over seeds 0-19 was
-    // those seeds' luck; held at 90%, and at 95% from 20% like every other.
+    // kt_stencil_h100's 10% is 13 evaluations: over 100 seeds the default before the twenty-eighth
+    // session had 79% there, the twenty-eighth's 92%, today's 91% (docs/results/search-small-budgets.md,
+    // twenty-eighth and twenty-ninth sessions); held at 90%, and at 95% from 20% like every other.
     const bool needle = path.filename().string().find("sdpa_fp8pv") != std::string::npos;
     const bool stencil = path.filename().string() == "landscape_kt_stencil_h100.json";
     if (!needle) {

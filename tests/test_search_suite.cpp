@@ -128,6 +128,8 @@ struct SuiteEntry {
   std::string level_with;  // a Kernel Tuner strategy whose shares evo must be level with (a gap's test)
   std::vector<double> level_shares;
   std::size_t level_from = 0;
+  std::size_t level_until = 4;  // the budgets [level_from, level_until) are asserted
+  bool score_held = false;      // a gap in shares only: the score is still asserted
 };
 
 std::vector<SuiteEntry> read_suite() {
@@ -147,7 +149,9 @@ std::vector<SuiteEntry> read_suite() {
       e.level_with = l["level_with"].at("strategy").get<std::string>();
       e.level_shares = l["level_with"].at("shares").get<std::vector<double>>();
       e.level_from = l["level_with"].at("from_budget").get<std::size_t>();
+      e.level_until = l["level_with"].value("until_budget", std::size_t{4});
     }
+    e.score_held = l.value("score_held", false);
     out.push_back(std::move(e));
   }
   return out;
@@ -162,6 +166,8 @@ TEST(SearchSuite, HoldsEveryRecordedLandscape) {
     if (!e.gap.empty()) {  // a gap says what is asserted instead
       EXPECT_FALSE(e.level_with.empty()) << e.file << ": a gap without level_with";
       EXPECT_EQ(e.level_shares.size(), 4u) << e.file;
+      EXPECT_LT(e.level_from, e.level_until) << e.file << ": level_with asserts no budget";
+      EXPECT_LE(e.level_until, 4u) << e.file;
     }
     listed.insert(e.file);
   }
@@ -357,8 +363,10 @@ TEST_P(SearchSuite, EvoAtOrAboveKernelTunersBest) {
     for (std::size_t i = 2; i < budgets.size(); ++i)
       EXPECT_GE(shares[i], entry.kt_best_shares[i]) << "evo's share within 2 % at " << budgets[i] << " evaluations";
   } else {
-    for (std::size_t i = entry.level_from; i < budgets.size(); ++i)
+    for (std::size_t i = entry.level_from; i < std::min(budgets.size(), entry.level_until); ++i)
       EXPECT_GE(shares[i], entry.level_shares[i]) << "evo's share at " << budgets[i] << " below " << entry.level_with << "'s";
+    if (entry.score_held)
+      EXPECT_GE(score, entry.kt_best_score) << "evo's methodology score below Kernel Tuner's " << entry.kt_best_by;
   }
 }
 

@@ -3,8 +3,10 @@
 // with a random forest as the surrogate (as SMAC and BaCO do) and a second forest that learns
 // which configurations fail (BaCO's feasibility model):
 //   1. after the baseline, up to `transfer` configurations that were fast on a related task
-//      (another problem or device of the profile, engine/search/transfer.h), then uniform draws,
-//      `initial` proposals in all;
+//      (another problem or device of the profile, engine/search/transfer.h), then draws that each
+//      differ in as many knobs as can be from every configuration proposed so far (the best of 32
+//      uniform draws by that count), `initial` proposals in all: with five draws the first model
+//      has seen each knob at more than one value, where uniform draws often repeat a switch's;
 //   2. then, each time enough new results have come back, both forests are fitted again: a
 //      regression of log median time over the measured configurations, and the chance to pass
 //      (compile, static gate, GREEN, FAST) over every evaluated one; while few configurations have
@@ -63,7 +65,8 @@ namespace {
 const std::vector<StrategyOption> kOptions = {
     {"initial", "draws after the baseline before the model leads (0: 3% of the valid space, 5 to 20, the default until 2026-11-27)", "5"},
     {"transfer", "configurations fast on a related task (another problem or device of this profile in the database, or --transfer-from) proposed after the baseline (the nearest task's fastest, the next task's fastest, ...), in place of as many initial draws", "2"},
-    {"initial_design", "how the initial draws not near the best are made: uniform, spread (each the farthest, in the knobs' orders, of 32 uniform draws from every configuration proposed so far), or strata (Latin-hypercube-like: of 32 uniform draws, the one that puts the most knobs in a part of their value list no configuration proposed so far has)", "uniform"},
+    {"initial_design", "how the initial draws not near the best are made: uniform, spread (each the farthest, in the knobs' orders, of design_draws uniform draws from every configuration proposed so far), distinct (of design_draws uniform draws, the one that differs in the most knobs from the configuration proposed so far nearest it in that count: no pull toward either end of a list), or strata (Latin-hypercube-like: of design_draws uniform draws, the one that puts the most knobs in a part of their value list no configuration proposed so far has); distinct since the twenty-ninth session, uniform before: docs/results/search-small-budgets.md", "distinct"},
+    {"design_draws", "initial_design other than uniform: the uniform draws each initial draw is the best of (1: uniform)", "32"},
     {"near_steps", "initial_near: the most places a moved knob goes along its value list (0: to any of its values)", "2"},
     {"initial_near", "share of the initial draws that move the best so far (the baseline at first) by one or two knobs; auto: the share of the draws so far that failed", "0"},
     {"trees", "trees in each forest", "64"},
@@ -162,8 +165,9 @@ class ModelSearch : public Strategy {
     score_all_ = static_cast<std::size_t>(o.integer("score_all", 0, 10000000));
     pool_ = static_cast<std::size_t>(o.integer("pool", 16, 10000000));
     design_ = o.text("initial_design");
-    if (design_ != "uniform" && design_ != "spread" && design_ != "strata")
-      throw UserError("strategy evo: option initial_design='" + design_ + "': choose uniform, spread or strata");
+    if (design_ != "uniform" && design_ != "spread" && design_ != "distinct" && design_ != "strata")
+      throw UserError("strategy evo: option initial_design='" + design_ + "': choose uniform, spread, distinct or strata");
+    design_draws_ = static_cast<int>(o.integer("design_draws", 1, 100000));
     near_steps_ = o.integer("near_steps", 0, 1000);
     if (o.text("initial_near") == "auto")
       near_auto_ = true;
@@ -253,6 +257,7 @@ class ModelSearch : public Strategy {
                                    : initial_near_;
         if (near_credit_ >= 1.0 - 1e-9) near_credit_ -= 1.0, c = near_draw();
         if (!c && design_ == "spread") c = spread_draw();
+        if (!c && design_ == "distinct") c = distinct_draw();
         if (!c && design_ == "strata") c = strata_draw();
       }
       if (!c) {
@@ -319,14 +324,15 @@ class ModelSearch : public Strategy {
     return nearest;
   }
 
-  // Of 32 uniform draws of unseen configurations, the one `score` (of its knobs' scaled places)
-  // ranks highest, the first of equals; labelled `rule`. nullopt: every valid configuration seen.
+  // Of `draws` uniform draws of unseen configurations, the one `score` (of its knobs' scaled
+  // places) ranks highest, the first of equals; labelled `rule`. nullopt: every valid configuration seen.
   std::optional<Candidate> best_of_draws(const std::string& rule,
-                                         const std::function<std::pair<double, double>(const std::vector<double>&)>& score) {
+                                         const std::function<std::pair<double, double>(const std::vector<double>&)>& score,
+                                         int draws = 32) {
     std::optional<Config> pick;
     std::pair<double, double> top{-INFINITY, -INFINITY};
     std::unordered_set<std::string> drawn = seen_;
-    for (int t = 0; t < 32; ++t) {
+    for (int t = 0; t < draws; ++t) {
       auto r = sample_unseen(space_, rng_, drawn);
       if (!r) break;
       drawn.insert(config_hash(*r));
@@ -341,7 +347,24 @@ class ModelSearch : public Strategy {
   // configuration proposed so far is farthest (L1 over the knobs' scaled places), so the first few
   // cover the space.
   std::optional<Candidate> spread_draw() {
-    return best_of_draws("spread", [&](const std::vector<double>& p) { return std::make_pair(nearest_proposed(p), 0.0); });
+    return best_of_draws("spread", [&](const std::vector<double>& p) { return std::make_pair(nearest_proposed(p), 0.0); },
+                         design_draws_);
+  }
+
+  // initial_design=distinct: of design_draws uniform draws, the one whose nearest configuration
+  // proposed so far, counted in knobs that differ, differs in the most. Unlike spread's distance
+  // along the lists it does not favour either end of a list (the fast block sizes are often a
+  // band in the middle); where every draw differs from all in every knob, it is the first draw.
+  std::optional<Candidate> distinct_draw() {
+    return best_of_draws("distinct", [&](const std::vector<double>& p) {
+      int nearest = static_cast<int>(p.size()) + 1;
+      for (const auto& q : proposed_) {
+        int d = 0;
+        for (std::size_t i = 0; i < p.size(); ++i) d += p[i] != q[i];
+        nearest = std::min(nearest, d);
+      }
+      return std::make_pair(double(nearest), 0.0);
+    }, design_draws_);
   }
 
   // Stratified (initial_design=strata): each knob's value list is cut into as many parts as there
@@ -364,7 +387,7 @@ class ModelSearch : public Strategy {
       int fresh = 0;
       for (std::size_t k = 0; k < knobs.size(); ++k) fresh += covered[k][part(k, p[k])] ? 0 : 1;
       return std::make_pair(double(fresh), nearest_proposed(p));
-    });
+    }, design_draws_);
   }
 
   // stall_draw=rare: of 32 uniform draws, the one whose knobs' values have been proposed least
@@ -872,7 +895,8 @@ class ModelSearch : public Strategy {
   std::vector<std::string> valid_hashes_;  // config_hash of each, computed once: every fit skips the seen
   std::unordered_set<std::string> seen_;
   std::vector<std::vector<double>> proposed_;  // positions() of every configuration proposed or observed
-  std::string design_ = "uniform";
+  std::string design_ = "distinct";
+  int design_draws_ = 32;
   double initial_near_ = 0, near_credit_ = 0;
   bool near_auto_ = false;
   std::int64_t near_steps_ = 2;
