@@ -4,9 +4,9 @@
 // which configurations fail (BaCO's feasibility model):
 //   1. after the baseline, up to `transfer` configurations that were fast on a related task
 //      (another problem or device of the profile, engine/search/transfer.h), then draws that each
-//      differ in as many knobs as can be from every configuration proposed so far (the best of 32
-//      uniform draws by that count), `initial` proposals in all: with five draws the first model
-//      has seen each knob at more than one value, where uniform draws often repeat a switch's;
+//      differ in as many knobs as they can from every configuration proposed so far (the best of 32
+//      uniform draws by that count), `initial` proposals in all: the first model sees more of the
+//      knobs at more than one value than after uniform draws, which often repeat a switch's;
 //   2. then, each time enough new results have come back, both forests are fitted again: a
 //      regression of log median time over the measured configurations, and the chance to pass
 //      (compile, static gate, GREEN, FAST) over every evaluated one; while few configurations have
