@@ -605,7 +605,13 @@ std::int64_t kill_holding_a_claim(const std::string& queue_url, pid_t pid, const
   while (std::chrono::steady_clock::now() < end) {
     auto r = c.exec(held, {std::to_string(queue_run), name}, "find a claim");
     if (r.rows() == 1) {
+      // kill() only queues SIGSTOP: wait until the worker is stopped, then a moment more, so that a
+      // post it had already sent has reached the server before the claim is looked at again (under
+      // CI's load a worker once posted between the two, and the candidate was not taken over).
       kill(pid, SIGSTOP);
+      int status = 0;
+      if (waitpid(pid, &status, WUNTRACED) != pid || !WIFSTOPPED(status)) return 0;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
       auto again = c.exec(held + " AND id = $3 AND claim_token = $4",
                           {std::to_string(queue_run), name, r.get_str(0, 0), r.get_str(0, 1)}, "find a claim");
       if (again.rows() == 1) {
