@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """evo's rows of bench/kt_compare.py alone, without Kernel Tuner: for one evo strategy (with its
 options) on each landscape, the autotuning methodology's score with its bootstrap standard error and
-the shares within 2 % of the optimum at the default budgets, over seeds 0 .. SEEDS-1, through
+the shares within 2 % of the optimum at the default budgets, over seeds FROM .. FROM+SEEDS-1 (--seed-from,
+0 unless told: a variant chosen on seeds 0-99 is confirmed on seeds it was not chosen on), through
 `evo run --replay` and kt_compare's own functions (so the figures are kt_compare's evo rows).
 
-  python3 bench/evo_score.py [--evo build/evo] [--seeds 100] [--options blend=0:gp_ard=0] LANDSCAPE...
+  python3 bench/evo_score.py [--evo build/evo] [--seeds 100] [--seed-from 0] [--options blend=0:gp_ard=0] LANDSCAPE...
 
 --options: colon-separated K=V, as kt_compare's `evo:K=V:...` strategies take them ('' : the default).
 Seeds run two at a time. The last line is the sum of the scores.
@@ -22,6 +23,7 @@ def main():
     ap.add_argument("landscapes", nargs="+")
     ap.add_argument("--evo", default=str(kc.ROOT / "build" / "evo"))
     ap.add_argument("--seeds", type=int, default=100)
+    ap.add_argument("--seed-from", type=int, default=0)
     ap.add_argument("--options", default="")
     ap.add_argument("--jobs", type=int, default=2)
     a = ap.parse_args()
@@ -38,7 +40,7 @@ def main():
             return kc.best_curve(kc.run_evo(a.evo, land, strategy, top, seed, names), top, points.get)
 
         with ThreadPoolExecutor(a.jobs) as ex:
-            curves = list(ex.map(curve, range(a.seeds)))
+            curves = list(ex.map(curve, range(a.seed_from, a.seed_from + a.seeds)))
         score = ms.score(curves)
         shares = [round(100 * sum(c[b - 1] <= best * 1.02 for c in curves) / len(curves)) for b in budgets]
         total += score

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -19,6 +20,7 @@
 #include "engine/profile.h"
 #include "engine/replay.h"
 #include "engine/run.h"
+#include "engine/search/additive.h"
 #include "engine/search/forest.h"
 #include "engine/search/gaussian_process.h"
 #include "engine/search/insights.h"
@@ -332,6 +334,88 @@ TEST(GaussianProcess, InterpolatesWhatItSawAndDoubtsWhatItDidNot) {
   one.fit({0.5, 0.5}, 2, {4.0});  // a single point: its value, spread 1
   EXPECT_DOUBLE_EQ(one.predict(far).mean, 4.0);
   EXPECT_DOUBLE_EQ(one.predict(far).spread, 1.0);
+}
+
+// The additive model carries what a result says of a value to every configuration with it: the
+// fastest combination, never measured, is predicted the fastest, which a forest of these eight
+// could only guess (no sample has knob 0 at 0 and knob 1 at 2 together).
+TEST(AdditiveModel, PredictsAnUnseenCombinationOfFastValuesFastest) {
+  const std::vector<std::size_t> values = {3, 3, 2};
+  const double a[3] = {0.0, 0.4, 0.9}, b[3] = {0.5, 0.3, 0.0}, c[2] = {0.2, 0.0};
+  auto truth = [&](std::size_t i, std::size_t j, std::size_t k) { return a[i] + b[j] + c[k]; };
+  const std::vector<std::array<std::size_t, 3>> seen = {{0, 0, 0}, {1, 2, 0}, {2, 1, 1}, {0, 1, 0},
+                                                        {2, 2, 1}, {1, 0, 1}, {2, 0, 0}, {1, 1, 1}};
+  std::vector<std::size_t> places;
+  std::vector<double> y;
+  for (const auto& s : seen) places.insert(places.end(), s.begin(), s.end()), y.push_back(truth(s[0], s[1], s[2]));
+  AdditiveModel m;
+  m.fit(values, places, y);
+  ASSERT_FALSE(m.empty());
+  const std::vector<double> mean = m.mean();
+  std::array<float, 3> best{};
+  double best_pred = INFINITY;
+  for (std::size_t i = 0; i < 3; ++i)
+    for (std::size_t j = 0; j < 3; ++j)
+      for (std::size_t k = 0; k < 2; ++k) {
+        const float row[3] = {float(i), float(j), float(k)};
+        const double p = m.predict(mean, row);
+        if (p < best_pred) best_pred = p, best = {row[0], row[1], row[2]};
+      }
+  EXPECT_EQ(best, (std::array<float, 3>{0, 2, 1})) << "the sum of the fastest values, not one of the eight seen";
+  const float at_best[3] = {0, 2, 1};
+  EXPECT_NEAR(m.predict(mean, at_best), truth(0, 2, 1), 0.15);
+
+  // Posterior draws: at two configurations never measured, the one with a value seen once varies
+  // more across draws than one whose values were each seen in several rows.
+  std::vector<std::size_t> lopsided;
+  std::vector<double> ly;
+  for (std::size_t r = 0; r < 12; ++r) {
+    const std::size_t i = r == 0 ? 2 : r % 2, j = r % 3, k = (r / 2) % 2;  // knob 0 at 2 once
+    lopsided.insert(lopsided.end(), {i, j, k}), ly.push_back(truth(i, j, k));
+  }
+  m.fit(values, lopsided, ly);
+  SearchRng rng(7);
+  double var_rare = 0, var_common = 0;
+  const float rare[3] = {2, 1, 1}, common[3] = {0, 0, 0};  // neither among the twelve rows
+  std::vector<double> pr, pc;
+  for (int t = 0; t < 400; ++t) {
+    const auto e = m.sample(rng);
+    pr.push_back(m.predict(e, rare)), pc.push_back(m.predict(e, common));
+  }
+  auto variance = [](const std::vector<double>& v) {
+    const double mu = std::accumulate(v.begin(), v.end(), 0.0) / double(v.size());
+    double s = 0;
+    for (double x : v) s += (x - mu) * (x - mu);
+    return s / double(v.size() - 1);
+  };
+  var_rare = variance(pr), var_common = variance(pc);
+  EXPECT_GT(var_rare, 1.5 * var_common) << "a value seen once is doubted more than values seen in four to six rows";
+
+  AdditiveModel one;
+  one.fit(values, {0, 0, 0}, {3.0});  // a single row: nothing fitted, its value everywhere
+  EXPECT_TRUE(one.empty());
+  EXPECT_DOUBLE_EQ(one.predict(one.mean(), rare), 3.0);
+  EXPECT_TRUE(one.leave_one_out().empty());
+}
+
+// leave_one_out: each row predicted from the others. On additive data the others predict it; a
+// row off the sum is predicted from the sum, far from its own value.
+TEST(AdditiveModel, LeaveOneOutPredictsEachRowFromTheOthers) {
+  const std::vector<std::size_t> values = {3, 3};
+  std::vector<std::size_t> places;
+  std::vector<double> y;
+  for (std::size_t i = 0; i < 3; ++i)
+    for (std::size_t j = 0; j < 3; ++j)
+      for (int rep = 0; rep < 2; ++rep) places.insert(places.end(), {i, j}), y.push_back(0.5 * double(i) + double(j));
+  AdditiveModel m;
+  m.fit(values, places, y);
+  auto loo = m.leave_one_out();
+  ASSERT_EQ(loo.size(), y.size());
+  for (std::size_t r = 0; r < y.size(); ++r) EXPECT_NEAR(loo[r], y[r], 0.3) << "row " << r;
+  y[8] += 3, y[9] += 3;  // the centre, (1, 1), both copies off the sum
+  m.fit(values, places, y);
+  loo = m.leave_one_out();
+  EXPECT_LT(loo[8], y[8] - 1.5) << "its row and column say 1.5, not 4.5";
 }
 
 // leave_one_out: each point as the others predict it. On a plane the others interpolate it well; a
@@ -789,6 +873,58 @@ TEST(Strategies, AStalledSearchsJumpsGoToTheValuesMeasuredLeastOften) {
 // stall_gain: a stall ends with a new best faster by more than the gain (in log time); set above
 // the default's half a percent, not with the model polishing the basin it is stuck in by a
 // percent or two.
+// jump_order=thompson: a stall's jumps in the order of a posterior draw of the additive model.
+// SWIZZLE=2 was measured six times, each near the best, every other value only in slow
+// configurations: the draws send the first jump there most often, where the rarity order (the
+// default) never tries it first, having measured it most.
+TEST(Strategies, ThompsonJumpsTryFirstTheValueTheMeasuredTimesFavour) {
+  ReplayEvaluator ev(kSynthetic);
+  KnobSpace space(ev.profile());
+  const Config best(ev.profile().baseline.begin(), ev.profile().baseline.end());
+  ASSERT_EQ(best.at("SWIZZLE"), 0);
+  std::vector<Evaluation> seen = {measured_in(best, 1.0)};
+  SearchRng rng(3);
+  std::unordered_set<std::string> drawn = {config_hash(best)};
+  while (seen.size() < 13) {
+    auto c = sample_unseen(space, rng, drawn);
+    ASSERT_TRUE(c);
+    (*c)["SWIZZLE"] = seen.size() % 2 ? 2 : 1;  // six at 2, six at 1
+    if (!space.valid(*c) || !drawn.insert(config_hash(*c)).second) continue;
+    seen.push_back(measured_in(*c, (*c)["SWIZZLE"] == 2 ? 1.05 : 3.0));
+  }
+  auto first_jump = [&](const std::string& order, std::uint64_t seed) {
+    StrategyContext ctx{ev.profile(), space, seed,
+                        {{"initial", "1"}, {"stall", "1"}, {"stall_share", "0.5"}, {"jump_order", order}, {"jump_repair", "off"}}, "", "", {}};
+    auto s = make_strategy("evo", ctx);
+    for (const auto& e : seen) s->observe(e);
+    for (int i = 0; i < 6; ++i) {
+      auto gen = s->propose(1);
+      if (gen.empty()) break;
+      if (gen.front().origin.rule == "stall") return gen.front().config;
+      s->observe(measured_in(gen.front().config, 3.0));
+    }
+    return Config{};
+  };
+  // A draw is a draw: a value never measured has a wide posterior and sometimes wins. Over 40
+  // seeds the favoured move must come first clearly more often than any other.
+  std::map<std::string, int> thompson;
+  int rare = 0;
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+    const Config t = first_jump("thompson", seed), r = first_jump("rare", seed);
+    ASSERT_FALSE(t.empty()) << "seed " << seed << ": no jump";
+    ASSERT_FALSE(r.empty()) << "seed " << seed << ": no jump";
+    for (const auto& [k, v] : t)
+      if (v != best.at(k)) ++thompson[k + "=" + std::to_string(v)];
+    rare += r.at("SWIZZLE") == 2;
+  }
+  int others = 0;
+  for (const auto& [move, n] : thompson)
+    if (move != "SWIZZLE=2") others = std::max(others, n);
+  EXPECT_GE(thompson["SWIZZLE=2"], 16) << "of 40 seeds, the draws' first jump went to SWIZZLE=2";
+  EXPECT_GE(thompson["SWIZZLE=2"], 2 * others) << "another move came first about as often";
+  EXPECT_EQ(rare, 0) << "the rarity order tried the most measured value first";
+}
+
 TEST(Strategies, OnlyANewBestFasterByTheStallGainEndsAStall) {
   ReplayEvaluator ev(kSynthetic);
   KnobSpace space(ev.profile());
@@ -827,27 +963,52 @@ TEST(Strategies, PassOptimismZeroIsTheDefaultAndAPositiveOneChangesTheProposals)
   EXPECT_GT(differing, 0u) << "pass_optimism=2 proposed exactly what the mean did in every seed";
 }
 
-// ts_share: Thompson sampling takes its share of the model's turns once the forest leads (the
-// synthetic space fails a seventh, so the process leads the first 16 measured): proposals with its
-// rule appear, none repeats another, and the shares may not add past 1.
-TEST(Strategies, ThompsonSamplingTakesItsShareOfTheModelsTurns) {
-  std::size_t ts = 0, model = 0;
+// Over seeds 1 and 2, 120 proposals each with `options`: how many of the model's proposals came
+// under `rule`, and how many the model made; no proposal may repeat another.
+std::pair<std::size_t, std::size_t> model_turns_of(const std::string& rule, const std::map<std::string, std::string>& options) {
+  std::size_t mine = 0, model = 0;
   for (std::uint64_t seed : {1, 2}) {
-    const auto all = drive("evo", seed, 120, {{"ts_share", "0.5"}});
+    const auto all = drive("evo", seed, 120, options);
     std::set<std::string> seen;
     for (const auto& c : all) {
       EXPECT_TRUE(seen.insert(config_hash(c.config)).second) << "seed " << seed << ": proposed twice";
       if (c.origin.kind != "model") continue;
       ++model;
-      ts += c.origin.rule == "thompson sampling";
+      mine += c.origin.rule == rule;
     }
   }
-  EXPECT_GT(ts, model / 4) << ts << " of " << model << " model proposals by Thompson sampling at a share of 0.5";
-  EXPECT_LT(ts, model) << "every model proposal by Thompson sampling at a share of 0.5";
+  return {mine, model};
+}
+
+// Options the evo strategy must refuse, each with a UserError.
+void expect_refused(const std::vector<std::map<std::string, std::string>>& bad) {
   ReplayEvaluator ev(kSynthetic);
   KnobSpace space(ev.profile());
-  StrategyContext ctx{ev.profile(), space, 0, {{"lcb_share", "0.5"}, {"ts_share", "0.6"}}, "", "", {}};
-  EXPECT_THROW(make_strategy("evo", ctx), UserError);
+  for (const auto& options : bad) {
+    StrategyContext ctx{ev.profile(), space, 0, options, "", "", {}};
+    EXPECT_THROW(make_strategy("evo", ctx), UserError) << options.begin()->first;
+  }
+}
+
+// ts_share: Thompson sampling takes its share of the model's turns once the forest leads (the
+// synthetic space fails a seventh, so the process leads the first 16 measured): proposals with its
+// rule appear, none repeats another, and the shares may not add past 1.
+TEST(Strategies, ThompsonSamplingTakesItsShareOfTheModelsTurns) {
+  const auto [ts, model] = model_turns_of("thompson sampling", {{"ts_share", "0.5"}});
+  EXPECT_GT(ts, model / 4) << ts << " of " << model << " model proposals by Thompson sampling at a share of 0.5";
+  EXPECT_LT(ts, model) << "every model proposal by Thompson sampling at a share of 0.5";
+  expect_refused({{{"lcb_share", "0.5"}, {"ts_share", "0.6"}}});
+}
+
+// additive_share: the additive model's draws take their share of the model's turns (from the
+// first fit: it needs no forest), the default gives them none.
+TEST(Strategies, TheAdditiveModelTakesItsShareOfTheModelsTurns) {
+  const auto [additive, model] = model_turns_of("additive model", {{"additive_share", "0.5"}});
+  EXPECT_GT(additive, model / 4) << additive << " of " << model << " model proposals by the additive model at a share of 0.5";
+  EXPECT_LT(additive, model) << "every model proposal by the additive model at a share of 0.5";
+  const auto [by_default, _] = model_turns_of("additive model", {});
+  EXPECT_EQ(by_default, 0u) << "the default gives it no turns";
+  expect_refused({{{"lcb_share", "0.5"}, {"additive_share", "0.6"}}, {{"additive_when", "sometimes"}}, {{"jump_order", "best"}}});
 }
 
 TEST(Strategies, BadOptionsAreOneLineUserErrors) {

@@ -55,6 +55,7 @@
 
 #include "engine/error.h"
 #include "engine/expr.h"
+#include "engine/search/additive.h"
 #include "engine/search/forest.h"
 #include "engine/search/gaussian_process.h"
 #include "engine/search/strategy.h"
@@ -88,6 +89,9 @@ const std::vector<StrategyOption> kOptions = {
     {"spread", "the time forest's uncertainty: trees (the spread of the trees' predictions) or total (with each leaf's own variance, the law of total variance, as SMAC's forest)", "trees"},
     {"jump_count", "stall_draw=jump: a value's rarity counted over the configurations measured (a value proposed only to fail has not been seen for speed), ties to the fewer proposed; or over those proposed (before the twenty-fourth session: docs/results/search-small-budgets.md)", "measured"},
     {"cap_ratio", "the time forest learns each time capped at this multiple of the best measured (at most 1, e.g. 0: uncapped): a configuration hundreds of times slower no longer widens the trees' spread around it, where expected improvement would go looking (docs/results/search-small-budgets.md, twenty-second session)", "4"},
+    {"additive_share", "share of model proposals taken by Thompson sampling from an additive model (a Bayesian linear regression of log time on each knob's values, engine/search/additive.h): each the best, times the chance to pass, under effects drawn from its posterior; it carries what one result says of a value to every configuration with it, where a forest of few results splits on one knob", "0"},
+    {"additive_when", "additive_share: always, or ranks (at a fit only where its leave-one-out predictions rank the measured configurations at least as well as the held-out ones of the model that leads)", "always"},
+    {"jump_order", "stall_draw=jump: the order in which the best's one-knob moves are tried: rare (the least measured value first, jump_count) or thompson (by one posterior draw of the additive model per jump: a barely measured value is uncertain and often tried, one measured slow everywhere seldom)", "rare"},
     {"ts_share", "share of model proposals taken by Thompson sampling: each the best of one tree of the time forest (a sample of the function the forest believes in), times the chance to pass; while the process leads, its turn goes to the others", "0"},
     {"pass_power", "exponent of the chance to pass in both scores (higher: shy away from failing regions)", "1"},
     {"pass_optimism", "the chance to pass taken as the pass forest's mean plus this many of its trees' spread (0: the mean; where few results are near, the trees disagree and a region one failure wrote off keeps some promise)", "0"},
@@ -201,11 +205,20 @@ class ModelSearch : public Strategy {
     const double lcb = acq == "ei" ? 0.0 : acq == "lcb" ? 1.0 : o.number("lcb_share", 0, 1);
     const double near = o.number("near_share", 0, 1);
     const double ts = o.number("ts_share", 0, 1);
-    if (lcb + near + ts > 1.0) throw UserError("strategy evo: lcb_share + near_share + ts_share must be <= 1 (the rest is ei)");
-    share_[0] = acq == "lcb" ? 0.0 : 1.0 - lcb - near - ts;
+    const double additive = o.number("additive_share", 0, 1);
+    additive_when_ = o.text("additive_when");
+    jump_order_ = o.text("jump_order");
+    if (jump_order_ != "rare" && jump_order_ != "thompson")
+      throw UserError("strategy evo: option jump_order='" + jump_order_ + "': choose rare or thompson");
+    if (additive_when_ != "always" && additive_when_ != "ranks")
+      throw UserError("strategy evo: option additive_when='" + additive_when_ + "': choose always or ranks");
+    if (lcb + near + ts + additive > 1.0)
+      throw UserError("strategy evo: lcb_share + near_share + ts_share + additive_share must be <= 1 (the rest is ei)");
+    share_[0] = acq == "lcb" ? 0.0 : 1.0 - lcb - near - ts - additive;
     share_[1] = lcb;
     share_[2] = near;
     share_[3] = ts;
+    share_[4] = additive;
     prepare_geometry();
     for (const auto& k : space_.knobs()) {
       std::set<int> twos, bits;
@@ -431,6 +444,7 @@ class ModelSearch : public Strategy {
       int measured, count;
       double tie;
       std::size_t knob, value;
+      double predicted = 0;  // jump_order=thompson: the moved best's log time under a posterior draw
     };
     // How often each knob's each value was proposed, and measured: one pass over each history.
     std::vector<std::vector<int>> proposed(knobs.size()), measured(knobs.size());
@@ -447,9 +461,25 @@ class ModelSearch : public Strategy {
     for (std::size_t k = 0; k < knobs.size(); ++k)
       for (std::size_t v = 0; v < knobs[k].values.size(); ++v)
         if (static_cast<float>(v) != best->row[k]) moves.push_back({measured[k][v], proposed[k][v], rng_.unit(), k, v});
-    std::sort(moves.begin(), moves.end(), [](const Move& a, const Move& b) {
-      return a.measured != b.measured ? a.measured < b.measured : a.count != b.count ? a.count < b.count : a.tie < b.tie;
-    });
+    if (jump_order_ == "thompson" && !additive_model_.empty()) {
+      // jump_order=thompson: the moves ranked by one draw of the additive model's effects, so a
+      // value barely measured (a wide posterior) is often tried, and one measured slow wherever it
+      // was, seldom; its place in the draw is the move's "measured" key, rarity only breaks ties.
+      const std::vector<double> effects = additive_model_.sample(rng_);
+      std::vector<float> row(best->row.begin(), best->row.begin() + static_cast<long>(knobs.size()));
+      for (auto& m : moves) {
+        row[m.knob] = static_cast<float>(m.value);
+        m.predicted = additive_model_.predict(effects, row.data());
+        row[m.knob] = best->row[m.knob];
+      }
+      std::sort(moves.begin(), moves.end(), [](const Move& a, const Move& b) {
+        return a.predicted != b.predicted ? a.predicted < b.predicted : a.measured != b.measured ? a.measured < b.measured : a.tie < b.tie;
+      });
+    } else {
+      std::sort(moves.begin(), moves.end(), [](const Move& a, const Move& b) {
+        return a.measured != b.measured ? a.measured < b.measured : a.count != b.count ? a.count < b.count : a.tie < b.tie;
+      });
+    }
     const Config base = config_of(*best);
     for (const auto& m : moves) {
       Config c = base;
@@ -618,6 +648,8 @@ class ModelSearch : public Strategy {
     for (int k = 1; k < kQueues; ++k) credit_[k] += share_[k];
     // Thompson sampling has no queue while the process leads: its turns are not saved up for later.
     if (queues_[3].pos >= queues_[3].configs.size()) credit_[3] = std::min(credit_[3], 1.0);
+    // Nor has the additive model one while it does not rank (additive_when=ranks).
+    if (queues_[4].pos >= queues_[4].configs.size()) credit_[4] = std::min(credit_[4], 1.0);
     // The first that has earned a whole turn, then expected improvement, then the others.
     int order[kQueues], n = 0;
     for (int k = 1; k < kQueues && n == 0; ++k)
@@ -669,7 +701,8 @@ class ModelSearch : public Strategy {
       std::vector<double> target = log_time;
       if (cap_ratio_ > 1)
         for (auto& y : target) y = std::min(y, best_log_ + std::log(cap_ratio_));
-      time_model_.fit(time_rows, features_, target, trees_, rng_, choose || (blend && blend_auto_) ? &out_of_bag : nullptr);
+      const bool held_out = choose || (blend && blend_auto_) || (share_[4] > 0 && additive_when_ == "ranks");
+      time_model_.fit(time_rows, features_, target, trees_, rng_, held_out ? &out_of_bag : nullptr);
     }
     if (any_failed) pass_model_.fit(all_rows, features_, passed, trees_, rng_);
 
@@ -736,13 +769,41 @@ class ModelSearch : public Strategy {
         if (weight == 0) blend = false;
       }
     }
+    // additive: effects drawn from the posterior of the sum of the knobs' values' effects, each
+    // draw a function the measured times allow; its best unseen configurations are queued.
+    std::vector<std::vector<double>> draws;
+    if ((share_[4] > 0 || jump_order_ == "thompson") && log_time.size() >= 2) {
+      const std::size_t nk = space_.knobs().size();
+      std::vector<std::size_t> values, places;
+      for (const auto& k : space_.knobs()) values.push_back(k.values.size());
+      for (std::size_t i = 0; i < log_time.size(); ++i)
+        for (std::size_t k = 0; k < nk; ++k) places.push_back(static_cast<std::size_t>(time_rows[i * features_ + k]));
+      std::vector<double> target = log_time;
+      if (cap_ratio_ > 1)
+        for (auto& y : target) y = std::min(y, best_log_ + std::log(cap_ratio_));
+      additive_model_.fit(values, places, target);
+      // additive_when=ranks: its turns only while it ranks the measured configurations it did not
+      // see at least as well as the model that leads (the process's leave-one-out, the forest's
+      // out-of-bag): where the times hang on knobs together, the sum's draws are guesses.
+      bool turn = !additive_model_.empty();
+      if (turn && additive_when_ == "ranks") {
+        const std::vector<double> mine = additive_model_.leave_one_out();
+        if (gp) {
+          const std::vector<double> all(log_time.size(), 0.0);
+          turn = held_out_rank_correlation(mine, log_time, all) >= held_out_rank_correlation(gp_model_.leave_one_out(), log_time, all);
+        } else {
+          turn = held_out_rank_correlation(mine, log_time, out_of_bag) >= held_out_rank_correlation(out_of_bag, log_time, out_of_bag);
+        }
+      }
+      for (std::size_t t = 0; t < kAdditiveDraws && turn && share_[4] > 0; ++t) draws.push_back(additive_model_.sample(rng_));
+    }
+    std::vector<std::vector<Scored>> additive_best(draws.size());
     // The incumbent's place in each value list: "near" is at most two knobs away from it.
     std::vector<float> incumbent;
     if (const Observed* best = best_observed()) incumbent.assign(best->row.begin(), best->row.begin() + space_.knobs().size());
     std::vector<Scored> ei_scored, lcb_scored, near_scored;
     // Thompson sampling: each tree's few best, by its own prediction times the chance to pass.
     const bool ts = share_[3] > 0 && !gp && !time_model_.empty();
-    constexpr std::size_t kPerTree = 4;
     std::vector<std::vector<Scored>> ts_best(ts ? time_model_.trees() : 0);
     std::vector<double> each;
     for (std::size_t i = 0; i < cands->size(); ++i) {
@@ -778,19 +839,24 @@ class ModelSearch : public Strategy {
       if (share_[2] > 0 && !incumbent.empty() && away <= near_knobs_) near_scored.push_back({promise, i});
       const double z = (best_log_ - xi_ - t.mean) / s;
       if (share_[0] > 0) ei_scored.push_back({s * (z * normal_cdf(z) + normal_pdf(z)) * pass, i});
+      for (std::size_t d = 0; d < draws.size(); ++d)
+        keep_best(additive_best[d], {std::exp(best_log_ - additive_model_.predict(draws[d], r)) * pass, i});
       if (ts) {
-        for (std::size_t tree = 0; tree < each.size(); ++tree) {
-          auto& b = ts_best[tree];
-          const Scored sc{std::exp(best_log_ - each[tree]) * pass, i};
-          if (b.size() == kPerTree && sc.score <= b.back().score) continue;
-          if (b.size() == kPerTree) b.pop_back();
-          b.insert(std::upper_bound(b.begin(), b.end(), sc, [](const Scored& x, const Scored& y) { return x.score > y.score; }), sc);
-        }
+        for (std::size_t tree = 0; tree < each.size(); ++tree) keep_best(ts_best[tree], {std::exp(best_log_ - each[tree]) * pass, i});
       }
     }
     fill(queues_[0], ei_scored, *cands);
     fill(queues_[1], lcb_scored, *cands);
     fill(queues_[2], near_scored, *cands);
+    {  // additive: each draw in turn gives its best not yet queued
+      std::set<std::size_t> queued;
+      for (const auto& b : additive_best)
+        for (const Scored& sc : b)
+          if (queued.insert(sc.index).second) {
+            queues_[4].configs.push_back((*cands)[sc.index]);
+            break;
+          }
+    }
     if (ts) {  // the trees in a random order, each giving its best not yet queued
       std::vector<std::size_t> trees(ts_best.size());
       for (std::size_t t = 0; t < trees.size(); ++t) trees[t] = t;
@@ -814,6 +880,14 @@ class ModelSearch : public Strategy {
     std::vector<Config> configs;
     std::size_t pos = 0;
   };
+
+  // b: the kPerDraw highest scores so far, highest first.
+  static void keep_best(std::vector<Scored>& b, const Scored& sc) {
+    constexpr std::size_t kPerDraw = 4;
+    if (b.size() == kPerDraw && sc.score <= b.back().score) return;
+    if (b.size() == kPerDraw) b.pop_back();
+    b.insert(std::upper_bound(b.begin(), b.end(), sc, [](const Scored& x, const Scored& y) { return x.score > y.score; }), sc);
+  }
 
   static void fill(Queue& q, std::vector<Scored>& scored, const std::vector<Config>& cands) {
     // Proposed in this order until the next fit: a batch of the best, not one at a time.
@@ -913,11 +987,14 @@ class ModelSearch : public Strategy {
   std::string stall_draw_ = "jump";
   Forest time_model_, pass_model_;
   GaussianProcess gp_model_;
+  AdditiveModel additive_model_;
+  std::string additive_when_ = "always", jump_order_ = "rare";
+  static constexpr std::size_t kAdditiveDraws = 8;  // additive: posterior draws per fit, a queued configuration each
   static constexpr std::size_t kChooseFrom = 5;  // gp=auto: the first fits (the baseline and initial draws) choose by the failing rule
-  static constexpr int kQueues = 4;
+  static constexpr int kQueues = 5;
   Queue queues_[kQueues] = {{"expected improvement", {}, 0}, {"lower confidence bound", {}, 0}, {"near the best", {}, 0},
-                            {"thompson sampling", {}, 0}};
-  double share_[kQueues] = {0.75, 0.25, 0, 0}, credit_[kQueues] = {0, 0, 0, 0};  // turns earned minus turns taken
+                            {"thompson sampling", {}, 0}, {"additive model", {}, 0}};
+  double share_[kQueues] = {0.75, 0.25, 0, 0, 0}, credit_[kQueues] = {0, 0, 0, 0, 0};  // turns earned minus turns taken
 };
 
 }  // namespace
