@@ -464,7 +464,7 @@ class ModelSearch : public Strategy {
     if (jump_order_ == "thompson" && !additive_model_.empty()) {
       // jump_order=thompson: the moves ranked by one draw of the additive model's effects, so a
       // value barely measured (a wide posterior) is often tried, and one measured slow wherever it
-      // was, seldom; its place in the draw is the move's "measured" key, rarity only breaks ties.
+      // was, seldom; rarity only breaks ties.
       const std::vector<double> effects = additive_model_.sample(rng_);
       std::vector<float> row(best->row.begin(), best->row.begin() + static_cast<long>(knobs.size()));
       for (auto& m : moves) {
@@ -697,12 +697,13 @@ class ModelSearch : public Strategy {
     double weight = blend_;
     bool blend = !gp && !choose && !any_failed && (blend_ > 0 || blend_auto_) &&
                  measured_ >= (blend_auto_ ? kChooseFrom : 3) && measured_ < blend_until_;
+    // The times the forest and the additive model learn: each capped at cap_ratio times the best.
+    std::vector<double> capped = log_time;
+    if (cap_ratio_ > 1)
+      for (auto& y : capped) y = std::min(y, best_log_ + std::log(cap_ratio_));
     if (!gp || choose) {
-      std::vector<double> target = log_time;
-      if (cap_ratio_ > 1)
-        for (auto& y : target) y = std::min(y, best_log_ + std::log(cap_ratio_));
       const bool held_out = choose || (blend && blend_auto_) || (share_[4] > 0 && additive_when_ == "ranks");
-      time_model_.fit(time_rows, features_, target, trees_, rng_, held_out ? &out_of_bag : nullptr);
+      time_model_.fit(time_rows, features_, capped, trees_, rng_, held_out ? &out_of_bag : nullptr);
     }
     if (any_failed) pass_model_.fit(all_rows, features_, passed, trees_, rng_);
 
@@ -778,10 +779,7 @@ class ModelSearch : public Strategy {
       for (const auto& k : space_.knobs()) values.push_back(k.values.size());
       for (std::size_t i = 0; i < log_time.size(); ++i)
         for (std::size_t k = 0; k < nk; ++k) places.push_back(static_cast<std::size_t>(time_rows[i * features_ + k]));
-      std::vector<double> target = log_time;
-      if (cap_ratio_ > 1)
-        for (auto& y : target) y = std::min(y, best_log_ + std::log(cap_ratio_));
-      additive_model_.fit(values, places, target);
+      additive_model_.fit(values, places, capped);
       // additive_when=ranks: its turns only while it ranks the measured configurations it did not
       // see at least as well as the model that leads (the process's leave-one-out, the forest's
       // out-of-bag): where the times hang on knobs together, the sum's draws are guesses.
@@ -848,26 +846,14 @@ class ModelSearch : public Strategy {
     fill(queues_[0], ei_scored, *cands);
     fill(queues_[1], lcb_scored, *cands);
     fill(queues_[2], near_scored, *cands);
-    {  // additive: each draw in turn gives its best not yet queued
-      std::set<std::size_t> queued;
-      for (const auto& b : additive_best)
-        for (const Scored& sc : b)
-          if (queued.insert(sc.index).second) {
-            queues_[4].configs.push_back((*cands)[sc.index]);
-            break;
-          }
-    }
-    if (ts) {  // the trees in a random order, each giving its best not yet queued
+    fill_firsts(queues_[4], additive_best, *cands);  // the draws in order
+    if (ts) {  // the trees in a random order
+      std::vector<std::vector<Scored>> shuffled(ts_best.size());
       std::vector<std::size_t> trees(ts_best.size());
       for (std::size_t t = 0; t < trees.size(); ++t) trees[t] = t;
       for (std::size_t t = trees.size(); t > 1; --t) std::swap(trees[t - 1], trees[rng_.index(t)]);
-      std::set<std::size_t> queued;
-      for (std::size_t t : trees)
-        for (const Scored& sc : ts_best[t])
-          if (queued.insert(sc.index).second) {
-            queues_[3].configs.push_back((*cands)[sc.index]);
-            break;
-          }
+      for (std::size_t t = 0; t < trees.size(); ++t) shuffled[t] = std::move(ts_best[trees[t]]);
+      fill_firsts(queues_[3], shuffled, *cands);
     }
   }
 
@@ -887,6 +873,18 @@ class ModelSearch : public Strategy {
     if (b.size() == kPerDraw && sc.score <= b.back().score) return;
     if (b.size() == kPerDraw) b.pop_back();
     b.insert(std::upper_bound(b.begin(), b.end(), sc, [](const Scored& x, const Scored& y) { return x.score > y.score; }), sc);
+  }
+
+  // Each list in turn (a posterior draw's, a tree's best, highest first) gives its best not yet
+  // queued: one configuration per sampled function.
+  static void fill_firsts(Queue& q, const std::vector<std::vector<Scored>>& lists, const std::vector<Config>& cands) {
+    std::set<std::size_t> queued;
+    for (const auto& b : lists)
+      for (const Scored& sc : b)
+        if (queued.insert(sc.index).second) {
+          q.configs.push_back(cands[sc.index]);
+          break;
+        }
   }
 
   static void fill(Queue& q, std::vector<Scored>& scored, const std::vector<Config>& cands) {
