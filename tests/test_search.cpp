@@ -1011,6 +1011,23 @@ TEST(Strategies, TheAdditiveModelTakesItsShareOfTheModelsTurns) {
   expect_refused({{{"lcb_share", "0.5"}, {"additive_share", "0.6"}}, {{"additive_when", "sometimes"}}, {{"jump_order", "best"}}});
 }
 
+// additive_margin: with additive_when=ranks the draws take turns only at fits where their held-out
+// rank correlation beats the leading model's by the margin; one of 2 (correlations lie in [-1, 1])
+// shuts them out, none lets them in at some fits, and a margin outside [0, 2] is refused.
+TEST(Strategies, TheAdditiveModelsMarginShutsOutItsDrawsWhereItDoesNotRankBetter) {
+  const std::map<std::string, std::string> ranks{{"additive_share", "0.5"}, {"additive_when", "ranks"}};
+  auto with = [&](const std::string& margin) {
+    auto o = ranks;
+    o["additive_margin"] = margin;
+    return o;
+  };
+  const auto [level, model] = model_turns_of("additive model", with("0"));
+  const auto [shut, _] = model_turns_of("additive model", with("2"));
+  EXPECT_GT(level, 0u) << "additive_when=ranks at a margin of 0 took none of " << model << " model turns";
+  EXPECT_EQ(shut, 0u) << "a margin of 2 let the additive draws take turns";
+  expect_refused({{{"additive_margin", "-0.1"}}, {{"additive_margin", "3"}}});
+}
+
 TEST(Strategies, BadOptionsAreOneLineUserErrors) {
   ReplayEvaluator ev(kSynthetic);
   KnobSpace space(ev.profile());

@@ -91,6 +91,7 @@ const std::vector<StrategyOption> kOptions = {
     {"cap_ratio", "the time forest learns each time capped at this multiple of the best measured (at most 1, e.g. 0: uncapped): a configuration hundreds of times slower no longer widens the trees' spread around it, where expected improvement would go looking (docs/results/search-small-budgets.md, twenty-second session)", "4"},
     {"additive_share", "share of model proposals taken by Thompson sampling from an additive model (a Bayesian linear regression of log time on each knob's values, engine/search/additive.h): each the best, times the chance to pass, under effects drawn from its posterior; it carries what one result says of a value to every configuration with it, where a forest of few results splits on one knob", "0"},
     {"additive_when", "additive_share: always, or ranks (at a fit only where its leave-one-out predictions rank the measured configurations at least as well as the held-out ones of the model that leads)", "always"},
+    {"additive_margin", "additive_when=ranks: how much higher its held-out rank correlation must be than the leading model's for it to take its turns (0: at least as high)", "0"},
     {"jump_order", "stall_draw=jump: the order in which the best's one-knob moves are tried: rare (the least measured value first, jump_count) or thompson (by one posterior draw of the additive model per jump: a barely measured value is uncertain and often tried, one measured slow everywhere seldom)", "rare"},
     {"ts_share", "share of model proposals taken by Thompson sampling: each the best of one tree of the time forest (a sample of the function the forest believes in), times the chance to pass; while the process leads, its turn goes to the others", "0"},
     {"pass_power", "exponent of the chance to pass in both scores (higher: shy away from failing regions)", "1"},
@@ -207,6 +208,7 @@ class ModelSearch : public Strategy {
     const double ts = o.number("ts_share", 0, 1);
     const double additive = o.number("additive_share", 0, 1);
     additive_when_ = o.text("additive_when");
+    additive_margin_ = o.number("additive_margin", 0, 2);
     jump_order_ = o.text("jump_order");
     if (jump_order_ != "rare" && jump_order_ != "thompson")
       throw UserError("strategy evo: option jump_order='" + jump_order_ + "': choose rare or thompson");
@@ -788,9 +790,11 @@ class ModelSearch : public Strategy {
         const std::vector<double> mine = additive_model_.leave_one_out();
         if (gp) {
           const std::vector<double> all(log_time.size(), 0.0);
-          turn = held_out_rank_correlation(mine, log_time, all) >= held_out_rank_correlation(gp_model_.leave_one_out(), log_time, all);
+          turn = held_out_rank_correlation(mine, log_time, all) >=
+                 held_out_rank_correlation(gp_model_.leave_one_out(), log_time, all) + additive_margin_;
         } else {
-          turn = held_out_rank_correlation(mine, log_time, out_of_bag) >= held_out_rank_correlation(out_of_bag, log_time, out_of_bag);
+          turn = held_out_rank_correlation(mine, log_time, out_of_bag) >=
+                 held_out_rank_correlation(out_of_bag, log_time, out_of_bag) + additive_margin_;
         }
       }
       for (std::size_t t = 0; t < kAdditiveDraws && turn && share_[4] > 0; ++t) draws.push_back(additive_model_.sample(rng_));
@@ -987,6 +991,7 @@ class ModelSearch : public Strategy {
   GaussianProcess gp_model_;
   AdditiveModel additive_model_;
   std::string additive_when_ = "always", jump_order_ = "rare";
+  double additive_margin_ = 0;
   static constexpr std::size_t kAdditiveDraws = 8;  // additive: posterior draws per fit, a queued configuration each
   static constexpr std::size_t kChooseFrom = 5;  // gp=auto: the first fits (the baseline and initial draws) choose by the failing rule
   static constexpr int kQueues = 5;
