@@ -787,15 +787,11 @@ class ModelSearch : public Strategy {
       // out-of-bag): where the times hang on knobs together, the sum's draws are guesses.
       bool turn = !additive_model_.empty();
       if (turn && additive_when_ == "ranks") {
-        const std::vector<double> mine = additive_model_.leave_one_out();
-        if (gp) {
-          const std::vector<double> all(log_time.size(), 0.0);
-          turn = held_out_rank_correlation(mine, log_time, all) >=
-                 held_out_rank_correlation(gp_model_.leave_one_out(), log_time, all) + additive_margin_;
-        } else {
-          turn = held_out_rank_correlation(mine, log_time, out_of_bag) >=
-                 held_out_rank_correlation(out_of_bag, log_time, out_of_bag) + additive_margin_;
-        }
+        // The leader's held-out predictions, and which rows count (the process holds out every one).
+        const std::vector<double> lead = gp ? gp_model_.leave_one_out() : out_of_bag;
+        const std::vector<double> rows_held = gp ? std::vector<double>(log_time.size(), 0.0) : out_of_bag;
+        turn = held_out_rank_correlation(additive_model_.leave_one_out(), log_time, rows_held) >=
+               held_out_rank_correlation(lead, log_time, rows_held) + additive_margin_;
       }
       for (std::size_t t = 0; t < kAdditiveDraws && turn && share_[4] > 0; ++t) draws.push_back(additive_model_.sample(rng_));
     }
