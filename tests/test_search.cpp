@@ -1026,6 +1026,22 @@ TEST(Strategies, TheAdditiveModelsMarginShutsOutItsDrawsWhereItDoesNotRankBetter
   EXPECT_GT(level, 0u) << "additive_when=ranks at a margin of 0 took none of " << model << " model turns";
   EXPECT_EQ(shut, 0u) << "a margin of 2 let the additive draws take turns";
   expect_refused({{{"additive_margin", "-0.1"}}, {{"additive_margin", "3"}}});
+  // Given without the option it qualifies, each would be ignored: refused instead, naming what it needs.
+  ReplayEvaluator ev(kSynthetic);
+  KnobSpace space(ev.profile());
+  for (const auto& [options, needs] : std::vector<std::pair<std::map<std::string, std::string>, std::string>>{
+           {{{"additive_share", "0.5"}, {"additive_margin", "0.1"}}, "needs additive_when=ranks"},
+           {{{"additive_margin", "0.1"}}, "needs additive_when=ranks"},
+           {{{"additive_when", "ranks"}}, "needs additive_share > 0"}}) {
+    StrategyContext ctx{ev.profile(), space, 0, options, "", "", {}};
+    try {
+      make_strategy("evo", ctx);
+      ADD_FAILURE() << "accepted " << options.rbegin()->first << " without what it qualifies";
+    } catch (const UserError& e) {
+      EXPECT_NE(std::string(e.what()).find(needs), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_NO_THROW(make_strategy("evo", StrategyContext{ev.profile(), space, 0, with("0.1"), "", "", {}}));
 }
 
 TEST(Strategies, BadOptionsAreOneLineUserErrors) {

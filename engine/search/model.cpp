@@ -214,6 +214,11 @@ class ModelSearch : public Strategy {
       throw UserError("strategy evo: option jump_order='" + jump_order_ + "': choose rare or thompson");
     if (additive_when_ != "always" && additive_when_ != "ranks")
       throw UserError("strategy evo: option additive_when='" + additive_when_ + "': choose always or ranks");
+    // Each is read only under the one before it; given alone it would change nothing, silently.
+    if (additive_when_ == "ranks" && additive == 0)
+      throw UserError("strategy evo: option additive_when=ranks needs additive_share > 0 (it gates the additive model's turns)");
+    if (additive_margin_ > 0 && additive_when_ != "ranks")
+      throw UserError("strategy evo: option additive_margin needs additive_when=ranks (it is the margin of that gate)");
     if (lcb + near + ts + additive > 1.0)
       throw UserError("strategy evo: lcb_share + near_share + ts_share + additive_share must be <= 1 (the rest is ei)");
     share_[0] = acq == "lcb" ? 0.0 : 1.0 - lcb - near - ts - additive;
