@@ -10,11 +10,11 @@ low P(M) at the end says it finds it and does not polish it.
   python3 bench/basin_curve.py LANDSCAPE [--evo build/evo] [--seeds 100] [--seed-from 0] [--options K=V:K=V] [--stuck 1.3]
 """
 import argparse, sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import kt_compare as kc
+from evo_score import evo_curves
 
 
 def main():
@@ -27,17 +27,8 @@ def main():
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--stuck", type=float, default=1.3, help="a seed whose best is above this multiple of the optimum is stuck")
     a = ap.parse_args()
-    _, names, _, points, best = kc.load_landscape(a.landscape)
-    times = [t for t in points.values() if t is not None]
-    ms = kc.MethodologyScore(times, sum(1 for t in points.values() if t is None))
-    top = max(ms.end, max(kc.default_budgets(len(points))))
     strategy = "evo:" + a.options if a.options else "evo"
-
-    def curve(seed):
-        return kc.best_curve(kc.run_evo(a.evo, a.landscape, strategy, top, seed, names), top, points.get)
-
-    with ThreadPoolExecutor(a.jobs) as ex:
-        curves = list(ex.map(curve, range(a.seed_from, a.seed_from + a.seeds)))
+    ms, best, _, curves = evo_curves(a.evo, a.landscape, strategy, a.seed_from, a.seeds, a.jobs)
     print(f"score {ms.score(curves):.3f} over budgets {ms.start}..{ms.end}, seeds {a.seed_from}..{a.seed_from + a.seeds - 1}")
     mid = ms.start + ms.end
     for m in sorted({ms.start, mid // 4, mid // 2, 3 * mid // 4, ms.end}):

@@ -18,6 +18,23 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import kt_compare as kc
 
 
+def evo_curves(evo, landscape, strategy, seed_from, seeds, jobs):
+    """One landscape's methodology score, its optimum, its default budgets, and the best-so-far curve
+    of each seed from seed_from (`jobs` seeds at a time) up to the larger of the score's range and
+    the budgets."""
+    _, names, _, points, best = kc.load_landscape(landscape)
+    times = [t for t in points.values() if t is not None]
+    ms = kc.MethodologyScore(times, sum(1 for t in points.values() if t is None))
+    budgets = kc.default_budgets(len(points))
+    top = max(ms.end, max(budgets))
+
+    def curve(seed):
+        return kc.best_curve(kc.run_evo(evo, landscape, strategy, top, seed, names), top, points.get)
+
+    with ThreadPoolExecutor(jobs) as ex:
+        return ms, best, budgets, list(ex.map(curve, range(seed_from, seed_from + seeds)))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("landscapes", nargs="+")
@@ -30,17 +47,7 @@ def main():
     strategy = "evo:" + a.options if a.options else "evo"
     total = 0.0
     for land in a.landscapes:
-        _, names, _, points, best = kc.load_landscape(land)
-        times = [t for t in points.values() if t is not None]
-        ms = kc.MethodologyScore(times, sum(1 for t in points.values() if t is None))
-        budgets = kc.default_budgets(len(points))
-        top = max(ms.end, max(budgets))
-
-        def curve(seed):
-            return kc.best_curve(kc.run_evo(a.evo, land, strategy, top, seed, names), top, points.get)
-
-        with ThreadPoolExecutor(a.jobs) as ex:
-            curves = list(ex.map(curve, range(a.seed_from, a.seed_from + a.seeds)))
+        ms, best, budgets, curves = evo_curves(a.evo, land, strategy, a.seed_from, a.seeds, a.jobs)
         score = ms.score(curves)
         shares = [round(100 * sum(c[b - 1] <= best * 1.02 for c in curves) / len(curves)) for b in budgets]
         total += score
