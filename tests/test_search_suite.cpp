@@ -365,8 +365,9 @@ TEST_P(SearchSuite, EvoAtOrAboveKernelTunersBest) {
   } else {
     for (std::size_t i = entry.level_from; i < std::min(budgets.size(), entry.level_until); ++i)
       EXPECT_GE(shares[i], entry.level_shares[i]) << "evo's share at " << budgets[i] << " below " << entry.level_with << "'s";
-    if (entry.score_held)
+    if (entry.score_held) {
       EXPECT_GE(score, entry.kt_best_score) << "evo's methodology score below Kernel Tuner's " << entry.kt_best_by;
+    }
   }
 }
 
