@@ -946,9 +946,9 @@ TEST(Strategies, OnlyANewBestFasterByTheStallGainEndsAStall) {
   EXPECT_NE(after_new_best("0.005", 0.98), "stall") << "2 % faster did not end a stall whose gain is 0.5 %";
 }
 
-// pass_optimism: 0 is the pass forest's mean as before (the same proposals, seed for seed); a
-// positive value moves proposals once something has failed (the synthetic space fails a seventh).
-TEST(Strategies, PassOptimismZeroIsTheDefaultAndAPositiveOneChangesTheProposals) {
+// pass_optimism: 0.5 is the default (the same proposals, seed for seed); another value moves
+// proposals once something has failed (the synthetic space fails a seventh).
+TEST(Strategies, PassOptimismIsHalfASpreadByDefaultAndAnotherValueChangesTheProposals) {
   auto configs = [](const std::vector<Candidate>& cs) {
     std::vector<Config> out;
     for (const auto& c : cs) out.push_back(c.config);
@@ -957,10 +957,10 @@ TEST(Strategies, PassOptimismZeroIsTheDefaultAndAPositiveOneChangesTheProposals)
   std::size_t differing = 0;
   for (std::uint64_t seed : {1, 2, 3}) {
     const auto plain = configs(drive("evo", seed, 40));
-    EXPECT_EQ(configs(drive("evo", seed, 40, {{"pass_optimism", "0"}})), plain) << "seed " << seed;
-    differing += configs(drive("evo", seed, 40, {{"pass_optimism", "2"}})) != plain;
+    EXPECT_EQ(configs(drive("evo", seed, 40, {{"pass_optimism", "0.5"}})), plain) << "seed " << seed;
+    differing += configs(drive("evo", seed, 40, {{"pass_optimism", "0"}})) != plain;
   }
-  EXPECT_GT(differing, 0u) << "pass_optimism=2 proposed exactly what the mean did in every seed";
+  EXPECT_GT(differing, 0u) << "pass_optimism=0 (the mean) proposed exactly what 0.5 did in every seed";
 }
 
 // Over seeds 1 and 2, 120 proposals each with `options`: how many of the model's proposals came
@@ -1006,13 +1006,13 @@ TEST(Strategies, ThompsonSamplingTakesItsShareOfTheModelsTurns) {
 }
 
 // additive_share: the additive model's draws take their share of the model's turns (from the
-// first fit: it needs no forest), the default gives them none.
+// first fit: it needs no forest) where no ranking gates them, a share of 0 gives them none.
 TEST(Strategies, TheAdditiveModelTakesItsShareOfTheModelsTurns) {
-  const auto [additive, model] = model_turns_of("additive model", {{"additive_share", "0.5"}});
+  const auto [additive, model] = model_turns_of("additive model", {{"additive_share", "0.5"}, {"additive_when", "always"}});
   EXPECT_GT(additive, model / 4) << additive << " of " << model << " model proposals by the additive model at a share of 0.5";
   EXPECT_LT(additive, model) << "every model proposal by the additive model at a share of 0.5";
-  const auto [by_default, _] = model_turns_of("additive model", {});
-  EXPECT_EQ(by_default, 0u) << "the default gives it no turns";
+  const auto [none, _] = model_turns_of("additive model", {{"additive_share", "0"}});
+  EXPECT_EQ(none, 0u) << "additive_share=0 gave it turns";
   expect_refused({{{"lcb_share", "0.5"}, {"additive_share", "0.6"}}, {{"additive_when", "sometimes"}}, {{"jump_order", "best"}}});
 }
 
@@ -1031,13 +1031,18 @@ TEST(Strategies, TheAdditiveModelsMarginShutsOutItsDrawsWhereItDoesNotRankBetter
   EXPECT_GT(level, 0u) << "additive_when=ranks at a margin of 0 took none of " << model << " model turns";
   EXPECT_EQ(shut, 0u) << "a margin of 2 let the additive draws take turns";
   expect_refused({{{"additive_margin", "-0.1"}}, {{"additive_margin", "3"}}});
-  // Given without the option it qualifies, each would be ignored: refused instead, naming what it needs.
-  expect_refused({{{"additive_share", "0.5"}, {"additive_margin", "0.1"}}, {{"additive_margin", "0.1"}}},
+  // Given where the option it qualifies is off, each would be ignored: refused instead, naming what
+  // it needs; their defaults (ranks, 0.15) qualify the default's draws and are not.
+  expect_refused({{{"additive_when", "always"}, {"additive_margin", "0.1"}}, {{"additive_share", "0"}, {"additive_margin", "0.1"}}},
                  "needs additive_when=ranks");
-  expect_refused({{{"additive_when", "ranks"}}}, "needs additive_share > 0");
+  expect_refused({{{"additive_share", "0"}, {"additive_when", "ranks"}}}, "needs additive_share > 0");
   ReplayEvaluator ev(kSynthetic);
   KnobSpace space(ev.profile());
   EXPECT_NO_THROW(make_strategy("evo", StrategyContext{ev.profile(), space, 0, with("0.1"), "", "", {}}));
+  for (const std::map<std::string, std::string>& off : {std::map<std::string, std::string>{{"additive_share", "0"}},
+                                                        {{"additive_when", "always"}}, {{"additive_margin", "0.3"}}})
+    EXPECT_NO_THROW(make_strategy("evo", StrategyContext{ev.profile(), space, 0, off, "", "", {}}))
+        << off.begin()->first << " alone refused: the other two's defaults qualify it";
 }
 
 TEST(Strategies, BadOptionsAreOneLineUserErrors) {

@@ -89,13 +89,13 @@ const std::vector<StrategyOption> kOptions = {
     {"spread", "the time forest's uncertainty: trees (the spread of the trees' predictions) or total (with each leaf's own variance, the law of total variance, as SMAC's forest)", "trees"},
     {"jump_count", "stall_draw=jump: a value's rarity counted over the configurations measured (a value proposed only to fail has not been seen for speed), ties to the fewer proposed; or over those proposed (before the twenty-fourth session: docs/results/search-small-budgets.md)", "measured"},
     {"cap_ratio", "the time forest learns each time capped at this multiple of the best measured (at most 1, e.g. 0: uncapped): a configuration hundreds of times slower no longer widens the trees' spread around it, where expected improvement would go looking (docs/results/search-small-budgets.md, twenty-second session)", "4"},
-    {"additive_share", "share of model proposals taken by Thompson sampling from an additive model (a Bayesian linear regression of log time on each knob's values, engine/search/additive.h): each the best, times the chance to pass, under effects drawn from its posterior; it carries what one result says of a value to every configuration with it, where a forest of few results splits on one knob", "0"},
-    {"additive_when", "additive_share: always, or ranks (at a fit only where its leave-one-out predictions rank the measured configurations at least as well as the held-out ones of the model that leads)", "always"},
-    {"additive_margin", "additive_when=ranks: how much higher its held-out rank correlation must be than the leading model's for it to take its turns (0: at least as high)", "0"},
+    {"additive_share", "share of model proposals taken by Thompson sampling from an additive model (a Bayesian linear regression of log time on each knob's values, engine/search/additive.h): each the best, times the chance to pass, under effects drawn from its posterior; it carries what one result says of a value to every configuration with it, where a forest of few results splits on one knob (0.25 with ranks and a margin of 0.15 since the thirty-fifth session; 0: none, as before)", "0.25"},
+    {"additive_when", "additive_share: always, or ranks (at a fit only where its leave-one-out predictions rank the measured configurations at least as well as the held-out ones of the model that leads, plus additive_margin; the default since the thirty-fifth session)", "ranks"},
+    {"additive_margin", "additive_when=ranks: how much higher its held-out rank correlation must be than the leading model's for it to take its turns (0: at least as high; 0.15 since the thirty-fifth session)", "0.15"},
     {"jump_order", "stall_draw=jump: the order in which the best's one-knob moves are tried: rare (the least measured value first, jump_count) or thompson (by one posterior draw of the additive model per jump: a barely measured value is uncertain and often tried, one measured slow everywhere seldom)", "rare"},
     {"ts_share", "share of model proposals taken by Thompson sampling: each the best of one tree of the time forest (a sample of the function the forest believes in), times the chance to pass; while the process leads, its turn goes to the others", "0"},
     {"pass_power", "exponent of the chance to pass in both scores (higher: shy away from failing regions)", "1"},
-    {"pass_optimism", "the chance to pass taken as the pass forest's mean plus this many of its trees' spread (0: the mean; where few results are near, the trees disagree and a region one failure wrote off keeps some promise; 1 measured, not the default: docs/results/search-small-budgets.md, thirty-fourth session)", "0"},
+    {"pass_optimism", "the chance to pass taken as the pass forest's mean plus this many of its trees' spread (0: the mean; where few results are near, the trees disagree and a region one failure wrote off keeps some promise; 0.5 since the thirty-fifth session, with the additive draws: docs/results/search-small-budgets.md, thirty-fourth and thirty-fifth sessions)", "0.5"},
     {"xi", "ei: improvement (in log time) a configuration must promise beyond the best", "0"},
     {"stall", "results without a new best (stall_gain faster) after which a share stall_share of proposals are stall draws (0: never; 8 until the twenty-second session, 4 since: docs/results/search-small-budgets.md, sixteenth and twenty-second sessions)", "4"},
     {"stall_share", "stall: share of proposals drawn so while no new best comes", "0.25"},
@@ -214,11 +214,12 @@ class ModelSearch : public Strategy {
       throw UserError("strategy evo: option jump_order='" + jump_order_ + "': choose rare or thompson");
     if (additive_when_ != "always" && additive_when_ != "ranks")
       throw UserError("strategy evo: option additive_when='" + additive_when_ + "': choose always or ranks");
-    // Each is read only under the one before it; given alone it would change nothing, silently.
-    if (additive_when_ == "ranks" && additive == 0)
+    // Each is read only under the one before it; given where that one is off it would change
+    // nothing, silently. Their defaults qualify the default's draws and are not refused.
+    if (o.given("additive_when") && additive_when_ == "ranks" && additive == 0)
       throw UserError("strategy evo: option additive_when=ranks needs additive_share > 0 (it gates the additive model's turns)");
-    if (additive_margin_ > 0 && additive_when_ != "ranks")
-      throw UserError("strategy evo: option additive_margin needs additive_when=ranks (it is the margin of that gate)");
+    if (o.given("additive_margin") && (additive_when_ != "ranks" || additive == 0))
+      throw UserError("strategy evo: option additive_margin needs additive_when=ranks and additive_share > 0 (it is the margin of that gate)");
     if (lcb + near + ts + additive > 1.0)
       throw UserError("strategy evo: lcb_share + near_share + ts_share + additive_share must be <= 1 (the rest is ei)");
     share_[0] = acq == "lcb" ? 0.0 : 1.0 - lcb - near - ts - additive;

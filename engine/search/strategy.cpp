@@ -33,7 +33,7 @@ std::unique_ptr<Strategy> make_strategy(const std::string& name, const StrategyC
 
 OptionValues::OptionValues(const std::string& strategy, const std::vector<StrategyOption>& table,
                            const std::map<std::string, std::string>& given)
-    : strategy_(strategy) {
+    : strategy_(strategy), given_(given) {
   for (const auto& o : table) values_[o.name] = o.default_value;
   for (const auto& [k, v] : given) {
     if (!values_.count(k)) {

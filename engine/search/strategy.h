@@ -101,10 +101,12 @@ class OptionValues {
   const std::string& text(const std::string& name) const;
   std::int64_t integer(const std::string& name, std::int64_t min, std::int64_t max) const;
   double number(const std::string& name, double min, double max) const;
+  // Whether the user gave it (an option that qualifies another is refused only when given).
+  bool given(const std::string& name) const { return given_.count(name) > 0; }
 
  private:
   std::string strategy_;
-  std::map<std::string, std::string> values_;
+  std::map<std::string, std::string> values_, given_;
 };
 
 // Deterministic randomness for strategies: mt19937_64 is specified exactly by the standard, but
