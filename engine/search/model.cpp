@@ -952,7 +952,7 @@ class ModelSearch : public Strategy {
   std::vector<Config> transfer_;  // the first `transfer` of the context's, proposed in order
   std::size_t next_transfer_ = 0;
   std::size_t trees_ = 64, score_all_ = 50000, pool_ = 4000, features_ = 0;
-  double explore_ = 0.05, kappa_ = 0, xi_ = 0, pass_power_ = 1, pass_optimism_ = 0;
+  double explore_ = 0.05, kappa_ = 0, xi_ = 0, pass_power_ = 1, pass_optimism_ = 0.5;
   std::string gp_when_ = "failing";
   std::size_t gp_until_ = 16;
   double blend_ = 0;  // blend's fixed weight (0 with blend=auto, which chooses one at each fit)
@@ -992,8 +992,8 @@ class ModelSearch : public Strategy {
   Forest time_model_, pass_model_;
   GaussianProcess gp_model_;
   AdditiveModel additive_model_;
-  std::string additive_when_ = "always", jump_order_ = "rare";
-  double additive_margin_ = 0;
+  std::string additive_when_ = "ranks", jump_order_ = "rare";
+  double additive_margin_ = 0.15;
   static constexpr std::size_t kAdditiveDraws = 8;  // additive: posterior draws per fit, a queued configuration each
   static constexpr std::size_t kChooseFrom = 5;  // gp=auto: the first fits (the baseline and initial draws) choose by the failing rule
   static constexpr int kQueues = 5;

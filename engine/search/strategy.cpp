@@ -33,7 +33,7 @@ std::unique_ptr<Strategy> make_strategy(const std::string& name, const StrategyC
 
 OptionValues::OptionValues(const std::string& strategy, const std::vector<StrategyOption>& table,
                            const std::map<std::string, std::string>& given)
-    : strategy_(strategy), given_(given) {
+    : strategy_(strategy) {
   for (const auto& o : table) values_[o.name] = o.default_value;
   for (const auto& [k, v] : given) {
     if (!values_.count(k)) {
@@ -43,6 +43,7 @@ OptionValues::OptionValues(const std::string& strategy, const std::vector<Strate
                       (names.empty() ? std::string("it takes no options") : "options: " + names) + ")");
     }
     values_[k] = v;
+    given_.insert(k);
   }
 }
 

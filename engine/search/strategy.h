@@ -17,6 +17,7 @@
 #include <memory>
 #include <random>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -106,7 +107,8 @@ class OptionValues {
 
  private:
   std::string strategy_;
-  std::map<std::string, std::string> values_, given_;
+  std::map<std::string, std::string> values_;
+  std::set<std::string> given_;  // the names the user gave
 };
 
 // Deterministic randomness for strategies: mt19937_64 is specified exactly by the standard, but
