@@ -418,6 +418,47 @@ TEST(AdditiveModel, LeaveOneOutPredictsEachRowFromTheOthers) {
   EXPECT_LT(loo[8], y[8] - 1.5) << "its row and column say 1.5, not 4.5";
 }
 
+// Pairs: where the times hang on two knobs together (a well in one cell of their combinations), the
+// sum of the knobs' effects misses the cell it saw and writes off one it never saw; with the pair's
+// own effects it fits the cell it saw, and draws doubt the unseen cell more than the sum's do.
+TEST(AdditiveModel, APairsCombinationsGetEffectsOfTheirOwn) {
+  const std::vector<std::size_t> values = {3, 3, 2};
+  // Knob 0 and knob 1 slow apart, fast together at (0, 0); knob 2 adds a little.
+  auto truth = [](std::size_t i, std::size_t j, std::size_t k) {
+    return (i == 0 && j == 0) ? 0.0 : 0.3 * double(i == 0) + 0.3 * double(j == 0) + 1.0 + 0.1 * double(k);
+  };
+  std::vector<std::size_t> places;
+  std::vector<double> y;
+  for (std::size_t i = 0; i < 3; ++i)
+    for (std::size_t j = 0; j < 3; ++j)
+      for (std::size_t k = 0; k < 2; ++k)
+        if (!(i == 1 && j == 1)) places.insert(places.end(), {i, j, k}), y.push_back(truth(i, j, k));  // (1, 1) never
+  AdditiveModel sum, paired;
+  sum.fit(values, places, y);
+  paired.fit(values, places, y, {{0, 1}});
+  ASSERT_FALSE(sum.empty());
+  ASSERT_FALSE(paired.empty());
+  const float well[3] = {0, 0, 0}, unseen[3] = {1, 1, 0};
+  EXPECT_GT(sum.predict(sum.mean(), well), truth(0, 0, 0) + 0.4) << "the sum cannot put a well in one cell";
+  EXPECT_NEAR(paired.predict(paired.mean(), well), truth(0, 0, 0), 0.2) << "the pair's cell carries it";
+  EXPECT_EQ(paired.mean().size(), 3u + 3u + 2u + 9u) << "one effect per value, then one per combination";
+  // The cell no row holds: its draws spread wider with the pair's effects than under the sum.
+  SearchRng rng(11);
+  auto spread = [&](const AdditiveModel& m) {
+    std::vector<double> p;
+    for (int t = 0; t < 400; ++t) p.push_back(m.predict(m.sample(rng), unseen));
+    const double mu = std::accumulate(p.begin(), p.end(), 0.0) / double(p.size());
+    double s = 0;
+    for (double x : p) s += (x - mu) * (x - mu);
+    return std::sqrt(s / double(p.size() - 1));
+  };
+  EXPECT_GT(spread(paired), 1.5 * spread(sum)) << "a combination never measured keeps its prior's doubt";
+  // Without pairs, the same fit as before pairs existed: the two calls agree to the bit.
+  AdditiveModel again;
+  again.fit(values, places, y, {});
+  EXPECT_EQ(again.mean(), sum.mean());
+}
+
 // leave_one_out: each point as the others predict it. On a plane the others interpolate it well; a
 // point off the plane is predicted from the plane, far from its own value, where predict() (which
 // saw it) stays near it.
@@ -1003,6 +1044,34 @@ TEST(Strategies, ThompsonSamplingTakesItsShareOfTheModelsTurns) {
   EXPECT_GT(ts, model / 4) << ts << " of " << model << " model proposals by Thompson sampling at a share of 0.5";
   EXPECT_LT(ts, model) << "every model proposal by Thompson sampling at a share of 0.5";
   expect_refused({{{"lcb_share", "0.5"}, {"ts_share", "0.6"}}});
+}
+
+// additive_pairs=launch: the additive model's draws with effects for the combinations of knobs that
+// meet in a launch dimension. Kernel Tuner's matmul covers its grid with block_size_x x tile_size_x:
+// there they propose other configurations than the sum's. The synthetic space's dimensions each take
+// one knob: there nothing changes. Without the draws, or with a value it does not know, refused.
+TEST(Strategies, AdditivePairsChangeTheDrawsWhereADimensionCombinesKnobs) {
+  auto configs = [](const std::vector<Candidate>& cs) {
+    std::vector<Config> out;
+    for (const auto& c : cs) out.push_back(c.config);
+    return out;
+  };
+  const std::map<std::string, std::string> draws{{"additive_share", "0.5"}, {"additive_when", "always"}};
+  auto with_pairs = draws;
+  with_pairs["additive_pairs"] = "launch";
+  auto with_none = draws;
+  with_none["additive_pairs"] = "none";
+  const fs::path matmul = kData / "landscape_kt_matmul_h100.json";
+  std::size_t differing = 0;
+  for (std::uint64_t seed : {1, 2, 3}) {
+    const auto plain = configs(drive("evo", seed, 40, draws, matmul));
+    EXPECT_EQ(configs(drive("evo", seed, 40, with_none, matmul)), plain) << "seed " << seed << ": none is the default";
+    differing += configs(drive("evo", seed, 40, with_pairs, matmul)) != plain;
+    EXPECT_EQ(configs(drive("evo", seed, 40, with_pairs)), configs(drive("evo", seed, 40, draws)))
+        << "seed " << seed << ": the synthetic space has no dimension of two knobs";
+  }
+  EXPECT_GT(differing, 0u) << "additive_pairs=launch proposed exactly what the sum alone did on the matmul in every seed";
+  expect_refused({{{"additive_pairs", "all"}}, {{"additive_share", "0"}, {"additive_pairs", "launch"}}}, "additive_pairs");
 }
 
 // additive_share: the additive model's draws take their share of the model's turns (from the

@@ -92,6 +92,7 @@ const std::vector<StrategyOption> kOptions = {
     {"additive_share", "share of model proposals taken by Thompson sampling from an additive model (a Bayesian linear regression of log time on each knob's values, engine/search/additive.h): each the best, times the chance to pass, under effects drawn from its posterior; it carries what one result says of a value to every configuration with it, where a forest of few results splits on one knob (0.25 with ranks and a margin of 0.15 since the thirty-fifth session; 0: none, as before)", "0.25"},
     {"additive_when", "additive_share: always, or ranks (at a fit only where its leave-one-out predictions rank the measured configurations at least as well as the held-out ones of the model that leads, plus additive_margin; the default since the thirty-fifth session)", "ranks"},
     {"additive_margin", "additive_when=ranks: how much higher its held-out rank correlation must be than the leading model's for it to take its turns (0: at least as high; 0.15 since the thirty-fifth session)", "0.15"},
+    {"additive_pairs", "the additive model's second-order terms: none, or launch (an effect for every combination of the values of two knobs that meet in one block or grid dimension, as block_size_y x tile_size_y in the rows a block covers: a combination never measured keeps its prior's spread, so a draw may believe in a well that lies where neither knob's own effect points)", "none"},
     {"jump_order", "stall_draw=jump: the order in which the best's one-knob moves are tried: rare (the least measured value first, jump_count) or thompson (by one posterior draw of the additive model per jump: a barely measured value is uncertain and often tried, one measured slow everywhere seldom)", "rare"},
     {"ts_share", "share of model proposals taken by Thompson sampling: each the best of one tree of the time forest (a sample of the function the forest believes in), times the chance to pass; while the process leads, its turn goes to the others", "0"},
     {"pass_power", "exponent of the chance to pass in both scores (higher: shy away from failing regions)", "1"},
@@ -210,6 +211,11 @@ class ModelSearch : public Strategy {
     additive_when_ = o.text("additive_when");
     additive_margin_ = o.number("additive_margin", 0, 2);
     jump_order_ = o.text("jump_order");
+    additive_pairs_ = o.text("additive_pairs");
+    if (additive_pairs_ != "none" && additive_pairs_ != "launch")
+      throw UserError("strategy evo: option additive_pairs='" + additive_pairs_ + "': choose none or launch");
+    if (o.given("additive_pairs") && additive_pairs_ != "none" && additive == 0 && o.text("jump_order") != "thompson")
+      throw UserError("strategy evo: option additive_pairs needs additive_share > 0 or jump_order=thompson (it shapes the additive model)");
     if (jump_order_ != "rare" && jump_order_ != "thompson")
       throw UserError("strategy evo: option jump_order='" + jump_order_ + "': choose rare or thompson");
     if (additive_when_ != "always" && additive_when_ != "ranks")
@@ -595,6 +601,19 @@ class ModelSearch : public Strategy {
         } catch (const std::exception&) {
         }
       }
+    // additive_pairs=launch: the knobs that meet in one dimension, two by two.
+    std::set<std::pair<std::size_t, std::size_t>> pairs;
+    auto knob_index = [&](const std::string& name) {
+      const auto& ks = space_.knobs();
+      return static_cast<std::size_t>(std::find_if(ks.begin(), ks.end(), [&](const auto& kn) { return kn.name == name; }) - ks.begin());
+    };
+    for (const auto& mine : uses)
+      for (auto a = mine.begin(); a != mine.end(); ++a)
+        for (auto b = std::next(a); b != mine.end(); ++b) {
+          const std::size_t i = knob_index(*a), j = knob_index(*b);
+          pairs.insert({std::min(i, j), std::max(i, j)});
+        }
+    if (additive_pairs_ == "launch") additive_pair_knobs_.assign(pairs.begin(), pairs.end());
     for (std::size_t i = 0; i < dims_.size(); ++i) {
       if (uses[i].size() >= 2) single_dims_.push_back(i);
       for (std::size_t j = i + 1; j < dims_.size(); ++j) {
@@ -787,7 +806,7 @@ class ModelSearch : public Strategy {
       for (const auto& k : space_.knobs()) values.push_back(k.values.size());
       for (std::size_t i = 0; i < log_time.size(); ++i)
         for (std::size_t k = 0; k < nk; ++k) places.push_back(static_cast<std::size_t>(time_rows[i * features_ + k]));
-      additive_model_.fit(values, places, capped);
+      additive_model_.fit(values, places, capped, additive_pair_knobs_);
       // additive_when=ranks: its turns only while it ranks the measured configurations it did not
       // see at least as well as the model that leads (the process's leave-one-out, the forest's
       // out-of-bag): where the times hang on knobs together, the sum's draws are guesses.
@@ -965,6 +984,7 @@ class ModelSearch : public Strategy {
   std::vector<std::vector<Expr>> geometry_;
   std::vector<Expr> dims_;  // the block and grid dimensions knobs decide
   std::vector<std::size_t> single_dims_;  // those of two or more knobs: a feature each
+  std::vector<std::pair<std::size_t, std::size_t>> additive_pair_knobs_;  // additive_pairs=launch: knob indices
   std::vector<std::pair<std::size_t, std::size_t>> dim_pairs_;  // pairs of three or more knobs: sum and difference
   std::vector<bool> alignment_;  // knobs whose values differ in their factors of two
   std::vector<bool> binary_;     // knobs whose values differ in their bits set (1: a power of two)
@@ -992,7 +1012,7 @@ class ModelSearch : public Strategy {
   Forest time_model_, pass_model_;
   GaussianProcess gp_model_;
   AdditiveModel additive_model_;
-  std::string additive_when_ = "ranks", jump_order_ = "rare";
+  std::string additive_when_ = "ranks", jump_order_ = "rare", additive_pairs_ = "none";
   double additive_margin_ = 0.15;
   static constexpr std::size_t kAdditiveDraws = 8;  // additive: posterior draws per fit, a queued configuration each
   static constexpr std::size_t kChooseFrom = 5;  // gp=auto: the first fits (the baseline and initial draws) choose by the failing rule
