@@ -214,7 +214,7 @@ class ModelSearch : public Strategy {
     additive_pairs_ = o.text("additive_pairs");
     if (additive_pairs_ != "none" && additive_pairs_ != "launch")
       throw UserError("strategy evo: option additive_pairs='" + additive_pairs_ + "': choose none or launch");
-    if (o.given("additive_pairs") && additive_pairs_ != "none" && additive == 0 && o.text("jump_order") != "thompson")
+    if (o.given("additive_pairs") && additive_pairs_ != "none" && additive == 0 && jump_order_ != "thompson")
       throw UserError("strategy evo: option additive_pairs needs additive_share > 0 or jump_order=thompson (it shapes the additive model)");
     if (jump_order_ != "rare" && jump_order_ != "thompson")
       throw UserError("strategy evo: option jump_order='" + jump_order_ + "': choose rare or thompson");
@@ -602,18 +602,20 @@ class ModelSearch : public Strategy {
         }
       }
     // additive_pairs=launch: the knobs that meet in one dimension, two by two.
-    std::set<std::pair<std::size_t, std::size_t>> pairs;
-    auto knob_index = [&](const std::string& name) {
+    if (additive_pairs_ == "launch") {
       const auto& ks = space_.knobs();
-      return static_cast<std::size_t>(std::find_if(ks.begin(), ks.end(), [&](const auto& kn) { return kn.name == name; }) - ks.begin());
-    };
-    for (const auto& mine : uses)
-      for (auto a = mine.begin(); a != mine.end(); ++a)
-        for (auto b = std::next(a); b != mine.end(); ++b) {
-          const std::size_t i = knob_index(*a), j = knob_index(*b);
-          pairs.insert({std::min(i, j), std::max(i, j)});
-        }
-    if (additive_pairs_ == "launch") additive_pair_knobs_.assign(pairs.begin(), pairs.end());
+      auto knob_index = [&](const std::string& name) {
+        return static_cast<std::size_t>(std::find_if(ks.begin(), ks.end(), [&](const auto& kn) { return kn.name == name; }) - ks.begin());
+      };
+      std::set<std::pair<std::size_t, std::size_t>> pairs;
+      for (const auto& mine : uses)
+        for (auto a = mine.begin(); a != mine.end(); ++a)
+          for (auto b = std::next(a); b != mine.end(); ++b) {
+            const std::size_t i = knob_index(*a), j = knob_index(*b);
+            pairs.insert({std::min(i, j), std::max(i, j)});
+          }
+      additive_pair_knobs_.assign(pairs.begin(), pairs.end());
+    }
     for (std::size_t i = 0; i < dims_.size(); ++i) {
       if (uses[i].size() >= 2) single_dims_.push_back(i);
       for (std::size_t j = i + 1; j < dims_.size(); ++j) {
