@@ -8,13 +8,12 @@
 
 namespace evo {
 
-template <class Place>
-void AdditiveModel::features(const Place* place, std::vector<std::size_t>& out) const {
-  out.clear();
-  for (std::size_t k = 0; k < offset_.size(); ++k) out.push_back(offset_[k] + static_cast<std::size_t>(place[k]));
+template <class Place, class Visit>
+void AdditiveModel::each_effect(const Place* place, Visit&& visit) const {
+  for (std::size_t k = 0; k < offset_.size(); ++k) visit(offset_[k] + static_cast<std::size_t>(place[k]));
   for (std::size_t p = 0; p < pairs_.size(); ++p)
-    out.push_back(pair_offset_[p] + static_cast<std::size_t>(place[pairs_[p].first]) * values_[pairs_[p].second] +
-                  static_cast<std::size_t>(place[pairs_[p].second]));
+    visit(pair_offset_[p] + static_cast<std::size_t>(place[pairs_[p].first]) * values_[pairs_[p].second] +
+          static_cast<std::size_t>(place[pairs_[p].second]));
 }
 
 void AdditiveModel::fit(const std::vector<std::size_t>& values, const std::vector<std::size_t>& places,
@@ -41,7 +40,8 @@ void AdditiveModel::fit(const std::vector<std::size_t>& values, const std::vecto
   for (std::size_t i = 0; i < n; ++i) {
     const double z = (y[i] - intercept_) / scale_;
     ztz += z * z;
-    features(&places[i * knobs], at);
+    at.clear();
+    each_effect(&places[i * knobs], [&](std::size_t p) { at.push_back(p); });
     for (std::size_t p : at) {
       xtz[p] += z;
       for (std::size_t q : at) xtx[p * d_ + q] += 1;
@@ -84,13 +84,11 @@ std::vector<double> AdditiveModel::leave_one_out() const {
   if (mean_.empty()) return {};
   const std::size_t knobs = offset_.size(), n = y_.size();
   std::vector<double> out(n), v(d_);
-  std::vector<std::size_t> at;
   for (std::size_t i = 0; i < n; ++i) {
     // leverage h_ii = x_i^T A^-1 x_i / noise, with L v = x_i: |v|^2 / noise.
     std::fill(v.begin(), v.end(), 0.0);
     double fitted = 0;
-    features(&places_[i * knobs], at);
-    for (std::size_t p : at) v[p] = 1, fitted += mean_[p];
+    each_effect(&places_[i * knobs], [&](std::size_t p) { v[p] = 1, fitted += mean_[p]; });
     forward(chol_, d_, v);
     double h = 0;
     for (double e : v) h += e * e;
@@ -118,10 +116,8 @@ std::vector<double> AdditiveModel::sample(SearchRng& rng) const {
 
 double AdditiveModel::predict(const std::vector<double>& effects, const float* place) const {
   if (effects.empty()) return intercept_;
-  thread_local std::vector<std::size_t> at;
-  features(place, at);
   double z = 0;
-  for (std::size_t p : at) z += effects[p];
+  each_effect(place, [&](std::size_t p) { z += effects[p]; });
   return intercept_ + scale_ * z;
 }
 

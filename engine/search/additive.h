@@ -39,8 +39,9 @@ class AdditiveModel {
   bool empty() const { return offset_.empty(); }
 
  private:
-  template <class Place>
-  void features(const Place* place, std::vector<std::size_t>& out) const;  // a row's effects' indices
+  // visit(index) for each effect a row holds: one per knob, then one per pair.
+  template <class Place, class Visit>
+  void each_effect(const Place* place, Visit&& visit) const;
 
   std::vector<std::size_t> offset_;  // each knob's first effect
   std::vector<std::size_t> values_;
