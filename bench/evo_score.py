@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """evo's rows of bench/kt_compare.py alone, without Kernel Tuner: for one evo strategy (with its
 options) on each landscape, the autotuning methodology's score with its bootstrap standard error and
-the shares within 2 % of the optimum at the default budgets, over seeds FROM .. FROM+SEEDS-1 (--seed-from,
+the shares within 2 % of the optimum at the default budgets, and the score as the methodology's software
+aggregates runs (the rank score: kt_compare's module docstring), over seeds FROM .. FROM+SEEDS-1 (--seed-from,
 0 unless told: a variant chosen on seeds 0-99 is confirmed on seeds it was not chosen on), through
 `evo run --replay` and kt_compare's own functions (so the figures are kt_compare's evo rows).
 
   python3 bench/evo_score.py [--evo build/evo] [--seeds 100] [--seed-from 0] [--options blend=0:gp_ard=0] LANDSCAPE...
 
 --options: colon-separated K=V, as kt_compare's `evo:K=V:...` strategies take them ('' : the default).
-Seeds run two at a time. The last line is the sum of the scores.
+Seeds run two at a time. The last line is the sum of the scores (and of the rank scores).
 """
 import argparse, sys
 from concurrent.futures import ThreadPoolExecutor
@@ -45,16 +46,18 @@ def main():
     ap.add_argument("--jobs", type=int, default=2)
     a = ap.parse_args()
     strategy = "evo:" + a.options if a.options else "evo"
-    total = 0.0
+    total = ranked = 0.0
     for land in a.landscapes:
         ms, best, budgets, curves = evo_curves(a.evo, land, strategy, a.seed_from, a.seeds, a.jobs)
         score = ms.score(curves)
         shares = [round(100 * sum(c[b - 1] <= best * 1.02 for c in curves) / len(curves)) for b in budgets]
         total += score
+        rank_score = ms.score_ranks(curves)
+        ranked += rank_score
         name = Path(land).stem.removeprefix("landscape_")
         print(f"{name:36s} {score:7.3f} ±{ms.score_se(curves):.3f}  shares {'/'.join(map(str, shares))} "
-              f"({'/'.join(map(str, budgets))})", flush=True)
-    print(f"{'SUM':36s} {total:7.3f}")
+              f"({'/'.join(map(str, budgets))})  rank {rank_score:.3f}", flush=True)
+    print(f"{'SUM':36s} {total:7.3f}  rank {ranked:.3f}")
 
 
 if __name__ == "__main__":

@@ -30,6 +30,20 @@ is left out of the mean (the methodology's NaN). Each strategy is scored on one 
 end of that range or the largest budget of the table, whichever is later (its first M distinct
 configurations for every M), as the methodology reads one run's curve.
 
+That "mean best" is this script's reading, kept as the `score` column since issue 36 began. The
+methodology's software aggregates the runs over ranks instead: each run's best is replaced by its
+rank among the space's valid times (get_indices_in_distribution), and the curve is the time at the
+runs' average rank. Its aggregate score (report_experiments.get_strategy_scores, over time) fits
+one isotonic least-squares curve to every run's ranks (a bagged mean of ranks); its curves over
+evaluations (get_curve_over_fevals, for plots) take the median rank (np.nanmedian, rounded). Either
+way a run that has found nothing valid yet is left out at that point, not the whole budget. The
+`rank score` column is the aggregate's reading over evaluations: the same P(M), range and R(M), B(M)
+the valid time at the rounded mean of the seeds' ranks (half to even, as np.round). The mean of
+times counts a seed caught far from the optimum by how far in microseconds; the mean of ranks by
+how many configurations are faster. The JSON also holds the median-rank score (random search is
+above 0 there: the median of the best of M draws is better than its expectation).
+docs/results/search-small-budgets.md compares them.
+
 --curve 2,3,5,8 adds a second table per landscape: each strategy's mean best over the seeds, as a multiple
 of the optimum, after each of those evaluation counts (each seed's run goes as far as the largest of them, the
 score's range and the budgets): where along the score's range it is won or lost.
@@ -52,7 +66,7 @@ that URL, whose commit 96a6abc is extracted. python-constraint2, which Debian do
 be a stand-in folder: --kt-stubs DIR (or $KT_STUBS, or $EVO_SHARED_DIR/kernel_tuner_sim/stubs).
 Run with Debian's python3 (the one with NumPy).
 """
-import argparse, datetime, json, math, os, random, sqlite3, subprocess, sys, tempfile, time
+import argparse, bisect, datetime, json, math, os, random, sqlite3, subprocess, sys, tempfile, time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -201,12 +215,41 @@ class MethodologyScore:
             ps.append((sum(bests) / len(bests) - r) / (self.optimum - r))
         return sum(ps) / len(ps) if ps else math.nan
 
-    def score_se(self, curves, resamples=200):
+    def rank_best(self, bests, average="mean"):
+        """B(M) as the methodology's software aggregates runs: the valid time at the runs' mean (or
+        median) rank among the space's valid times, rounded half to even as np.round; runs with
+        nothing valid yet left out; None where no run has found one."""
+        ranks = sorted(bisect.bisect_left(self.valid, b) for b in bests if math.isfinite(b))
+        if not ranks:
+            return None
+        n = len(ranks)
+        if average == "mean":
+            at = sum(ranks) / n
+        else:
+            at = ranks[n // 2] if n % 2 else (ranks[n // 2 - 1] + ranks[n // 2]) / 2
+        return self.valid[min(len(self.valid) - 1, round(at))]
+
+    def score_ranks(self, curves, average="mean"):
+        """The score with B(M) from rank_best: the methodology's own aggregation of runs."""
+        ps = []
+        for m in range(self.start, self.end + 1):
+            r = self.random_best(m)
+            b = self.rank_best([c[m - 1] for c in curves], average)
+            if r is None or r == self.optimum or b is None:
+                continue
+            ps.append((b - r) / (self.optimum - r))
+        return sum(ps) / len(ps) if ps else math.nan
+
+    def score_median_rank(self, curves):
+        return self.score_ranks(curves, "median")
+
+    def score_se(self, curves, resamples=200, score=None):
         """The score's standard error over seeds: the spread of the score over bootstrap resamples of
         the seeds (a fixed generator, so a table is reproducible). Two variants whose scores differ by
         less than about twice this are not told apart by these seeds."""
         rng = random.Random(0)
-        scores = [self.score([curves[rng.randrange(len(curves))] for _ in curves]) for _ in range(resamples)]
+        score = score or self.score
+        scores = [score([curves[rng.randrange(len(curves))] for _ in curves]) for _ in range(resamples)]
         scores = [x for x in scores if math.isfinite(x)]
         if len(scores) < 2:
             return math.nan
@@ -272,6 +315,9 @@ def main():
     ap.add_argument("--curve", help="evaluation counts, e.g. 2,3,5,8,12: a table of each strategy's mean best "
                                     "(a multiple of the optimum) after each")
     ap.add_argument("--seeds", type=int, default=20)
+    ap.add_argument("--seed-from", type=int, default=0,
+                    help="the first seed (default 0): seeds N .. N+seeds-1, for every strategy, so a score can be "
+                         "checked on seeds no choice was made on")
     ap.add_argument("--out")
     ap.add_argument("--json")
     a = ap.parse_args()
@@ -293,8 +339,9 @@ def main():
     results, lines = {}, []
     cmd = "python3 bench/kt_compare.py " + " ".join(sys.argv[1:])
     lines.append(f"`{cmd}` on {datetime.date.today()}, Kernel Tuner {KT_COMMIT[:7]} (1.4.0) in simulation mode, "
-                 f"{a.seeds} seeds; cell: share of seeds within 2 % of the landscape's best, then the mean best (µs); "
-                 f"score: the autotuning methodology's aggregate performance score (0: random search, 1: the optimum) ± its standard error over the seeds (bootstrap).\n")
+                 f"{a.seeds} seeds ({a.seed_from}-{a.seed_from + a.seeds - 1}); cell: share of seeds within 2 % of the landscape's best, then the mean best (µs); "
+                 f"score: the autotuning methodology's aggregate performance score (0: random search, 1: the optimum) over the seeds' mean best ± its standard error over the seeds (bootstrap); "
+                 f"rank score: the same score over the time at the seeds' mean rank among the space's valid times, as the methodology's software aggregates runs (the module docstring).\n")
     order_dir = tempfile.TemporaryDirectory() if a.reverse_values else None  # the reversed copies
     for path in paths:
         if a.reverse_values:  # evo reads the landscape's own file: a copy with the lists reversed
@@ -321,7 +368,7 @@ def main():
                 per_seed, curves = [], []
                 longest = max(budgets[-1], methodology.end, *curve_at)
                 try:
-                    for seed in range(a.seeds):
+                    for seed in range(a.seed_from, a.seed_from + a.seeds):
                         if label.startswith("evo"):  # evo does not plan by its budget: one run, its prefixes
                             seq = run_evo(a.evo, path, s, longest, seed, names)
                             per_seed.append(bests_after(seq, budgets, best_of))
@@ -347,6 +394,10 @@ def main():
                     cells[b] = (near, mean)
                 cells["score"] = methodology.score([c[:methodology.end] for c in curves])
                 cells["score_se"] = methodology.score_se([c[:methodology.end] for c in curves])
+                cells["rank_score"] = methodology.score_ranks([c[:methodology.end] for c in curves])
+                cells["rank_score_se"] = methodology.score_se([c[:methodology.end] for c in curves],
+                                                              score=methodology.score_ranks)
+                cells["median_rank"] = methodology.score_median_rank([c[:methodology.end] for c in curves])
                 for m in curve_at:  # the mean best after m, where every seed has found a valid one
                     v = [c[m - 1] for c in curves]
                     cells[f"curve:{m}"] = sum(v) / len(v) / best if all(map(math.isfinite, v)) else math.inf
@@ -360,19 +411,25 @@ def main():
         lines.append(f"\n### {path.stem}\n\n{order_note}{len(points)} configurations pass the constraints; best {best:.4g} µs; "
                      f"score over {methodology.start} to {methodology.end} evaluations.\n")
         head = [f"{b} ({100 * b / len(points):.0f}%)" for b in budgets]
-        lines.append("| strategy | score | " + " | ".join(head) + " |")
-        lines.append("| --- | --- |" + " --- |" * len(budgets))
+        lines.append("| strategy | score | rank score | " + " | ".join(head) + " |")
+        lines.append("| --- | --- | --- |" + " --- |" * len(budgets))
         for label, cells in rows.items():
             if cells is None:
-                lines.append(f"| {label} | could not run | " + " | ".join("could not run" for _ in budgets) + " |")
+                lines.append(f"| {label} | could not run | could not run | " + " | ".join("could not run" for _ in budgets) + " |")
             else:
-                lines.append(f"| {label} | {cells['score']:.3f} ± {cells['score_se']:.3f} | " +
+                lines.append(f"| {label} | {cells['score']:.3f} ± {cells['score_se']:.3f} | "
+                             f"{cells['rank_score']:.3f} ± {cells['rank_score_se']:.3f} | " +
                              " | ".join(f"{cells[b][0]:.0f}% · {cells[b][1]:.4g}" for b in budgets) + " |")
         kt_scores = [(cells["score"], label) for label, cells in rows.items()
                      if cells and label.startswith("KT") and math.isfinite(cells["score"])]
         if kt_scores:
             top = max(kt_scores)
             lines.append(f"\nKernel Tuner's best score: {top[1][3:]} ({top[0]:.3f}).")
+        kt_ranked = [(cells["rank_score"], label) for label, cells in rows.items()
+                     if cells and label.startswith("KT") and math.isfinite(cells["rank_score"])]
+        if kt_ranked:
+            top = max(kt_ranked)
+            lines.append(f"\nKernel Tuner's best rank score: {top[1][3:]} ({top[0]:.3f}).")
         for b in budgets:
             kts = [(cells[b][0], -cells[b][1], label) for label, cells in rows.items() if cells and label.startswith("KT")]
             if kts:

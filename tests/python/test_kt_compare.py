@@ -39,6 +39,42 @@ class MethodologyScore(unittest.TestCase):
         worse = [[100.0] * top]
         self.assertLess(m.score(worse), 0.0)
 
+    def test_the_rank_best_is_the_time_at_the_runs_average_rank(self):
+        m = kt_compare.MethodologyScore([float(t) for t in range(1, 10)], 0)
+        # Ranks 0, 2, 8: the mean 3.33 rounds to 3 (time 4); the median is rank 2 (time 3).
+        self.assertEqual(m.rank_best([1.0, 3.0, 9.0]), 4.0)
+        self.assertEqual(m.rank_best([1.0, 3.0, 9.0], "median"), 3.0)
+        # Rounded half to even, as np.round: ranks 0, 1 -> 0.5 -> 0; ranks 1, 2 -> 1.5 -> 2.
+        self.assertEqual(m.rank_best([1.0, 2.0]), 1.0)
+        self.assertEqual(m.rank_best([2.0, 3.0]), 3.0)
+        # A run with nothing valid yet is left out; none valid: no value.
+        self.assertEqual(m.rank_best([math.inf, 5.0]), 5.0)
+        self.assertIsNone(m.rank_best([math.inf, math.inf]))
+
+    def test_the_rank_score_counts_configurations_faster_where_the_mean_counts_microseconds(self):
+        # 99 times close to the optimum and one far slower: a run stuck at that one is one rank
+        # behind a run stuck at the next slowest, where the mean of times sees it 50 times farther.
+        times = [1.0 + 0.01 * t for t in range(99)] + [100.0]
+        m = kt_compare.MethodologyScore(times, 0)
+        top = m.end
+        optimal, stuck, next_slowest = [1.0] * top, [100.0] * top, [1.98] * top
+        self.assertLess(m.score([optimal] * 9 + [stuck]), m.score([optimal] * 9 + [next_slowest]) - 1.0)
+        self.assertAlmostEqual(m.score_ranks([optimal] * 9 + [stuck]),
+                               m.score_ranks([optimal] * 9 + [next_slowest]), delta=0.05)
+        # Every run at the optimum: 1; a run as random search expects: 0, under either average.
+        self.assertAlmostEqual(m.score_ranks([optimal] * 3), 1.0)
+        as_random = [[m.random_best(k) for k in range(1, top + 1)]]
+        self.assertAlmostEqual(m.score_ranks(as_random), 0.0)
+        self.assertAlmostEqual(m.score_ranks(as_random, "median"), 0.0)
+        # The median reads the typical run: three at the optimum, two stuck, still 1.
+        self.assertAlmostEqual(m.score_median_rank([optimal] * 3 + [stuck] * 2), 1.0)
+        self.assertLess(m.score_median_rank([optimal] * 2 + [stuck] * 3), 0.0)
+        # A run that never finds a valid configuration is left out at each budget by the ranks,
+        # while the mean of times leaves out every budget (no score).
+        never = [math.inf] * top
+        self.assertAlmostEqual(m.score_ranks([optimal, optimal, never]), 1.0)
+        self.assertTrue(math.isnan(m.score([optimal, optimal, never])))
+
     def test_the_scores_standard_error_is_zero_for_identical_seeds_and_grows_with_their_spread(self):
         m = kt_compare.MethodologyScore([float(t) for t in range(1, 101)], 0)
         top = m.end
