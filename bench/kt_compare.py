@@ -205,14 +205,20 @@ class MethodologyScore:
         return self.worst_first[min(n - 1, round(m * (n + 1) / (m + 1)))]
 
     def score(self, curves):
-        """curves: per seed, the best after M = 1 .. end evaluations. The mean of P(M) over the range."""
+        """curves: per seed, the best after M = 1 .. end evaluations. The mean of P(M) over the range,
+        B(M) the seeds' mean best (a budget where one has found nothing valid is left out)."""
+        return self._mean_p(curves, lambda bests: sum(bests) / len(bests) if all(map(math.isfinite, bests)) else None)
+
+    def _mean_p(self, curves, best_at):
+        """The mean over the range of P(M), B(M) = best_at(the seeds' bests after M); a budget where
+        best_at gives None, or R(M) is a failure or the optimum, is left out."""
         ps = []
         for m in range(self.start, self.end + 1):
             r = self.random_best(m)
-            bests = [c[m - 1] for c in curves]
-            if r is None or r == self.optimum or not all(math.isfinite(b) for b in bests):
+            b = best_at([c[m - 1] for c in curves])
+            if r is None or r == self.optimum or b is None:
                 continue
-            ps.append((sum(bests) / len(bests) - r) / (self.optimum - r))
+            ps.append((b - r) / (self.optimum - r))
         return sum(ps) / len(ps) if ps else math.nan
 
     def rank_best(self, bests, average="mean"):
@@ -231,17 +237,7 @@ class MethodologyScore:
 
     def score_ranks(self, curves, average="mean"):
         """The score with B(M) from rank_best: the methodology's own aggregation of runs."""
-        ps = []
-        for m in range(self.start, self.end + 1):
-            r = self.random_best(m)
-            b = self.rank_best([c[m - 1] for c in curves], average)
-            if r is None or r == self.optimum or b is None:
-                continue
-            ps.append((b - r) / (self.optimum - r))
-        return sum(ps) / len(ps) if ps else math.nan
-
-    def score_median_rank(self, curves):
-        return self.score_ranks(curves, "median")
+        return self._mean_p(curves, lambda bests: self.rank_best(bests, average))
 
     def score_se(self, curves, resamples=200, score=None):
         """The score's standard error over seeds: the spread of the score over bootstrap resamples of
@@ -392,12 +388,12 @@ def main():
                     finite = [x for x in v if math.isfinite(x)]
                     mean = sum(finite) / len(finite) if len(finite) == len(v) else math.inf
                     cells[b] = (near, mean)
-                cells["score"] = methodology.score([c[:methodology.end] for c in curves])
-                cells["score_se"] = methodology.score_se([c[:methodology.end] for c in curves])
-                cells["rank_score"] = methodology.score_ranks([c[:methodology.end] for c in curves])
-                cells["rank_score_se"] = methodology.score_se([c[:methodology.end] for c in curves],
-                                                              score=methodology.score_ranks)
-                cells["median_rank"] = methodology.score_median_rank([c[:methodology.end] for c in curves])
+                scored = [c[:methodology.end] for c in curves]
+                cells["score"] = methodology.score(scored)
+                cells["score_se"] = methodology.score_se(scored)
+                cells["rank_score"] = methodology.score_ranks(scored)
+                cells["rank_score_se"] = methodology.score_se(scored, score=methodology.score_ranks)
+                cells["median_rank"] = methodology.score_ranks(scored, "median")
                 for m in curve_at:  # the mean best after m, where every seed has found a valid one
                     v = [c[m - 1] for c in curves]
                     cells[f"curve:{m}"] = sum(v) / len(v) / best if all(map(math.isfinite, v)) else math.inf

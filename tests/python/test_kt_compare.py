@@ -67,8 +67,8 @@ class MethodologyScore(unittest.TestCase):
         self.assertAlmostEqual(m.score_ranks(as_random), 0.0)
         self.assertAlmostEqual(m.score_ranks(as_random, "median"), 0.0)
         # The median reads the typical run: three at the optimum, two stuck, still 1.
-        self.assertAlmostEqual(m.score_median_rank([optimal] * 3 + [stuck] * 2), 1.0)
-        self.assertLess(m.score_median_rank([optimal] * 2 + [stuck] * 3), 0.0)
+        self.assertAlmostEqual(m.score_ranks([optimal] * 3 + [stuck] * 2, "median"), 1.0)
+        self.assertLess(m.score_ranks([optimal] * 2 + [stuck] * 3, "median"), 0.0)
         # A run that never finds a valid configuration is left out at each budget by the ranks,
         # while the mean of times leaves out every budget (no score).
         never = [math.inf] * top
