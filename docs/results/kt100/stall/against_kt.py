@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """evo's rows of a bench/kt_compare.py --json run set against the Kernel Tuner rows already written in
-kt_compare's Markdown tables (Kernel Tuner's strategies in simulation mode are deterministic per seed,
-so their rows stand as long as the landscape and the seeds do). For each landscape: evo's score and
+kt_compare's Markdown tables (Kernel Tuner's strategies in simulation mode repeat per seed, but for
+differential evolution and Bayesian optimisation, whose rows are one draw of a spread: docs/search.md). For each landscape: evo's score and
 shares within 2 %, Kernel Tuner's best score and best share at each budget, and whether evo is at or
 above them.
   python3 docs/results/kt100/stall/against_kt.py EVO.json TABLE.md [TABLE.md ...]"""
