@@ -426,6 +426,10 @@ TEST_P(SearchSuite, EvoAtOrAboveKernelTunersBest) {
     if (!seeds_env && !options_env) write_row_into_docs("transfer:" + GetParam(), tr.str());
     EXPECT_GE(t_score, entry.kt_best_score) << "with transfer from " << entry.transfer_from
                                             << ", evo's score below Kernel Tuner's " << entry.kt_best_by;
+    if (!std::isnan(entry.kt_best_rank_score)) {
+      EXPECT_GE(methodology.rank_score(with), entry.kt_best_rank_score)
+          << "with transfer from " << entry.transfer_from << ", evo's rank score below Kernel Tuner's " << entry.kt_best_rank_by;
+    }
   }
 
   // The rank score wherever the score is asserted and Kernel Tuner's is recorded.
