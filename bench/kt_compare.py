@@ -66,7 +66,7 @@ that URL, whose commit 96a6abc is extracted. python-constraint2, which Debian do
 be a stand-in folder: --kt-stubs DIR (or $KT_STUBS, or $EVO_SHARED_DIR/kernel_tuner_sim/stubs).
 Run with Debian's python3 (the one with NumPy).
 """
-import argparse, bisect, datetime, json, math, os, random, sqlite3, subprocess, sys, tempfile, time
+import argparse, bisect, datetime, json, math, os, random, sqlite3, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -225,14 +225,10 @@ class MethodologyScore:
         """B(M) as the methodology's software aggregates runs: the valid time at the runs' mean (or
         median) rank among the space's valid times, rounded half to even as np.round; runs with
         nothing valid yet left out; None where no run has found one."""
-        ranks = sorted(bisect.bisect_left(self.valid, b) for b in bests if math.isfinite(b))
+        ranks = [bisect.bisect_left(self.valid, b) for b in bests if math.isfinite(b)]
         if not ranks:
             return None
-        n = len(ranks)
-        if average == "mean":
-            at = sum(ranks) / n
-        else:
-            at = ranks[n // 2] if n % 2 else (ranks[n // 2 - 1] + ranks[n // 2]) / 2
+        at = sum(ranks) / len(ranks) if average == "mean" else statistics.median(ranks)
         return self.valid[min(len(self.valid) - 1, round(at))]
 
     def score_ranks(self, curves, average="mean"):
