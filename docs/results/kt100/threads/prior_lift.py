@@ -6,7 +6,9 @@ launch block expressions) is weighed by w = floor + (1 - floor) exp(-(log2 T - c
 the lift is the mean weight of the configurations within 2 % of the optimum over the mean weight of
 all. The prior's parameters are fitted (the mean log lift, on a grid) leave-one-kernel-out: on
 every landscape of the other kernels, reported on the held-out kernel's. Two forms: a global
-centre, and a centre at the baseline's threads per block (only the width and floor fitted).
+centre, and a centre at the baseline's threads per block (only the width and floor fitted). Then
+the same centred on the baseline for two more launch quantities: blocks (the grid's product) and
+threads in all (blocks x threads per block), on the landscapes whose grid expressions evaluate here.
 
   python3 docs/results/kt100/threads/prior_lift.py LANDSCAPE.json...
 """
@@ -21,13 +23,22 @@ def kernel(name):  # the kernel a landscape belongs to, as the leave-one-kernel-
     return 'sdpa_fp8' if n.startswith('sdpa_fp8_') and 'wgmma' not in n else n
 
 
-def log2_threads(landscape, knobs):
-    env = {k: float(v) for k, v in landscape['space'].get('defines', {}).items()}
+def log2_launch(landscape, knobs, parts=('block',)):
+    space = landscape['space']
+    env = {k: float(v) for k, v in space.get('defines', {}).items()}
+    problem = [p for p in space['problems'] if p['name'] == space.get('objective')] or space['problems']
+    env.update(problem[0]['sizes'])
     env.update(knobs)
+    env.update(cdiv=lambda a, b: -(-a // b), min=min, max=max)
     t = 1
-    for e in landscape['space']['launch']['block']:
-        t *= int(eval(e, {}, env))  # the recorded expressions: arithmetic and comparisons only
-    return math.log2(t)
+    for part in parts:
+        for e in space['launch'][part]:
+            t *= eval(e, {}, env)  # the recorded expressions: arithmetic, comparisons, cdiv, min, max
+    return math.log2(max(1, t))
+
+
+def log2_threads(landscape, knobs):
+    return log2_launch(landscape, knobs)
 
 
 rows, base = {}, {}
@@ -71,3 +82,27 @@ for form, (grid, lift_of) in forms.items():
                 total += math.log(x)
                 print(f'{n:40s} baseline log2 T {base[n]:4.1f}  prior {str(p):20s} lift {x:.2f}')
     print(f'held-out mean log lift {total / len(names):+.3f}')
+
+
+# The same, centred on the baseline, for blocks and for threads in all.
+grid = [(w / 4, e) for w in range(1, 17) for e in floors]
+for label, parts in (('blocks', ('grid',)), ('threads in all', ('grid', 'block'))):
+    rows, base = {}, {}
+    for f in sys.argv[1:]:
+        d = json.load(open(f))
+        name = f.split('/')[-1][:-5]
+        cs = [c for c in d['configs'] if c['status'] == 'measured']
+        best = min(c['p50_us'] for c in cs)
+        try:
+            rows[name] = [(log2_launch(d, c['knobs'], parts), c['p50_us'] <= 1.02 * best) for c in cs]
+            base[name] = log2_launch(d, d['baseline'], parts)
+        except Exception:  # an expression that needs more than the recorded sizes: left out
+            rows.pop(name, None)
+    names = list(rows)
+    total = 0
+    for k in sorted(set(map(kernel, names))):
+        train = [n for n in names if kernel(n) != k]
+        p = max(grid, key=lambda p: sum(math.log(lift(n, base[n], *p)) for n in train))
+        total += sum(math.log(lift(n, base[n], *p)) for n in names if kernel(n) == k)
+    print(f'--- {label}, centred on the baseline: held-out mean log lift {total / len(names):+.3f} over {len(names)} landscapes')
+
