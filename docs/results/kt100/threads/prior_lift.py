@@ -37,18 +37,24 @@ def log2_launch(landscape, knobs, parts=('block',)):
     return math.log2(max(1, t))
 
 
-def log2_threads(landscape, knobs):
-    return log2_launch(landscape, knobs)
+def read(parts):
+    """Each landscape's measured configurations as (log2 of the launch quantity, within 2 %), and
+    its baseline's log2; a landscape whose expressions need more than its recorded sizes is left out."""
+    rows, base = {}, {}
+    for f in sys.argv[1:]:
+        d = json.load(open(f))
+        name = f.split('/')[-1][:-5]
+        cs = [c for c in d['configs'] if c['status'] == 'measured']
+        best = min(c['p50_us'] for c in cs)
+        try:
+            rows[name] = [(log2_launch(d, c['knobs'], parts), c['p50_us'] <= 1.02 * best) for c in cs]
+            base[name] = log2_launch(d, d['baseline'], parts)
+        except Exception:
+            rows.pop(name, None)
+    return rows, base
 
 
-rows, base = {}, {}
-for f in sys.argv[1:]:
-    d = json.load(open(f))
-    name = f.split('/')[-1][:-5]
-    cs = [c for c in d['configs'] if c['status'] == 'measured']
-    best = min(c['p50_us'] for c in cs)
-    rows[name] = [(log2_threads(d, c['knobs']), c['p50_us'] <= 1.02 * best) for c in cs]
-    base[name] = log2_threads(d, d['baseline'])
+rows, base = read(('block',))
 
 
 def weight(t, centre, width, floor):
@@ -87,17 +93,7 @@ for form, (grid, lift_of) in forms.items():
 # The same, centred on the baseline, for blocks and for threads in all.
 grid = [(w / 4, e) for w in range(1, 17) for e in floors]
 for label, parts in (('blocks', ('grid',)), ('threads in all', ('grid', 'block'))):
-    rows, base = {}, {}
-    for f in sys.argv[1:]:
-        d = json.load(open(f))
-        name = f.split('/')[-1][:-5]
-        cs = [c for c in d['configs'] if c['status'] == 'measured']
-        best = min(c['p50_us'] for c in cs)
-        try:
-            rows[name] = [(log2_launch(d, c['knobs'], parts), c['p50_us'] <= 1.02 * best) for c in cs]
-            base[name] = log2_launch(d, d['baseline'], parts)
-        except Exception:  # an expression that needs more than the recorded sizes: left out
-            rows.pop(name, None)
+    rows, base = read(parts)
     names = list(rows)
     total = 0
     for k in sorted(set(map(kernel, names))):
