@@ -848,13 +848,21 @@ int worker_listen(int device, const std::string& socket_path, double idle_exit_s
     std::fprintf(stderr, "evo worker: cannot listen on %s\n", socket_path.c_str());
     return 2;
   }
-  std::memcpy(addr.sun_path, socket_path.c_str(), socket_path.size() + 1);
-  ::unlink(socket_path.c_str());  // the supervisor's path; a stale socket of a worker that died
+  // Bound under a name of its own, then renamed: the path appears only once the socket listens.
+  // Bound in place, a run that found the path between bind() and listen() was refused and went
+  // without the pool (a rare CI failure of PoolWorker.APoolWorkerThatDiesMidRunIsReplacedByTheRunsOwn);
+  // the rename also replaces a stale socket of a worker that died without a moment of no path.
+  std::string bound_path = socket_path + "." + std::to_string(::getpid());
+  if (bound_path.size() >= sizeof addr.sun_path) bound_path = socket_path;  // no room for the suffix: in place
+  std::memcpy(addr.sun_path, bound_path.c_str(), bound_path.size() + 1);
+  ::unlink(bound_path.c_str());  // in place: the supervisor's path, a stale socket of a worker that died
   const mode_t old_mask = ::umask(0077);  // only this user's runs attach
   const int bound = ::bind(ls, reinterpret_cast<const sockaddr*>(&addr), sizeof addr);
   ::umask(old_mask);
-  if (bound != 0 || ::listen(ls, 16) != 0) {
+  if (bound != 0 || ::listen(ls, 16) != 0 ||
+      (bound_path != socket_path && ::rename(bound_path.c_str(), socket_path.c_str()) != 0)) {
     std::fprintf(stderr, "evo worker: cannot listen on %s: %s\n", socket_path.c_str(), std::strerror(errno));
+    if (bound == 0 && bound_path != socket_path) ::unlink(bound_path.c_str());
     return 2;
   }
 
