@@ -245,6 +245,12 @@ std::optional<ElementType> element_type(const std::string& type) {
 }
 const char* const kTypeList = "bool, int8..int64, uint8..uint64, half, float, double, and half/float/double 2, 4, 8, 16";
 
+// Whether text names word as a whole word (word taken literally, as a C++ name may hold < > ( ) :).
+bool mentions(const std::string& text, const std::string& word) {
+  static const std::regex special(R"([.^$|()\[\]{}*+?\\])");
+  return std::regex_search(text, std::regex("\\b" + std::regex_replace(word, special, R"(\$&)") + "\\b"));
+}
+
 Argument read_argument(Fields& f, std::size_t i, const py::Env& size_env, bool outputs_marked,
                        const std::filesystem::path& t1_dir) {
   Argument a;
@@ -349,6 +355,10 @@ Argument read_argument(Fields& f, std::size_t i, const py::Env& size_env, bool o
     if (mem == "Constant") symbol = a.name;
     else if (mem != "Global") f.fail("MemType", "'" + mem + "' is not supported (Global, Constant)");
   }
+  // The schema lets an argument go unnamed; one filling a symbol cannot (it is found by its name).
+  if (!symbol.empty() && !f.has("Name"))
+    f.fail("Name", memory == "Symbol" ? "missing: a Symbol argument fills the kernel's symbol of its name"
+                                      : "missing: a MemType Constant argument fills the __constant__ symbol of its name");
   if (!symbol.empty() && (output || access != "ReadOnly")) {
     if (memory == "Symbol")
       f.fail("MemoryType", "a Symbol argument is read-only (it is copied into the kernel's symbol '" + symbol + "')");
@@ -499,9 +509,11 @@ T1Spec read_t1(const std::filesystem::path& path, const Json& doc, bool need_ker
   const std::string kernel_file = ks.str("KernelFile");
   const std::string kernel_name = ks.str("KernelName");
   const auto source = std::filesystem::weakly_canonical(t.path.parent_path() / kernel_file);
+  std::string kernel_text;
   if (need_kernel) {
     if (!std::filesystem::is_regular_file(source)) ks.fail("KernelFile", "file not found: " + source.string());
-    if (!std::regex_search(read_file(source).value_or(""), std::regex("\\b" + kernel_name + "\\b")))
+    kernel_text = read_file(source).value_or("");
+    if (!mentions(kernel_text, kernel_name))
       ks.fail("KernelName", "'" + kernel_name + "' not found in " + source.string());
   }
   std::vector<std::string> options;
@@ -587,6 +599,9 @@ T1Spec read_t1(const std::filesystem::path& path, const Json& doc, bool need_ker
       af.done();
       if (!names.insert(a.name).second) af.fail("Name", "'" + a.name + "' given twice");
       if (tr.tunables.count(a.name)) af.fail("Name", "'" + a.name + "' is also a tuning parameter");
+      // A symbol the kernel file never names would fail every candidate at its launch, not here.
+      if (need_kernel && a.buffer.contains("symbol") && !mentions(kernel_text, a.name))
+        af.fail("Name", "'" + a.name + "' not found in " + source.string() + " (the argument fills the kernel's symbol of its name)");
       if (!a.buffer.is_null()) buffers.push_back(a.buffer);
       if (!a.scalar.is_null()) scalars.push_back(a.scalar);
       if (a.passed) args.push_back(a.name);

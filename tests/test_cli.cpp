@@ -1474,7 +1474,12 @@ TEST(CliT1, MalformedT1FilesAreOneLineNamingTheFieldAndWriteNothing) {
       {[](ordered_json& j) { j["ConfigurationSpace"]["Conditions"][0]["Expression"] = "use_padding==0 or or block_size_x"; },
        "ConfigurationSpace.Conditions[0].Expression: 'use_padding==0 or or block_size_x': unexpected 'or' at column 19"},
       {[](ordered_json& j) { j["KernelSpecification"]["Language"] = "HIP"; },
-       "KernelSpecification.Language: 'HIP' is not supported (evo compiles CUDA with NVRTC)"}};
+       "KernelSpecification.Language: 'HIP' is not supported (evo compiles CUDA with NVRTC)"},
+      // The schema lets an argument go unnamed, but a constant-memory one is found by its name.
+      {[](ordered_json& j) { j["KernelSpecification"]["Arguments"][2].erase("Name"); },
+       "KernelSpecification.Arguments[2].Name: missing: a MemType Constant argument fills the __constant__ symbol of its name"},
+      {[](ordered_json& j) { j["KernelSpecification"]["Arguments"][2]["Name"] = "d_filter2"; },
+       "KernelSpecification.Arguments[2].Name: 'd_filter2' not found in "}};
   for (const auto& c : cases) {
     TempDir t;
     fs::copy_file(kT1 / "convolution_milo.cu", t.path / "convolution_milo.cu");
