@@ -205,7 +205,15 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);  // --help
+    // A mistake in what was typed is bad input like any other: one line and exit 2 (docs/guide.md).
+    std::string where = "evo";
+    for (const CLI::App* sub = &app; !sub->get_subcommands().empty();) {
+      sub = sub->get_subcommands().front();
+      where += " " + sub->get_name();
+    }
+    std::cerr << "evo: " << e.what() << " (" << where << " --help lists what it takes)\n";
+    return 2;
   }
   spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::info);
   spdlog::set_pattern("%H:%M:%S %^%l%$ %v");

@@ -446,6 +446,24 @@ TEST(Cli, HelpListsEveryCommand) {
   EXPECT_EQ(w.out.find("--one-shot"), std::string::npos) << w.out;
 }
 
+TEST(CliBadInput, AMistakeInTheCommandLineIsOneLineNamingTheCommandExit2AndNothingWritten) {
+  TempDir t;
+  const std::string db = (t.path / "evo.db").string();
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
+      {{"--db", db, "run", "--budgget"}, "evo: The following argument was not expected: --budgget (evo run --help lists what it takes)"},
+      {{"--db", db, "run", "--budget", "three"}, "evo: Could not convert: --budget = three (evo run --help lists what it takes)"},
+      {{"--db", db, "db", "check", "--fix"}, "evo: The following argument was not expected: --fix (evo db check --help lists what it takes)"},
+      {{"check"}, "evo: profile is required (evo check --help lists what it takes)"}};
+  for (const auto& [args, want] : cases) {
+    const Result r = run_evo(args, t.path);
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_EQ(r.err, want + "\n");
+    EXPECT_EQ(r.out, "");
+  }
+  EXPECT_FALSE(fs::exists(t.path / "evo.db"));
+  EXPECT_EQ(run_evo({"run", "--help"}, t.path).code, 0);  // asking for help is not a mistake
+}
+
 TEST(Cli, ProfilesListsEveryShippedProfileWithItsSpace) {
   const Result r = run_evo({"profiles", "--json"}, kSource);
   ASSERT_EQ(r.code, 0) << r.err;
