@@ -599,7 +599,7 @@ T1Spec read_t1(const std::filesystem::path& path, const Json& doc, bool need_ker
       af.done();
       if (!names.insert(a.name).second) af.fail("Name", "'" + a.name + "' given twice");
       if (tr.tunables.count(a.name)) af.fail("Name", "'" + a.name + "' is also a tuning parameter");
-      // A symbol the kernel file never names would fail every candidate at its launch, not here.
+      // A symbol the kernel file never names would be found missing only on a GPU, at the first launch.
       if (need_kernel && a.buffer.contains("symbol") && !mentions(kernel_text, a.name))
         af.fail("Name", "'" + a.name + "' not found in " + source.string() + " (the argument fills the kernel's symbol of its name)");
       if (!a.buffer.is_null()) buffers.push_back(a.buffer);
