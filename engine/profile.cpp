@@ -339,8 +339,10 @@ KernelSpec read_entry(Reader& r, const std::filesystem::path& dir, const std::fi
   base.erase(0, base.find_first_not_of("& "));
   if (auto lt = base.find('<'); lt != std::string::npos) base.resize(lt);
   if (auto colons = base.rfind("::"); colons != std::string::npos) base.erase(0, colons + 2);
+  if (!std::regex_match(base, std::regex("[A-Za-z_][A-Za-z0-9_]*")))
+    r.fail("kernel", "'" + k.name + "' is not a kernel's name (an identifier, or a name expression such as &ns::gemm<float, 4>)");
   std::regex word("\\b" + base + "\\b");
-  if (base.empty() || !std::regex_search(read_text_file(k.source), word))
+  if (!std::regex_search(read_text_file(k.source), word))
     r.fail("kernel", "kernel '" + k.name + "' not found in " + k.source.string());
   return k;
 }

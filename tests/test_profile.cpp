@@ -846,6 +846,10 @@ TEST(Profile, AMalformedLaunchIsOneLineNamingItsIndexAndField) {
       {[](ordered_json& j) { j["launches"][1]["kernal"] = "final_sum"; }, "launches[1].kernal: unknown field"},
       {[](ordered_json& j) { j["launches"][1]["kernel"] = "final_summ"; },
        "launches[1].kernel: kernel 'final_summ' not found in"},
+      // Not a name: said as such, not an internal error of the search for it in the template.
+      {[](ordered_json& j) { j["launches"][1]["kernel"] = "[1,2"; },
+       "launches[1].kernel: '[1,2' is not a kernel's name (an identifier, or a name expression such as &ns::gemm<float, 4>)"},
+      {[](ordered_json& j) { j["launches"][1]["kernel"] = "final_sum("; }, "launches[1].kernel: 'final_sum(' is not a kernel's name"},
       {[](ordered_json& j) { j["launches"][1]["template"] = "nope.cu"; },
        "launches[1].template: template file not found"},
       {[](ordered_json& j) { j.erase("template"); },
