@@ -127,6 +127,16 @@ std::optional<std::pair<Status, std::string>> kt_failure(const std::string& s) {
   return std::nullopt;
 }
 
+// A text field of an object, or fallback when it is absent (a field of another type is the file's
+// mistake, said as one: the readers of these files trust nothing of their shape).
+std::string text_of(const std::string& file, const std::string& where, const Json& obj, const char* key,
+                    const std::string& fallback) {
+  if (!obj.is_object() || !obj.contains(key)) return fallback;
+  const Json& v = obj.at(key);
+  if (!v.is_string()) fail_at(file, (where.empty() ? "" : where + ".") + key, "must be a string, not " + v.dump());
+  return v.get<std::string>();
+}
+
 double unit_us(const std::string& unit, const std::string& file, const std::string& where) {
   if (unit == "ms" || unit == "milliseconds" || unit.empty()) return 1e3;
   if (unit == "us" || unit == "microseconds") return 1;
@@ -182,10 +192,15 @@ LandscapeImport import_landscape(const std::filesystem::path& path, const T1Spec
 
   if (doc.contains("cache")) {
     im.source = "Kernel Tuner cache";
-    l.device = doc.value("device_name", std::string("unknown device"));
+    l.device = text_of(file, "", doc, "device_name", "unknown device");
     if (doc.contains("tune_params_keys")) {
       std::set<std::string> theirs, ours;
-      for (const auto& k : doc.at("tune_params_keys")) theirs.insert(k.get<std::string>());
+      const Json& keys = doc.at("tune_params_keys");
+      if (!keys.is_array()) fail_at(file, "tune_params_keys", "must be a list of the tuning parameters' names");
+      for (const auto& k : keys) {
+        if (!k.is_string()) fail_at(file, "tune_params_keys", "must be a list of names, not " + k.dump());
+        theirs.insert(k.get<std::string>());
+      }
       for (const auto& k : t1.knobs) ours.insert(k.name);
       for (const auto& k : theirs)
         if (!ours.count(k)) fail_at(file, "tune_params_keys", "'" + k + "' is not a tuning parameter of " + t1.path.filename().string());
@@ -223,17 +238,17 @@ LandscapeImport import_landscape(const std::filesystem::path& path, const T1Spec
   } else {
     im.source = "T4 results";
     const Json& meta = doc.contains("metadata") ? doc.at("metadata") : Json::object();
-    l.device = meta.contains("evo") && meta.at("evo").contains("device") ? meta.at("evo").at("device").get<std::string>()
-               : meta.contains("device")                                 ? meta.at("device").get<std::string>()
-                                                                         : "unknown device (T4 " + path.filename().string() + ")";
-    const double file_unit = unit_us(meta.value("timeunit", std::string("milliseconds")), file, "metadata.timeunit");
+    if (!meta.is_object()) fail_at(file, "metadata", "must be an object");
+    const std::string device = text_of(file, "metadata", meta, "device", "unknown device (T4 " + path.filename().string() + ")");
+    l.device = meta.contains("evo") ? text_of(file, "metadata.evo", meta.at("evo"), "device", device) : device;
+    const double file_unit = unit_us(text_of(file, "metadata", meta, "timeunit", "milliseconds"), file, "metadata.timeunit");
     const Json& results = doc.at("results");
     if (!results.is_array()) fail_at(file, "results", "not a list");
     for (std::size_t i = 0; i < results.size(); ++i) {
       const std::string where = "results[" + std::to_string(i) + "]";
       const Json& r = results[i];
       if (!r.is_object() || !r.contains("configuration")) fail_at(file, where, "no configuration");
-      const std::string validity = r.value("invalidity", std::string("correct"));
+      const std::string validity = text_of(file, where, r, "invalidity", "correct");
       LandscapePoint p;
       static const std::map<std::string, std::pair<Status, const char*>> kKinds = {
           {"compile", {Status::CompileError, "T4: compile"}},
@@ -249,14 +264,17 @@ LandscapeImport import_landscape(const std::filesystem::path& path, const T1Spec
       } else {
         p.status = Status::Measured;
         const Json* time = nullptr;
-        if (r.contains("measurements"))
-          for (const auto& m : r.at("measurements"))
-            if (m.is_object() && m.value("name", std::string()) == "time") time = &m;
+        if (r.contains("measurements")) {
+          if (!r.at("measurements").is_array()) fail_at(file, where + ".measurements", "must be a list");
+          for (std::size_t j = 0; j < r.at("measurements").size(); ++j) {
+            const Json& m = r.at("measurements")[j];
+            if (text_of(file, where + ".measurements[" + std::to_string(j) + "]", m, "name", "") == "time") time = &m;
+          }
+        }
         if (!time || !time->contains("value") || !time->at("value").is_number())
           fail_at(file, where + ".measurements", "no numeric \"time\" for a correct configuration");
-        const double scale = time->contains("unit") && !time->at("unit").get<std::string>().empty()
-                                 ? unit_us(time->at("unit").get<std::string>(), file, where + ".measurements.time.unit")
-                                 : file_unit;
+        const std::string unit = text_of(file, where + ".measurements.time", *time, "unit", "");
+        const double scale = unit.empty() ? file_unit : unit_us(unit, file, where + ".measurements.time.unit");
         p.p50_us = p.p90_us = time->at("value").get<double>() * scale;
         if (!(p.p50_us > 0)) fail_at(file, where + ".measurements", "time " + std::to_string(p.p50_us) + " us is not a time");
         if (r.contains("times") && r.at("times").contains("runtimes")) spread(p, r.at("times").at("runtimes"), scale);

@@ -485,6 +485,44 @@ TEST(LandscapeImport, AnotherKernelsCacheIsRefusedNamingTheParameter) {
   }
 }
 
+// A field of the wrong type is the file's mistake, named like any other (it was an internal error
+// from the JSON library: found by changing the two small files' fields at random).
+TEST(LandscapeImport, AFieldOfTheWrongTypeIsNamed) {
+  const T1Spec t = read_t1(kT1 / "small_saxpy.json", false);
+  struct Case {
+    const char* file;
+    std::function<void(Json&)> edit;
+    std::string want;
+  };
+  const std::vector<Case> cases{
+      {"small_saxpy_cache.json", [](Json& j) { j["tune_params_keys"][1] = nullptr; },
+       "tune_params_keys: must be a list of names, not null"},
+      {"small_saxpy_cache.json", [](Json& j) { j["tune_params_keys"] = "tile"; },
+       "tune_params_keys: must be a list of the tuning parameters' names"},
+      {"small_saxpy_cache.json", [](Json& j) { j["device_name"] = 3; }, "device_name: must be a string, not 3"},
+      {"small_saxpy_t4.json", [](Json& j) { j["metadata"]["timeunit"] = 1.5; }, "metadata.timeunit: must be a string, not 1.5"},
+      {"small_saxpy_t4.json", [](Json& j) { j["metadata"] = Json::array({1, 2}); }, "metadata: must be an object"},
+      {"small_saxpy_t4.json", [](Json& j) { j["results"][3]["invalidity"] = true; },
+       "results[3].invalidity: must be a string, not true"},
+      {"small_saxpy_t4.json", [](Json& j) { j["results"][1]["measurements"][0]["name"] = Json::array(); },
+       "results[1].measurements[0].name: must be a string, not []"},
+      {"small_saxpy_t4.json", [](Json& j) { j["results"][0]["measurements"][0]["unit"] = -1; },
+       "results[0].measurements.time.unit: must be a string, not -1"},
+      {"small_saxpy_t4.json", [](Json& j) { j["results"][0]["measurements"] = 7; }, "results[0].measurements: must be a list"}};
+  for (const auto& c : cases) {
+    test::TempDir d;
+    Json j = Json::parse(read_text(kT1 / c.file));
+    c.edit(j);
+    std::ofstream(d.path / c.file) << j.dump();
+    try {
+      import_landscape(d.path / c.file, t);
+      ADD_FAILURE() << "imported: " << c.want;
+    } catch (const UserError& e) {
+      EXPECT_EQ(std::string(e.what()), (d.path / c.file).string() + ": " + c.want);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace evo
 
