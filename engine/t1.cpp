@@ -243,6 +243,9 @@ std::optional<ElementType> element_type(const std::string& type) {
       if (type == base + std::to_string(lanes)) return ElementType{kBase.at(base), lanes};
   return std::nullopt;
 }
+// 2^40 bytes (a TiB): more than any one GPU holds (the largest hold under 300 GB), so a buffer that
+// large is a mistake in the file, said here rather than at the allocation on a GPU.
+constexpr double kMostBytes = 1099511627776.0;
 const char* const kTypeList = "bool, int8..int64, uint8..uint64, half, float, double, and half/float/double 2, 4, 8, 16";
 
 // Whether text names word as a whole word (word taken literally, as a C++ name may hold < > ( ) :).
@@ -303,6 +306,9 @@ Argument read_argument(Fields& f, std::size_t i, const py::Env& size_env, bool o
       if (v.is_list)
         f.fail("Size", "'" + size.get<std::string>() +
                            "' is a list, not a number (in a Size a tuning parameter is its list of values: max() takes the largest)");
+      // (Checked before the cast too: the cast of a double past 2^63 is undefined.)
+      if (!(std::fabs(v.number) < kMostBytes))
+        f.fail("Size", "'" + size.get<std::string>() + "' is " + shortest(v.number) + " elements, more than any GPU holds");
       n = static_cast<std::int64_t>(std::trunc(v.number));
     } catch (const py::PyError& e) {
       f.fail("Size", "'" + size.get<std::string>() + "': " + e.what());
@@ -312,6 +318,9 @@ Argument read_argument(Fields& f, std::size_t i, const py::Env& size_env, bool o
   }
   if (n <= 0) f.fail("Size", std::to_string(n) + " elements (must be positive)");
   n *= et->lanes;  // a float4 of Size n is 4n floats
+  if (double(n) * double(dtype_bytes(et->dtype)) >= kMostBytes)
+    f.fail("Size", std::to_string(n) + " elements of " + type + " are " + shortest(double(n) * double(dtype_bytes(et->dtype))) +
+                       " bytes, more than any GPU holds");
 
   const std::string fill = f.has("FillType") ? f.str("FillType") : "";
   const bool has_source = f.has("DataSource");  // read by BinaryRaw; another fill has no use for it

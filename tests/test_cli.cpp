@@ -1497,7 +1497,13 @@ TEST(CliT1, MalformedT1FilesAreOneLineNamingTheFieldAndWriteNothing) {
       {[](ordered_json& j) { j["KernelSpecification"]["Arguments"][2].erase("Name"); },
        "KernelSpecification.Arguments[2].Name: missing: a MemType Constant argument fills the __constant__ symbol of its name"},
       {[](ordered_json& j) { j["KernelSpecification"]["Arguments"][2]["Name"] = "d_filter2"; },
-       "KernelSpecification.Arguments[2].Name: 'd_filter2' not found in "}};
+       "KernelSpecification.Arguments[2].Name: 'd_filter2' not found in "},
+      // A size no GPU holds is the file's mistake, said before anything is compiled; 10**30 was
+      // "-9223372036854775808 elements" (a cast out of range), 2**40 floats passed.
+      {[](ordered_json& j) { j["KernelSpecification"]["Arguments"][1]["Size"] = "10**30"; },
+       "KernelSpecification.Arguments[1].Size: '10**30' is 1e+30 elements, more than any GPU holds"},
+      {[](ordered_json& j) { j["KernelSpecification"]["Arguments"][1]["Size"] = "2**38"; },
+       "KernelSpecification.Arguments[1].Size: 274877906944 elements of float are 1099511627776 bytes, more than any GPU holds"}};
   for (const auto& c : cases) {
     TempDir t;
     fs::copy_file(kT1 / "convolution_milo.cu", t.path / "convolution_milo.cu");
